@@ -1,0 +1,117 @@
+// A chat-completions client for OpenAI-compatible servers on QtNetwork: one request at a time,
+// streamed (server-sent events) or not, with time-outs, bounded retries with back-off that honour
+// Retry-After, cancellation, and errors that name the problem. Never blocks; results by signal.
+#ifndef KEV_LLM_CHATCLIENT_H
+#define KEV_LLM_CHATCLIENT_H
+
+#include "llm/chatreply.h"
+#include "llm/chatrequest.h"
+#include "llm/ssedecoder.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+#include <QUrl>
+
+#include <optional>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace kev {
+
+struct ChatClientSettings {
+    QString baseUrl;   // e.g. http://127.0.0.1:8000/v1
+    QString apiKey;    // held in memory only: no settings file, session or log ever sees it
+    QString keyEnvVar; // named (not its value) in the message of a 401
+    SchemaDialect dialect = SchemaDialect::None;
+    bool requestStreamUsage = true;
+    int connectTimeoutMs = 15'000;
+    int firstByteTimeoutMs = 300'000; // until the server answers at all (prefill of a long prompt)
+    int stallTimeoutMs = 120'000;     // longest silence inside a streamed reply
+    int totalTimeoutMs = 1'800'000;   // one attempt, from sending to the last byte
+    int maxRetries = 3;
+    int initialBackoffMs = 1'000;
+    int maxBackoffMs = 30'000;
+    int maxRetryAfterMs = 300'000; // a longer Retry-After fails the request instead of waiting
+    qint64 maxReplyBytes = qint64(32) << 20;
+};
+
+class ChatClient : public QObject {
+    Q_OBJECT
+public:
+    explicit ChatClient(ChatClientSettings settings, QObject* parent = nullptr);
+    ~ChatClient() override;
+
+    const ChatClientSettings& settings() const { return m_settings; }
+    QUrl endpoint() const;
+    bool isBusy() const { return m_busy; }
+    // True once the server rejected the JSON-schema field: later requests go without it.
+    bool schemaFieldRefused() const { return m_schemaRefused; }
+
+    // Ends with exactly one replyAvailable or requestFailed, unless cancelled first.
+    void send(const ChatRequest& request);
+    // Aborts the request in flight (or the wait before a retry); no signal follows.
+    void cancel();
+
+signals:
+    void textAvailable(const QString& chunk); // streamed content, as it arrives
+    void replyAvailable(const kev::ChatReply& reply);
+    void requestFailed(const kev::ChatError& error);
+    void statusChanged(const QString& status); // retries and fallbacks, for the live panel
+
+private:
+    enum class Phase { Connect, FirstByte, Streaming };
+
+    void startAttempt();
+    void onRequestSent();
+    void onReadyRead();
+    void onFinished();
+    void onPhaseTimeout();
+    void onTotalTimeout();
+    void consume(const QByteArray& bytes);
+    void handleEvent(const QByteArray& data);
+    std::optional<ChatError> parseCompleteBody();
+    bool tryFallback(int status);
+    void succeed();
+    void failAttempt(ChatError error, std::optional<qint64> retryAfterMs = std::nullopt);
+    void dropReply();
+    void resetAttempt();
+    ChatError configurationError() const;
+    QString scrub(const QString& text) const;
+
+    ChatClientSettings m_settings;
+    QNetworkAccessManager* m_network = nullptr;
+    QPointer<QNetworkReply> m_reply;
+    QTimer m_phaseTimer;
+    QTimer m_totalTimer;
+    QTimer m_retryTimer;
+    QElapsedTimer m_clock;
+
+    ChatRequest m_request;
+    bool m_busy = false;
+    bool m_schemaRefused = false;
+    bool m_streamUsageRefused = false;
+    int m_attempt = 0;
+
+    // State of the attempt in flight.
+    Phase m_phase = Phase::Connect;
+    int m_status = 0;
+    bool m_eventStream = false;
+    bool m_failed = false;
+    QByteArray m_body;
+    qint64 m_bytes = 0;
+    SseDecoder m_decoder;
+    QString m_content;
+    QString m_refusal;
+    QString m_finishReason;
+    QString m_model;
+    std::optional<qint64> m_promptTokens;
+    std::optional<qint64> m_completionTokens;
+    bool m_done = false;
+};
+
+} // namespace kev
+
+#endif // KEV_LLM_CHATCLIENT_H

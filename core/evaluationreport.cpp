@@ -1,0 +1,217 @@
+#include "evaluationreport.h"
+
+#include <QJsonArray>
+
+#include <algorithm>
+
+namespace kev {
+
+namespace {
+
+struct StatusName {
+    EvaluationReport::Status status;
+    const char* name;
+};
+
+constexpr StatusName kStatusNames[] = {
+    {EvaluationReport::Status::Ok, "ok"},
+    {EvaluationReport::Status::CompileError, "compile_error"},
+    {EvaluationReport::Status::RuleViolation, "rule_violation"},
+    {EvaluationReport::Status::RuntimeError, "runtime_error"},
+    {EvaluationReport::Status::Timeout, "timeout"},
+    {EvaluationReport::Status::Incorrect, "incorrect"},
+    {EvaluationReport::Status::Unstable, "unstable"},
+    {EvaluationReport::Status::NoDevice, "no_device"},
+};
+
+QVector<double> doubles(const QJsonValue& value) {
+    QVector<double> result;
+    for (const auto& v : value.toArray())
+        result.append(v.toDouble());
+    return result;
+}
+
+} // namespace
+
+QString EvaluationReport::statusToString(Status status) {
+    for (const auto& entry : kStatusNames) {
+        if (entry.status == status)
+            return QLatin1String(entry.name);
+    }
+    return QStringLiteral("runtime_error");
+}
+
+std::optional<EvaluationReport::Status> EvaluationReport::statusFromString(const QString& text) {
+    for (const auto& entry : kStatusNames) {
+        if (text == QLatin1String(entry.name))
+            return entry.status;
+    }
+    return std::nullopt;
+}
+
+std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& json,
+                                                           QString* error) {
+    const auto fail = [error](const QString& message) {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    if (json.value(QLatin1String("schema_version")).toInt() != 1)
+        return fail(QStringLiteral("report.schema_version: expected 1"));
+    if (!json.value(QLatin1String("status")).isString())
+        return fail(QStringLiteral("report.status: required field is missing"));
+    const auto status = statusFromString(json.value(QLatin1String("status")).toString());
+    if (!status)
+        return fail(QStringLiteral("report.status: \"") +
+                    json.value(QLatin1String("status")).toString() +
+                    QStringLiteral("\" is not a known status"));
+
+    EvaluationReport r;
+    r.raw = json;
+    r.status = *status;
+    r.suspicious = json.value(QLatin1String("suspicious")).toBool();
+    r.message = json.value(QLatin1String("message")).toString();
+    r.id = json.value(QLatin1String("id")).toString();
+    r.harnessVersion = json.value(QLatin1String("harness_version")).toString();
+    r.reverify = json.value(QLatin1String("reverify")).toString();
+
+    const QJsonObject compile = json.value(QLatin1String("compile")).toObject();
+    r.compileOk = compile.value(QLatin1String("ok")).toBool();
+    r.compileSeconds = compile.value(QLatin1String("seconds")).toDouble();
+    r.compileLog = compile.value(QLatin1String("log")).toString();
+    for (const auto& k : compile.value(QLatin1String("kernels")).toArray()) {
+        const QJsonObject o = k.toObject();
+        KernelResources kr;
+        kr.name = o.value(QLatin1String("name")).toString();
+        kr.registers = o.value(QLatin1String("registers")).toInt();
+        kr.sharedStaticBytes = o.value(QLatin1String("shared_static_bytes")).toInteger();
+        kr.stackBytes = o.value(QLatin1String("stack_bytes")).toInteger();
+        kr.spillStoreBytes = o.value(QLatin1String("spill_store_bytes")).toInteger();
+        kr.spillLoadBytes = o.value(QLatin1String("spill_load_bytes")).toInteger();
+        r.kernels.append(kr);
+    }
+
+    const QJsonObject rules = json.value(QLatin1String("rules")).toObject();
+    r.rulesOk = rules.value(QLatin1String("ok")).toBool(true);
+    for (const auto& v : rules.value(QLatin1String("violations")).toArray())
+        r.violations << v.toString();
+
+    if (json.contains(QLatin1String("correctness"))) {
+        const QJsonObject c = json.value(QLatin1String("correctness")).toObject();
+        r.correctness.present = true;
+        r.correctness.ok = c.value(QLatin1String("ok")).toBool();
+        for (const auto& t : c.value(QLatin1String("trials")).toArray()) {
+            const QJsonObject trial = t.toObject();
+            ++r.correctness.trials;
+            const bool pass = trial.value(QLatin1String("pass")).toBool();
+            if (pass) {
+                ++r.correctness.passed;
+            } else if (r.correctness.firstFailure.isEmpty()) {
+                const QJsonObject shape = trial.value(QLatin1String("shape")).toObject();
+                r.correctness.firstFailure =
+                    trial.value(QLatin1String("phase")).toString() + QStringLiteral(" trial ") +
+                    QString::number(shape.value(QLatin1String("M")).toInteger()) + u'x' +
+                    QString::number(shape.value(QLatin1String("N")).toInteger()) + u'x' +
+                    QString::number(shape.value(QLatin1String("K")).toInteger()) + u' ' +
+                    trial.value(QLatin1String("distribution")).toString() +
+                    QStringLiteral(", margin ") +
+                    QString::number(trial.value(QLatin1String("margin")).toDouble(), 'g', 4);
+            }
+            r.correctness.worstMargin = std::max(r.correctness.worstMargin,
+                                                 trial.value(QLatin1String("margin")).toDouble());
+        }
+    }
+
+    if (json.contains(QLatin1String("timing"))) {
+        const QJsonObject t = json.value(QLatin1String("timing")).toObject();
+        r.timed = t.contains(QLatin1String("speedup_vs_reference"));
+        r.speedup = t.value(QLatin1String("speedup_vs_reference")).toDouble();
+        const QJsonArray ci = t.value(QLatin1String("ci95")).toArray();
+        r.ciLow = ci.size() == 2 ? ci.at(0).toDouble() : r.speedup;
+        r.ciHigh = ci.size() == 2 ? ci.at(1).toDouble() : r.speedup;
+        r.medianMs = t.value(QLatin1String("median_ms")).toDouble();
+        r.referenceMs = t.value(QLatin1String("reference_median_ms")).toDouble();
+        r.tflops = t.value(QLatin1String("tflops")).toDouble();
+        r.referenceTflops = t.value(QLatin1String("reference_tflops")).toDouble();
+        for (const auto& s : t.value(QLatin1String("samples")).toArray()) {
+            const QJsonObject o = s.toObject();
+            TimingSample sample;
+            sample.round = o.value(QLatin1String("round")).toInt();
+            sample.pair = o.value(QLatin1String("pair")).toInt();
+            sample.ratio = o.value(QLatin1String("ratio")).toDouble();
+            sample.candidateMs = doubles(o.value(QLatin1String("candidate_ms")));
+            sample.referenceMs = doubles(o.value(QLatin1String("reference_ms")));
+            sample.inputSet = o.value(QLatin1String("input_set")).toInt();
+            sample.smMhz = o.value(QLatin1String("sm_mhz")).toInt();
+            sample.memMhz = o.value(QLatin1String("mem_mhz")).toInt();
+            for (const auto& th : o.value(QLatin1String("throttle")).toArray())
+                sample.throttle << th.toString();
+            sample.discarded = o.value(QLatin1String("discarded")).toBool();
+            sample.outputCheck = o.value(QLatin1String("output_check")).toDouble();
+            r.samples.append(sample);
+        }
+    }
+
+    if (json.contains(QLatin1String("roofline"))) {
+        const QJsonObject roof = json.value(QLatin1String("roofline")).toObject();
+        if (roof.value(QLatin1String("floor_ms")).isDouble())
+            r.floorMs = roof.value(QLatin1String("floor_ms")).toDouble();
+        if (roof.value(QLatin1String("percent_of_floor")).isDouble())
+            r.percentOfFloor = roof.value(QLatin1String("percent_of_floor")).toDouble();
+        r.bound = roof.value(QLatin1String("bound")).toString();
+    }
+
+    const QJsonObject environment = json.value(QLatin1String("environment")).toObject();
+    r.gpuName =
+        environment.value(QLatin1String("gpu")).toObject().value(QLatin1String("name")).toString();
+
+    const QJsonObject err = json.value(QLatin1String("error")).toObject();
+    r.errorStage = err.value(QLatin1String("stage")).toString();
+    r.errorMessage = err.value(QLatin1String("message")).toString();
+    return r;
+}
+
+QJsonObject EvaluationReport::toJson() const {
+    if (!raw.isEmpty())
+        return raw;
+    QJsonObject json{
+        {QStringLiteral("schema_version"), 1},
+        {QStringLiteral("kind"), QStringLiteral("kevolve.report")},
+        {QStringLiteral("status"), statusToString(status)},
+        {QStringLiteral("suspicious"), suspicious},
+        {QStringLiteral("message"), message},
+    };
+    if (!id.isEmpty())
+        json.insert(QStringLiteral("id"), id);
+    if (!errorMessage.isEmpty())
+        json.insert(QStringLiteral("error"),
+                    QJsonObject{{QStringLiteral("stage"), errorStage},
+                                {QStringLiteral("message"), errorMessage}});
+    return json;
+}
+
+int EvaluationReport::maxRegisters() const {
+    int result = 0;
+    for (const auto& k : kernels)
+        result = std::max(result, k.registers);
+    return result;
+}
+
+qint64 EvaluationReport::totalSpillBytes() const {
+    qint64 result = 0;
+    for (const auto& k : kernels)
+        result += k.spillStoreBytes + k.spillLoadBytes;
+    return result;
+}
+
+EvaluationReport EvaluationReport::synthetic(Status status, const QString& message) {
+    EvaluationReport r;
+    r.status = status;
+    r.message = message;
+    r.errorStage = QStringLiteral("engine");
+    r.errorMessage = message;
+    r.raw = r.toJson();
+    return r;
+}
+
+} // namespace kev

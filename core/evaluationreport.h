@@ -1,0 +1,121 @@
+// The harness report (harness/PROTOCOL.md, "Report"), parsed into the values the engine, agents,
+// panels and exporters read. The whole report stays available verbatim in `raw`.
+#pragma once
+
+#include <QJsonObject>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include <optional>
+
+namespace kev {
+
+struct KernelResources {
+    QString name;
+    int registers = 0;
+    qint64 sharedStaticBytes = 0;
+    qint64 stackBytes = 0;
+    qint64 spillStoreBytes = 0;
+    qint64 spillLoadBytes = 0;
+};
+
+// One ABBA quad of timing.samples[].
+struct TimingSample {
+    int round = 0;
+    int pair = 0;
+    double ratio = 0;
+    QVector<double> candidateMs;
+    QVector<double> referenceMs;
+    int inputSet = 0;
+    int smMhz = 0;
+    int memMhz = 0;
+    QStringList throttle;
+    bool discarded = false;
+    double outputCheck = 0;
+};
+
+struct CorrectnessSummary {
+    bool present = false;
+    bool ok = false;
+    int trials = 0;
+    int passed = 0;
+    // Worst candidate error / bound over all trials (< 1 passes).
+    double worstMargin = 0;
+    QString firstFailure;
+};
+
+struct EvaluationReport {
+    enum class Status {
+        Ok,
+        CompileError,
+        RuleViolation,
+        RuntimeError,
+        Timeout,
+        Incorrect,
+        Unstable,
+        NoDevice
+    };
+
+    Status status = Status::RuntimeError;
+    bool suspicious = false;
+    QString message;
+    QString id;
+    QString harnessVersion;
+
+    bool compileOk = false;
+    double compileSeconds = 0;
+    QString compileLog;
+    QVector<KernelResources> kernels;
+
+    bool rulesOk = true;
+    QStringList violations;
+
+    CorrectnessSummary correctness;
+
+    // Timing: present only for correct candidates measured on a GPU.
+    bool timed = false;
+    double speedup = 0;
+    double ciLow = 0;
+    double ciHigh = 0;
+    double medianMs = 0;
+    double referenceMs = 0;
+    double tflops = 0;
+    double referenceTflops = 0;
+    QVector<TimingSample> samples;
+
+    // Roofline, when the report carries it ("roofline": {"floor_ms", "percent_of_floor", "bound"}).
+    std::optional<double> floorMs;
+    std::optional<double> percentOfFloor;
+    QString bound;
+
+    QString gpuName;
+    QString errorStage;
+    QString errorMessage;
+    QString reverify;
+
+    QJsonObject raw;
+
+    // Accepts any report whose status is known; *error names what is missing or wrong.
+    static std::optional<EvaluationReport> fromJson(const QJsonObject& json, QString* error);
+    // The verbatim report (raw), or a minimal one built from the fields when raw is empty.
+    QJsonObject toJson() const;
+
+    bool isCorrect() const { return status == Status::Ok; }
+    // Correct, timed, and not flagged: may become the best automatically.
+    bool isTrustworthyResult() const { return status == Status::Ok && timed && !suspicious; }
+    int maxRegisters() const;
+    qint64 totalSpillBytes() const;
+
+    static QString statusToString(Status status);
+    static std::optional<Status> statusFromString(const QString& text);
+
+    // A report the engine writes itself when no harness could produce one (e.g. the worker died
+    // twice): status runtime_error, or no_device.
+    static EvaluationReport synthetic(Status status, const QString& message);
+};
+
+} // namespace kev
+
+Q_DECLARE_METATYPE(kev::EvaluationReport)

@@ -1,0 +1,54 @@
+// The small record of one completed step: a line of a session's index.jsonl, the history agents
+// see, and a row of the timeline. Built from a Candidate; never needs the step's logs.
+#pragma once
+
+#include "candidate.h"
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QMetaType>
+#include <QString>
+
+#include <optional>
+
+namespace kev {
+
+struct IterationSummary {
+    int version = 0;
+    int parentVersion = 0;
+    int iteration = 0;
+    int beamIndex = 0;
+    QString origin;
+    QString family;
+    // Strategy::summary() of the plan.
+    QString plan;
+    QString status;
+    bool suspicious = false;
+    bool compileOk = false;
+    int codeAttempts = 0;
+    std::optional<double> speedup;
+    std::optional<double> ciLow;
+    std::optional<double> ciHigh;
+    std::optional<double> medianMs;
+    std::optional<double> referenceMs;
+    std::optional<double> percentOfFloor;
+    QString message;
+    QString bottleneckId;
+    QString blame;
+    QString decision;
+    QString decisionReason;
+    qint64 tokens = 0;
+    double costUsd = 0;
+    double seconds = 0;
+    QDateTime finishedAt;
+
+    static IterationSummary fromCandidate(const Candidate& candidate);
+    QJsonObject toJson() const;
+    static std::optional<IterationSummary> fromJson(const QJsonObject& json, QString* error);
+
+    bool isTrustworthy() const { return status == QLatin1String("ok") && speedup && !suspicious; }
+};
+
+} // namespace kev
+
+Q_DECLARE_METATYPE(kev::IterationSummary)

@@ -1,0 +1,414 @@
+#include "task.h"
+
+#include "jsonschema.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+
+namespace kev {
+
+namespace {
+
+const QStringList kDtypes = {QStringLiteral("f16"), QStringLiteral("bf16"), QStringLiteral("f32")};
+
+// Collects the first error; later checks are skipped once one failed.
+class TaskParser {
+public:
+    bool failed() const { return !m_error.isEmpty(); }
+    QString error() const { return m_error; }
+
+    void fail(const QString& message) {
+        if (m_error.isEmpty())
+            m_error = message;
+    }
+
+    void rejectUnknown(const QJsonObject& object, const QString& path, const QStringList& known) {
+        for (auto it = object.begin(); it != object.end(); ++it) {
+            if (!known.contains(it.key()))
+                fail(path + u'.' + it.key() + QStringLiteral(": unknown field"));
+        }
+    }
+
+    QJsonObject object(const QJsonObject& parent, const QString& key, const QString& path,
+                       bool required) {
+        if (!parent.contains(key)) {
+            if (required)
+                fail(path + u'.' + key + QStringLiteral(": required field is missing"));
+            return {};
+        }
+        if (!parent.value(key).isObject()) {
+            fail(path + u'.' + key + QStringLiteral(": expected an object"));
+            return {};
+        }
+        return parent.value(key).toObject();
+    }
+
+    QString string(const QJsonObject& parent, const QString& key, const QString& path,
+                   bool required) {
+        if (!parent.contains(key)) {
+            if (required)
+                fail(path + u'.' + key + QStringLiteral(": required field is missing"));
+            return {};
+        }
+        if (!parent.value(key).isString()) {
+            fail(path + u'.' + key + QStringLiteral(": expected a string"));
+            return {};
+        }
+        return parent.value(key).toString();
+    }
+
+    QString oneOf(const QJsonObject& parent, const QString& key, const QString& path,
+                  const QStringList& allowed) {
+        const QString value = string(parent, key, path, true);
+        if (!failed() && !allowed.contains(value))
+            fail(path + u'.' + key + QStringLiteral(": \"") + value +
+                 QStringLiteral("\" is not one of ") + allowed.join(QStringLiteral(", ")));
+        return value;
+    }
+
+    double number(const QJsonObject& parent, const QString& key, const QString& path) {
+        if (!parent.value(key).isDouble()) {
+            fail(path + u'.' + key + QStringLiteral(": expected a number"));
+            return 0;
+        }
+        return parent.value(key).toDouble();
+    }
+
+    qint64 dimension(const QJsonObject& parent, const QString& key, const QString& path) {
+        if (!parent.contains(key)) {
+            fail(path + u'.' + key + QStringLiteral(": required field is missing"));
+            return 0;
+        }
+        const QJsonValue value = parent.value(key);
+        const double d = value.toDouble(-1);
+        if (!value.isDouble() || d != static_cast<double>(static_cast<qint64>(d))) {
+            fail(path + u'.' + key + QStringLiteral(": expected an integer"));
+            return 0;
+        }
+        if (d < 1) {
+            fail(path + u'.' + key + QStringLiteral(": ") +
+                 QString::number(static_cast<qint64>(d)) + QStringLiteral(" must be at least 1"));
+            return 0;
+        }
+        return static_cast<qint64>(d);
+    }
+
+    Shape shape(const QJsonObject& parent, const QString& path, int align) {
+        rejectUnknown(parent, path,
+                      {QStringLiteral("M"), QStringLiteral("N"), QStringLiteral("K")});
+        Shape s;
+        s.m = dimension(parent, QStringLiteral("M"), path);
+        s.n = dimension(parent, QStringLiteral("N"), path);
+        s.k = dimension(parent, QStringLiteral("K"), path);
+        if (failed() || align <= 1)
+            return s;
+        for (const auto& [key, value] :
+             {std::pair{QStringLiteral("N"), s.n}, std::pair{QStringLiteral("K"), s.k}}) {
+            if (value % align != 0)
+                fail(path + u'.' + key + QStringLiteral(": ") + QString::number(value) +
+                     QStringLiteral(" is not a multiple of alignment.leading_dim_multiple (") +
+                     QString::number(align) + u')');
+        }
+        return s;
+    }
+
+private:
+    QString m_error;
+};
+
+} // namespace
+
+QJsonObject Shape::toJson() const {
+    return {{QStringLiteral("M"), m}, {QStringLiteral("N"), n}, {QStringLiteral("K"), k}};
+}
+
+std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
+    TaskParser p;
+    const QString root = QStringLiteral("task");
+    p.rejectUnknown(json, root,
+                    {QStringLiteral("schema_version"), QStringLiteral("name"),
+                     QStringLiteral("description"), QStringLiteral("op"), QStringLiteral("dtypes"),
+                     QStringLiteral("layout"), QStringLiteral("shape"),
+                     QStringLiteral("validation_shapes"), QStringLiteral("alignment"),
+                     QStringLiteral("reference"), QStringLiteral("tolerance"),
+                     QStringLiteral("timing"), QStringLiteral("counts")});
+    Task t;
+    if (json.contains(QStringLiteral("schema_version"))) {
+        t.schemaVersion = static_cast<int>(p.number(json, QStringLiteral("schema_version"), root));
+        if (!p.failed() && t.schemaVersion != 1)
+            p.fail(QStringLiteral("task.schema_version: ") + QString::number(t.schemaVersion) +
+                   QStringLiteral(" is not supported (expected 1)"));
+    }
+    t.name = p.string(json, QStringLiteral("name"), root, true);
+    if (!p.failed() && t.name.isEmpty())
+        p.fail(QStringLiteral("task.name: must not be empty"));
+    t.description = p.string(json, QStringLiteral("description"), root, false);
+    t.op = p.oneOf(json, QStringLiteral("op"), root, {QStringLiteral("gemm")});
+
+    const QJsonObject dtypes = p.object(json, QStringLiteral("dtypes"), root, true);
+    const QString dtypesPath = QStringLiteral("task.dtypes");
+    p.rejectUnknown(dtypes, dtypesPath,
+                    {QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C"),
+                     QStringLiteral("accumulate")});
+    if (!p.failed()) {
+        t.a = p.oneOf(dtypes, QStringLiteral("A"), dtypesPath, kDtypes);
+        t.b = p.oneOf(dtypes, QStringLiteral("B"), dtypesPath, kDtypes);
+        t.c = p.oneOf(dtypes, QStringLiteral("C"), dtypesPath, kDtypes);
+        t.accumulate =
+            p.oneOf(dtypes, QStringLiteral("accumulate"), dtypesPath, {QStringLiteral("f32")});
+    }
+
+    if (json.contains(QStringLiteral("layout"))) {
+        const QJsonObject layout = p.object(json, QStringLiteral("layout"), root, true);
+        const QString layoutPath = QStringLiteral("task.layout");
+        p.rejectUnknown(layout, layoutPath,
+                        {QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")});
+        for (const QString& key : {QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")}) {
+            if (layout.contains(key))
+                p.oneOf(layout, key, layoutPath, {QStringLiteral("row")});
+        }
+    }
+
+    if (json.contains(QStringLiteral("alignment"))) {
+        const QJsonObject alignment = p.object(json, QStringLiteral("alignment"), root, true);
+        p.rejectUnknown(alignment, QStringLiteral("task.alignment"),
+                        {QStringLiteral("leading_dim_multiple")});
+        if (alignment.contains(QStringLiteral("leading_dim_multiple")))
+            t.leadingDimMultiple =
+                static_cast<int>(p.dimension(alignment, QStringLiteral("leading_dim_multiple"),
+                                             QStringLiteral("task.alignment")));
+    }
+
+    const QJsonObject shape = p.object(json, QStringLiteral("shape"), root, true);
+    if (!p.failed()) {
+        const Shape s = p.shape(shape, QStringLiteral("task.shape"), t.leadingDimMultiple);
+        t.m = s.m;
+        t.n = s.n;
+        t.k = s.k;
+    }
+
+    if (json.contains(QStringLiteral("validation_shapes"))) {
+        if (!json.value(QStringLiteral("validation_shapes")).isArray()) {
+            p.fail(QStringLiteral("task.validation_shapes: expected an array"));
+        } else {
+            const QJsonArray shapes = json.value(QStringLiteral("validation_shapes")).toArray();
+            for (qsizetype i = 0; i < shapes.size() && !p.failed(); ++i) {
+                const QString path =
+                    QStringLiteral("task.validation_shapes[") + QString::number(i) + u']';
+                if (!shapes.at(i).isObject())
+                    p.fail(path + QStringLiteral(": expected an object"));
+                else
+                    t.validationShapes.append(
+                        p.shape(shapes.at(i).toObject(), path, t.leadingDimMultiple));
+            }
+        }
+    }
+
+    if (json.contains(QStringLiteral("reference"))) {
+        const QJsonValue reference = json.value(QStringLiteral("reference"));
+        if (reference.isString()) {
+            t.reference = reference.toString();
+            if (t.reference != QLatin1String("cublas"))
+                p.fail(QStringLiteral("task.reference: \"") + t.reference +
+                       QStringLiteral("\" is not one of cublas, {\"file\": ...}"));
+        } else if (reference.isObject()) {
+            const QJsonObject ref = reference.toObject();
+            p.rejectUnknown(ref, QStringLiteral("task.reference"), {QStringLiteral("file")});
+            t.reference = QStringLiteral("file");
+            t.referenceFile =
+                p.string(ref, QStringLiteral("file"), QStringLiteral("task.reference"), true);
+        } else {
+            p.fail(QStringLiteral("task.reference: expected \"cublas\" or {\"file\": ...}"));
+        }
+    }
+
+    if (json.contains(QStringLiteral("tolerance"))) {
+        const QJsonObject tolerance = p.object(json, QStringLiteral("tolerance"), root, true);
+        p.rejectUnknown(tolerance, QStringLiteral("task.tolerance"), {QStringLiteral("multiple")});
+        if (tolerance.contains(QStringLiteral("multiple"))) {
+            t.toleranceMultiple =
+                p.number(tolerance, QStringLiteral("multiple"), QStringLiteral("task.tolerance"));
+            if (!p.failed() && !(t.toleranceMultiple > 0))
+                p.fail(QStringLiteral("task.tolerance.multiple: must be more than 0"));
+        }
+    }
+
+    if (json.contains(QStringLiteral("timing"))) {
+        t.timing = p.object(json, QStringLiteral("timing"), root, true);
+        const QString timingPath = QStringLiteral("task.timing");
+        p.rejectUnknown(t.timing, timingPath,
+                        {QStringLiteral("budget_s"), QStringLiteral("target_half_width"),
+                         QStringLiteral("rounds"), QStringLiteral("max_round_spread")});
+        for (auto it = t.timing.begin(); it != t.timing.end() && !p.failed(); ++it) {
+            if (!it.value().isDouble() || it.value().toDouble() <= 0)
+                p.fail(timingPath + u'.' + it.key() +
+                       QStringLiteral(": expected a positive number"));
+        }
+    }
+
+    if (json.contains(QStringLiteral("counts"))) {
+        const QJsonObject counts = p.object(json, QStringLiteral("counts"), root, true);
+        p.rejectUnknown(counts, QStringLiteral("task.counts"),
+                        {QStringLiteral("flops"), QStringLiteral("min_bytes")});
+        if (counts.contains(QStringLiteral("flops")))
+            t.countFlops = p.number(counts, QStringLiteral("flops"), QStringLiteral("task.counts"));
+        if (counts.contains(QStringLiteral("min_bytes")))
+            t.countMinBytes =
+                p.number(counts, QStringLiteral("min_bytes"), QStringLiteral("task.counts"));
+    }
+
+    if (p.failed()) {
+        if (error)
+            *error = p.error();
+        return std::nullopt;
+    }
+    return t;
+}
+
+QJsonObject Task::toJson() const {
+    QJsonObject json{
+        {QStringLiteral("schema_version"), schemaVersion},
+        {QStringLiteral("name"), name},
+        {QStringLiteral("op"), op},
+        {QStringLiteral("dtypes"), QJsonObject{{QStringLiteral("A"), a},
+                                               {QStringLiteral("B"), b},
+                                               {QStringLiteral("C"), c},
+                                               {QStringLiteral("accumulate"), accumulate}}},
+        {QStringLiteral("layout"), QJsonObject{{QStringLiteral("A"), layoutA},
+                                               {QStringLiteral("B"), layoutB},
+                                               {QStringLiteral("C"), layoutC}}},
+        {QStringLiteral("shape"), shape().toJson()},
+        {QStringLiteral("alignment"),
+         QJsonObject{{QStringLiteral("leading_dim_multiple"), leadingDimMultiple}}},
+        {QStringLiteral("tolerance"), QJsonObject{{QStringLiteral("multiple"), toleranceMultiple}}},
+    };
+    if (!description.isEmpty())
+        json.insert(QStringLiteral("description"), description);
+    QJsonArray shapes;
+    for (const auto& s : validationShapes)
+        shapes.append(s.toJson());
+    json.insert(QStringLiteral("validation_shapes"), shapes);
+    if (reference == QLatin1String("file"))
+        json.insert(QStringLiteral("reference"),
+                    QJsonObject{{QStringLiteral("file"), referenceFile}});
+    else
+        json.insert(QStringLiteral("reference"), reference);
+    if (!timing.isEmpty())
+        json.insert(QStringLiteral("timing"), timing);
+    if (countFlops || countMinBytes) {
+        QJsonObject counts;
+        if (countFlops)
+            counts.insert(QStringLiteral("flops"), *countFlops);
+        if (countMinBytes)
+            counts.insert(QStringLiteral("min_bytes"), *countMinBytes);
+        json.insert(QStringLiteral("counts"), counts);
+    }
+    return json;
+}
+
+double Task::flops() const {
+    if (countFlops)
+        return *countFlops;
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+double Task::minBytes() const {
+    if (countMinBytes)
+        return *countMinBytes;
+    const double dm = static_cast<double>(m);
+    const double dn = static_cast<double>(n);
+    const double dk = static_cast<double>(k);
+    return dm * dk * dtypeBytes(a) + dk * dn * dtypeBytes(b) + dm * dn * dtypeBytes(c);
+}
+
+QString Task::summary() const {
+    return op + u' ' + QString::number(m) + u'x' + QString::number(n) + u'x' + QString::number(k) +
+           u' ' + a + u'*' + b + QStringLiteral("->") + c;
+}
+
+int Task::dtypeBytes(const QString& dtype) {
+    if (dtype == QLatin1String("f16") || dtype == QLatin1String("bf16"))
+        return 2;
+    if (dtype == QLatin1String("f64"))
+        return 8;
+    return 4;
+}
+
+TaskLibrary::TaskLibrary(QStringList userDirs)
+    : m_userDirs(std::move(userDirs)) {}
+
+std::optional<Task> TaskLibrary::loadFile(const QString& path, QString* error) {
+    QString readError;
+    const auto json = readJsonObjectFile(path, &readError);
+    if (!json) {
+        if (error)
+            *error = readError;
+        return std::nullopt;
+    }
+    QString parseError;
+    auto task = Task::fromJson(*json, &parseError);
+    if (!task) {
+        if (error)
+            *error = path + QStringLiteral(": ") + parseError;
+        return std::nullopt;
+    }
+    task->sourcePath = path;
+    return task;
+}
+
+QVector<Task> TaskLibrary::tasks(QStringList* problems) const {
+    QVector<Task> result;
+    QStringList names;
+    QStringList files;
+    const QDir builtin(QStringLiteral(":/tasks"));
+    for (const auto& entry : builtin.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+        files << builtin.filePath(entry);
+    for (const auto& dir : m_userDirs) {
+        const QDir d(dir);
+        for (const auto& entry : d.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+            files << d.filePath(entry);
+    }
+    for (const auto& file : files) {
+        QString error;
+        auto task = loadFile(file, &error);
+        if (!task) {
+            if (problems)
+                problems->append(error);
+            continue;
+        }
+        if (names.contains(task->name))
+            continue;
+        names << task->name;
+        result.append(*task);
+    }
+    return result;
+}
+
+std::optional<Task> TaskLibrary::resolve(const QString& nameOrPath, QString* error) const {
+    if (nameOrPath.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("no task given");
+        return std::nullopt;
+    }
+    const QFileInfo info(nameOrPath);
+    if (info.isFile())
+        return loadFile(info.absoluteFilePath(), error);
+    if (nameOrPath.contains(u'/') || nameOrPath.endsWith(QLatin1String(".json"))) {
+        if (error)
+            *error = nameOrPath + QStringLiteral(": no such task file");
+        return std::nullopt;
+    }
+    QStringList names;
+    for (const auto& task : tasks()) {
+        if (task.name == nameOrPath)
+            return task;
+        names << task.name;
+    }
+    if (error)
+        *error = QStringLiteral("unknown task \"") + nameOrPath + QStringLiteral("\" (known: ") +
+                 names.join(QStringLiteral(", ")) + u')';
+    return std::nullopt;
+}
+
+} // namespace kev

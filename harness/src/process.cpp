@@ -1,0 +1,453 @@
+#include "process.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace kev::process {
+
+namespace {
+
+constexpr int kChannelFd = 3;
+
+std::string errnoText(const char* what, int err) {
+    return std::string(what) + ": " + std::strerror(err);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void closeFd(int& fd) {
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
+
+// Moves `fd` above the standard descriptors and the channel, so a dup2 onto 0-3 never finds its
+// source already there (dup2 onto itself would keep close-on-exec set).
+int lift(int fd) {
+    if (fd > kChannelFd)
+        return fd;
+    const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, kChannelFd + 1);
+    ::close(fd);
+    return lifted;
+}
+
+bool makePipe(int fds[2]) {
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return false;
+    fds[0] = lift(fds[0]);
+    fds[1] = lift(fds[1]);
+    return fds[0] >= 0 && fds[1] >= 0;
+}
+
+std::vector<std::string> buildEnvironment(const Spec& spec) {
+    std::vector<std::string> env;
+    if (spec.inheritEnv) {
+        for (char** e = environ; e && *e; ++e)
+            env.emplace_back(*e);
+    }
+    for (const auto& [name, value] : spec.env) {
+        const std::string prefix = name + "=";
+        bool replaced = false;
+        for (auto& entry : env) {
+            if (entry.compare(0, prefix.size(), prefix) == 0) {
+                entry = prefix + value;
+                replaced = true;
+            }
+        }
+        if (!replaced)
+            env.push_back(prefix + value);
+    }
+    return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (auto& s : strings)
+        out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+} // namespace
+
+void BoundedBuffer::append(const char* data, size_t n) {
+    const size_t headLimit = m_limit / 2;
+    if (m_head.size() < headLimit) {
+        const size_t take = std::min(n, headLimit - m_head.size());
+        m_head.append(data, take);
+        data += take;
+        n -= take;
+    }
+    if (n == 0)
+        return;
+    const size_t tailLimit = m_limit - headLimit;
+    m_tail.append(data, n);
+    // Trim in batches so a stream of small writes costs amortised linear time.
+    if (m_tail.size() > 2 * tailLimit + 4096) {
+        const size_t cut = m_tail.size() - tailLimit;
+        m_tail.erase(0, cut);
+        m_dropped += cut;
+    }
+}
+
+std::string BoundedBuffer::text() const {
+    const size_t tailLimit = m_limit - m_limit / 2;
+    size_t dropped = m_dropped;
+    std::string tail = m_tail;
+    if (tail.size() > tailLimit) {
+        dropped += tail.size() - tailLimit;
+        tail.erase(0, tail.size() - tailLimit);
+    }
+    if (dropped == 0)
+        return m_head + tail;
+    return m_head + "\n[... " + std::to_string(dropped) + " bytes omitted ...]\n" + tail;
+}
+
+std::string trimMiddle(const std::string& text, size_t limit) {
+    if (text.size() <= limit)
+        return text;
+    BoundedBuffer buffer(limit);
+    buffer.append(text.data(), text.size());
+    return buffer.text();
+}
+
+Process::Process(Spec spec)
+    : m_spec(std::move(spec))
+    , m_out(m_spec.maxCapture)
+    , m_err(m_spec.maxCapture) {}
+
+Process::~Process() {
+    if (m_started && !m_finished) {
+        killGroup();
+        int status = 0;
+        while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    closeFd(m_outFd);
+    closeFd(m_errFd);
+    closeFd(m_chanFd);
+}
+
+std::string findInPath(const std::string& name) {
+    if (name.find('/') != std::string::npos)
+        return ::access(name.c_str(), X_OK) == 0 ? name : std::string();
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    size_t start = 0;
+    while (start <= dirs.size()) {
+        size_t end = dirs.find(':', start);
+        if (end == std::string::npos)
+            end = dirs.size();
+        std::string dir = dirs.substr(start, end - start);
+        if (dir.empty())
+            dir = ".";
+        const std::string candidate = dir + "/" + name;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = end + 1;
+    }
+    return {};
+}
+
+bool Process::start() {
+    m_startTime = std::chrono::steady_clock::now();
+    if (m_spec.argv.empty()) {
+        m_result.spawnError = "no program to run";
+        m_finished = true;
+        return false;
+    }
+    const std::string program = findInPath(m_spec.argv[0]);
+    if (program.empty()) {
+        m_result.spawnError = m_spec.argv[0] + ": not found or not executable";
+        m_finished = true;
+        return false;
+    }
+
+    int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, chanPipe[2] = {-1, -1};
+    const auto closeAll = [&] {
+        for (int* p : {outPipe, errPipe, chanPipe}) {
+            closeFd(p[0]);
+            closeFd(p[1]);
+        }
+    };
+    if (!makePipe(outPipe) || !makePipe(errPipe) || (m_spec.channel && !makePipe(chanPipe))) {
+        m_result.spawnError = errnoText("pipe", errno);
+        closeAll();
+        m_finished = true;
+        return false;
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
+    if (m_spec.channel)
+        posix_spawn_file_actions_adddup2(&actions, chanPipe[1], kChannelFd);
+    if (!m_spec.cwd.empty())
+        posix_spawn_file_actions_addchdir_np(&actions, m_spec.cwd.c_str());
+
+    // Own group (so a kill reaches grandchildren), default signal dispositions (the supervisor
+    // ignores SIGPIPE, and ignored signals survive exec), nothing blocked.
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                        POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+
+    std::vector<std::string> args = m_spec.argv;
+    std::vector<std::string> env = buildEnvironment(m_spec);
+    std::vector<char*> argPtrs = pointers(args);
+    std::vector<char*> envPtrs = pointers(env);
+    const int rc =
+        ::posix_spawn(&m_pid, program.c_str(), &actions, &attr, argPtrs.data(), envPtrs.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    closeFd(outPipe[1]);
+    closeFd(errPipe[1]);
+    closeFd(chanPipe[1]);
+    if (rc != 0) {
+        m_result.spawnError = errnoText(("spawn " + program).c_str(), rc);
+        closeAll();
+        m_finished = true;
+        return false;
+    }
+    m_outFd = outPipe[0];
+    m_errFd = errPipe[0];
+    m_chanFd = chanPipe[0];
+    for (int fd : {m_outFd, m_errFd, m_chanFd}) {
+        if (fd >= 0)
+            ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    m_started = true;
+    m_result.started = true;
+    m_deadline = m_startTime + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(m_spec.timeoutS));
+    return true;
+}
+
+std::vector<int> Process::openFds() const {
+    std::vector<int> fds;
+    for (int fd : {m_outFd, m_errFd, m_chanFd}) {
+        if (fd >= 0)
+            fds.push_back(fd);
+    }
+    return fds;
+}
+
+void Process::readFrom(int& fd, int which) {
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) {
+            const auto len = static_cast<size_t>(n);
+            if (which == 1) {
+                m_out.append(buf, len);
+            } else if (which == 2) {
+                m_err.append(buf, len);
+            } else {
+                size_t start = 0;
+                for (size_t i = 0; i < len; ++i) {
+                    if (buf[i] != '\n')
+                        continue;
+                    if (!m_chanSkipping) {
+                        m_chanPartial.append(buf + start, i - start);
+                        m_chanLines.push_back(std::move(m_chanPartial));
+                    }
+                    m_chanPartial.clear();
+                    m_chanSkipping = false;
+                    start = i + 1;
+                }
+                if (!m_chanSkipping)
+                    m_chanPartial.append(buf + start, len - start);
+                if (m_chanPartial.size() > m_spec.maxChannelLine) {
+                    m_chanPartial.clear();
+                    m_chanSkipping = true;
+                    m_result.channelOverflow = true;
+                }
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        closeFd(fd); // end of file or a read error: nothing more will come
+        return;
+    }
+}
+
+void Process::drainAndClose() {
+    if (m_outFd >= 0)
+        readFrom(m_outFd, 1);
+    if (m_errFd >= 0)
+        readFrom(m_errFd, 2);
+    if (m_chanFd >= 0)
+        readFrom(m_chanFd, 3);
+    // A final line without '\n' still counts: the child may have been cut off mid-write.
+    if (!m_chanPartial.empty() && !m_chanSkipping)
+        m_chanLines.push_back(std::move(m_chanPartial));
+    m_chanPartial.clear();
+    closeFd(m_outFd);
+    closeFd(m_errFd);
+    closeFd(m_chanFd);
+}
+
+void Process::killGroup() {
+    if (m_pid > 0)
+        ::kill(-m_pid, SIGKILL);
+}
+
+void Process::finish(int status) {
+    if (WIFEXITED(status)) {
+        m_result.exited = true;
+        m_result.exitCode = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        m_result.signal = WTERMSIG(status);
+    }
+    drainAndClose();
+    m_result.out = m_out.text();
+    m_result.err = m_err.text();
+    m_result.seconds = secondsSince(m_startTime);
+    m_finished = true;
+}
+
+bool Process::service() {
+    if (!m_started || m_finished)
+        return m_finished;
+    if (m_outFd >= 0)
+        readFrom(m_outFd, 1);
+    if (m_errFd >= 0)
+        readFrom(m_errFd, 2);
+    if (m_chanFd >= 0)
+        readFrom(m_chanFd, 3);
+
+    if (m_spec.timeoutS > 0 && std::chrono::steady_clock::now() >= m_deadline &&
+        !m_result.timedOut && !m_result.cancelled) {
+        m_result.timedOut = true;
+        killGroup();
+    }
+
+    // Peek without reaping so the pid (and with it the group id) stays ours while the rest of the
+    // group is killed: a group outlives its leader, and a stray grandchild must not.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid == 0)
+        return false;
+    killGroup();
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    finish(status);
+    return true;
+}
+
+int Process::msUntilDeadline() const {
+    if (m_spec.timeoutS <= 0 || !m_started || m_finished)
+        return -1;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          m_deadline - std::chrono::steady_clock::now())
+                          .count();
+    return left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
+}
+
+void Process::cancel() {
+    if (!running())
+        return;
+    m_result.cancelled = true;
+    killGroup();
+}
+
+std::vector<std::string> Process::takeChannelLines() {
+    std::vector<std::string> lines;
+    lines.swap(m_chanLines);
+    return lines;
+}
+
+Result run(const Spec& spec, std::vector<std::string>* channelLines) {
+    Process p(spec);
+    if (!p.start())
+        return p.result();
+    while (!p.service()) {
+        std::vector<pollfd> fds;
+        for (int fd : p.openFds())
+            fds.push_back({fd, POLLIN, 0});
+        // Reaping is noticed by polling, so wake up regularly even with all pipes quiet.
+        int timeout = 50;
+        const int untilDeadline = p.msUntilDeadline();
+        if (untilDeadline >= 0)
+            timeout = std::min(timeout, untilDeadline);
+        ::poll(fds.data(), fds.size(), timeout);
+        if (channelLines) {
+            for (auto& line : p.takeChannelLines())
+                channelLines->push_back(std::move(line));
+        }
+    }
+    if (channelLines) {
+        for (auto& line : p.takeChannelLines())
+            channelLines->push_back(std::move(line));
+    }
+    return p.result();
+}
+
+std::string signalName(int sig) {
+    switch (sig) {
+    case SIGHUP:
+        return "SIGHUP";
+    case SIGINT:
+        return "SIGINT";
+    case SIGQUIT:
+        return "SIGQUIT";
+    case SIGILL:
+        return "SIGILL";
+    case SIGTRAP:
+        return "SIGTRAP";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGPIPE:
+        return "SIGPIPE";
+    case SIGALRM:
+        return "SIGALRM";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGSYS:
+        return "SIGSYS";
+    case SIGXCPU:
+        return "SIGXCPU";
+    case SIGXFSZ:
+        return "SIGXFSZ";
+    default:
+        return "signal " + std::to_string(sig);
+    }
+}
+
+} // namespace kev::process

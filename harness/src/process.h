@@ -1,0 +1,117 @@
+#pragma once
+// Child processes for the supervisor. The supervisor may hold GPU-adjacent state (NVML) and must
+// never fork: children start with posix_spawn, each in its own process group so a time-out or a
+// cancel kills everything the child started. Nothing blocks: the supervisor polls every child's
+// pipes together with its own stdin.
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kev::process {
+
+struct Spec {
+    std::vector<std::string> argv; // argv[0] is looked up in PATH when it has no '/'
+    // Set on top of the inherited environment (or of an empty one when inheritEnv is false).
+    std::vector<std::pair<std::string, std::string>> env;
+    bool inheritEnv = true;
+    std::string cwd;              // empty: the supervisor's
+    bool channel = false;         // an extra pipe the child writes on fd 3
+    double timeoutS = 0;          // 0: no limit
+    size_t maxCapture = 4u << 20; // per stream; the middle of longer output is dropped
+    size_t maxChannelLine = 64u << 20;
+};
+
+struct Result {
+    bool started = false;
+    std::string spawnError;
+    bool exited = false; // exited normally: exitCode is valid
+    int exitCode = -1;
+    int signal = 0; // the signal that ended it, 0 if none
+    bool timedOut = false;
+    bool cancelled = false;
+    std::string out;
+    std::string err;
+    bool channelOverflow = false; // a channel line exceeded maxChannelLine and was dropped
+    double seconds = 0;
+};
+
+// Bytes kept from a stream: the head and the tail, with a marker where the middle was dropped.
+class BoundedBuffer {
+public:
+    explicit BoundedBuffer(size_t limit)
+        : m_limit(limit) {}
+    void append(const char* data, size_t n);
+    std::string text() const;
+    size_t dropped() const { return m_dropped; }
+
+private:
+    size_t m_limit;
+    std::string m_head;
+    std::string m_tail;
+    size_t m_dropped = 0;
+};
+
+// Trims `text` to at most `limit` bytes, keeping its head and tail around a marker line.
+std::string trimMiddle(const std::string& text, size_t limit);
+
+class Process {
+public:
+    explicit Process(Spec spec);
+    ~Process(); // kills the group of a child still running and reaps it
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+
+    bool start();
+    pid_t pid() const { return m_pid; }
+    bool running() const { return m_started && !m_finished; }
+    bool finished() const { return m_finished; }
+
+    // Pipe ends still open, to poll for POLLIN.
+    std::vector<int> openFds() const;
+    // Reads what is available, enforces the deadline and reaps; returns true once finished.
+    bool service();
+    // Milliseconds until the deadline (0 when past it), or -1 without one.
+    int msUntilDeadline() const;
+    // SIGKILL to the whole group; the result says cancelled.
+    void cancel();
+    // Complete lines the child wrote on the channel since the last call, without '\n'.
+    std::vector<std::string> takeChannelLines();
+    const Result& result() const { return m_result; }
+
+private:
+    void readFrom(int& fd, int which);
+    void drainAndClose();
+    void killGroup();
+    void finish(int status);
+
+    Spec m_spec;
+    Result m_result;
+    pid_t m_pid = -1;
+    bool m_started = false;
+    bool m_finished = false;
+    int m_outFd = -1;
+    int m_errFd = -1;
+    int m_chanFd = -1;
+    BoundedBuffer m_out;
+    BoundedBuffer m_err;
+    std::string m_chanPartial;
+    bool m_chanSkipping = false;
+    std::vector<std::string> m_chanLines;
+    std::chrono::steady_clock::time_point m_startTime;
+    std::chrono::steady_clock::time_point m_deadline;
+};
+
+// Starts `spec` and waits for it (polling its pipes); for one-shot commands and tests.
+Result run(const Spec& spec, std::vector<std::string>* channelLines = nullptr);
+
+// The signal's name ("SIGSEGV"), or "signal N".
+std::string signalName(int sig);
+
+// Locates an executable in PATH; empty when not found.
+std::string findInPath(const std::string& name);
+
+} // namespace kev::process

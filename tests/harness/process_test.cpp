@@ -1,0 +1,231 @@
+#include "process.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+using kev::process::Process;
+using kev::process::Spec;
+
+namespace {
+
+Spec shell(const std::string& script, double timeoutS = 0) {
+    Spec s;
+    s.argv = {"/bin/sh", "-c", script};
+    s.timeoutS = timeoutS;
+    return s;
+}
+
+bool alive(pid_t pid) {
+    return ::kill(pid, 0) == 0;
+}
+
+// The child's descriptors, less those this test process itself lets every exec inherit (the test
+// runner may pass some down; exec-guard closes those for real children).
+std::set<int> openFdsOf(pid_t pid) {
+    std::set<int> fds;
+    for (const auto& e :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+        const int fd = std::stoi(e.path().filename().string());
+        const int flags = ::fcntl(fd, F_GETFD);
+        if (fd <= 2 || flags < 0 || (flags & FD_CLOEXEC))
+            fds.insert(fd);
+    }
+    return fds;
+}
+
+} // namespace
+
+TEST(Process, CapturesOutputAndExitCode) {
+    const auto r = kev::process::run(shell("echo out; echo err >&2; exit 3"));
+    EXPECT_TRUE(r.started);
+    EXPECT_TRUE(r.exited);
+    EXPECT_EQ(r.exitCode, 3);
+    EXPECT_EQ(r.out, "out\n");
+    EXPECT_EQ(r.err, "err\n");
+    EXPECT_FALSE(r.timedOut);
+}
+
+TEST(Process, ReportsTheSignal) {
+    const auto r = kev::process::run(shell("kill -SEGV $$"));
+    EXPECT_FALSE(r.exited);
+    EXPECT_EQ(r.signal, SIGSEGV);
+    EXPECT_EQ(kev::process::signalName(r.signal), "SIGSEGV");
+    EXPECT_EQ(kev::process::signalName(SIGSYS), "SIGSYS");
+    EXPECT_EQ(kev::process::signalName(64), "signal 64");
+}
+
+TEST(Process, MissingProgramIsASpawnError) {
+    Spec s;
+    s.argv = {"kevolve-no-such-program"};
+    const auto r = kev::process::run(s);
+    EXPECT_FALSE(r.started);
+    EXPECT_EQ(r.spawnError, "kevolve-no-such-program: not found or not executable");
+}
+
+TEST(Process, HungChildIsKilledOnTimeout) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Spec s;
+    s.argv = {"sleep", "100"};
+    s.timeoutS = 0.3;
+    const auto r = kev::process::run(s);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(r.timedOut);
+    EXPECT_EQ(r.signal, SIGKILL);
+    EXPECT_LT(elapsed, 5.0);
+    EXPECT_GE(elapsed, 0.3);
+}
+
+TEST(Process, TimeoutKillsTheWholeGroup) {
+    // The shell's children write their pids, then everything hangs.
+    Process p(shell("sleep 100 & echo $!; sleep 100 & echo $!; wait", 0.5));
+    ASSERT_TRUE(p.start());
+    while (!p.service()) {
+        pollfd fds[3];
+        nfds_t n = 0;
+        for (int fd : p.openFds())
+            fds[n++] = {fd, POLLIN, 0};
+        ::poll(fds, n, 50);
+    }
+    ASSERT_TRUE(p.result().timedOut);
+    std::vector<pid_t> pids;
+    size_t start = 0;
+    const std::string& out = p.result().out;
+    while (start < out.size()) {
+        const size_t end = out.find('\n', start);
+        pids.push_back(std::stoi(out.substr(start, end - start)));
+        start = end + 1;
+    }
+    ASSERT_EQ(pids.size(), 2u) << out;
+    // SIGKILL is delivered at once, but the grandchildren are reaped by init: allow a moment.
+    for (int i = 0; i < 100 && (alive(pids[0]) || alive(pids[1])); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(alive(pids[0]));
+    EXPECT_FALSE(alive(pids[1]));
+}
+
+TEST(Process, GrandchildrenDieWhenTheLeaderExits) {
+    // The leader exits at once; the background sleep would otherwise outlive it holding stdout.
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = kev::process::run(shell("sleep 100 & echo $!", 10));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(r.exited);
+    EXPECT_LT(elapsed, 5.0);
+    const pid_t grandchild = std::stoi(r.out);
+    for (int i = 0; i < 100 && alive(grandchild); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(alive(grandchild));
+}
+
+TEST(Process, CancelKillsAndSaysSo) {
+    Process p(shell("sleep 100"));
+    ASSERT_TRUE(p.start());
+    EXPECT_TRUE(p.running());
+    p.cancel();
+    while (!p.service())
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(p.result().cancelled);
+    EXPECT_FALSE(p.result().timedOut);
+    EXPECT_EQ(p.result().signal, SIGKILL);
+}
+
+TEST(Process, OwnProcessGroup) {
+    const auto r = kev::process::run(shell("ps -o pgid= -p $$ | tr -d ' '; echo $$"));
+    ASSERT_TRUE(r.exited) << r.err;
+    const auto nl = r.out.find('\n');
+    EXPECT_EQ(r.out.substr(0, nl), r.out.substr(nl + 1, r.out.size() - nl - 2));
+    EXPECT_NE(std::stoi(r.out), ::getpgrp());
+}
+
+TEST(Process, ChildHoldsOnlyItsOwnPipes) {
+    // A descriptor the parent opened without close-on-exec is not the point here (exec-guard
+    // handles those); our own pipes must never leak, even into a sibling started later.
+    Spec first = shell("sleep 100");
+    first.channel = true;
+    Process a(first);
+    ASSERT_TRUE(a.start());
+    Spec second = shell("sleep 100");
+    second.channel = true;
+    Process b(second);
+    ASSERT_TRUE(b.start());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // fd 3 is the channel; the filter above hides it only when the runner passed down its own 3.
+    const std::set<int> withChannel =
+        ::fcntl(3, F_GETFD) == 0 ? std::set<int>{0, 1, 2} : std::set<int>{0, 1, 2, 3};
+    EXPECT_EQ(openFdsOf(a.pid()), withChannel);
+    EXPECT_EQ(openFdsOf(b.pid()), withChannel);
+    Process c(shell("sleep 100"));
+    ASSERT_TRUE(c.start());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(openFdsOf(c.pid()), (std::set<int>{0, 1, 2}));
+    EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(c.pid()) + "/fd/0"),
+              "/dev/null");
+}
+
+TEST(Process, ChannelLinesOnFd3) {
+    Spec s = shell("printf 'one\\ntwo\\n' >&3; echo stdout; printf 'three' >&3");
+    s.channel = true;
+    std::vector<std::string> lines;
+    const auto r = kev::process::run(s, &lines);
+    EXPECT_EQ(r.exitCode, 0);
+    EXPECT_EQ(r.out, "stdout\n");
+    EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "three"}));
+}
+
+TEST(Process, OverlongChannelLineIsDropped) {
+    Spec s = shell("head -c 5000 /dev/zero | tr '\\0' x >&3; printf '\\nok\\n' >&3");
+    s.channel = true;
+    s.maxChannelLine = 1000;
+    std::vector<std::string> lines;
+    const auto r = kev::process::run(s, &lines);
+    EXPECT_TRUE(r.channelOverflow);
+    EXPECT_EQ(lines, (std::vector<std::string>{"ok"}));
+}
+
+TEST(Process, EnvironmentOverridesAndCwd) {
+    Spec s = shell("echo \"$KEV_A $KEV_B\"; pwd");
+    s.env = {{"KEV_A", "one"}, {"KEV_B", "two"}};
+    s.cwd = "/tmp";
+    ::setenv("KEV_A", "inherited", 1);
+    const auto r = kev::process::run(s);
+    ::unsetenv("KEV_A");
+    EXPECT_EQ(r.out, "one two\n/tmp\n");
+
+    Spec clean = shell("echo \"[$HOME]\"");
+    clean.inheritEnv = false;
+    EXPECT_EQ(kev::process::run(clean).out, "[]\n");
+}
+
+TEST(Process, IgnoredSignalsAreResetInTheChild) {
+    const auto old = std::signal(SIGPIPE, SIG_IGN);
+    const auto r = kev::process::run(shell("kill -PIPE $$; echo survived"));
+    std::signal(SIGPIPE, old);
+    EXPECT_EQ(r.signal, SIGPIPE);
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(Process, CaptureIsBoundedKeepingHeadAndTail) {
+    Spec s = shell("echo HEAD; head -c 200000 /dev/zero | tr '\\0' x; echo; echo TAIL");
+    s.maxCapture = 1000;
+    const auto r = kev::process::run(s);
+    EXPECT_LT(r.out.size(), 1100u);
+    EXPECT_EQ(r.out.substr(0, 5), "HEAD\n");
+    EXPECT_EQ(r.out.substr(r.out.size() - 5), "TAIL\n");
+    EXPECT_NE(r.out.find("bytes omitted"), std::string::npos);
+}
+
+TEST(Process, TrimMiddle) {
+    EXPECT_EQ(kev::process::trimMiddle("short", 100), "short");
+    const std::string t = kev::process::trimMiddle(std::string(50, 'a') + std::string(50, 'b'), 20);
+    EXPECT_EQ(t, "aaaaaaaaaa\n[... 80 bytes omitted ...]\nbbbbbbbbbb");
+}

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -24,8 +25,14 @@ Spec shell(const std::string& script, double timeoutS = 0) {
     return s;
 }
 
+// Alive and not a zombie: a killed grandchild waits for whoever adopted it to reap it.
 bool alive(pid_t pid) {
-    return ::kill(pid, 0) == 0;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text))
+        return false;
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
 // The child's descriptors, less those this test process itself lets every exec inherit (the test

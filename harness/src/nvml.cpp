@@ -41,13 +41,11 @@ struct Api {
     nvmlReturn_t (*pci)(nvmlDevice_t, void*) = nullptr;
 };
 
-template <typename F> void bind(void* lib, F& f, const char* name)
-{
+template <typename F> void bind(void* lib, F& f, const char* name) {
     f = reinterpret_cast<F>(dlsym(lib, name));
 }
 
-const Api& api()
-{
+const Api& api() {
     static Api a;
     static std::once_flag once;
     std::call_once(once, [] {
@@ -89,8 +87,7 @@ const Api& api()
     return a;
 }
 
-DeviceInfo describe(nvmlDevice_t h, int index)
-{
+DeviceInfo describe(nvmlDevice_t h, int index) {
     const Api& a = api();
     DeviceInfo d;
     d.index = index;
@@ -129,8 +126,7 @@ DeviceInfo describe(nvmlDevice_t h, int index)
 
 } // namespace
 
-bool available(std::string* why)
-{
+bool available(std::string* why) {
     const Api& a = api();
     if (!a.lib && why) {
         *why = a.why;
@@ -138,8 +134,7 @@ bool available(std::string* why)
     return a.lib != nullptr;
 }
 
-std::vector<DeviceInfo> devices(std::string* error)
-{
+std::vector<DeviceInfo> devices(std::string* error) {
     std::vector<DeviceInfo> out;
     const Api& a = api();
     if (!a.lib) {
@@ -164,8 +159,7 @@ std::vector<DeviceInfo> devices(std::string* error)
     return out;
 }
 
-std::string driverVersion()
-{
+std::string driverVersion() {
     const Api& a = api();
     char buf[96] = {0};
     if (a.lib && a.driver && a.driver(buf, sizeof buf) == kSuccess) {
@@ -174,8 +168,7 @@ std::string driverVersion()
     return {};
 }
 
-std::optional<Device> Device::openByPciBusId(const std::string& busId)
-{
+std::optional<Device> Device::openByPciBusId(const std::string& busId) {
     const Api& a = api();
     nvmlDevice_t h = nullptr;
     if (!a.lib || !a.byBus || a.byBus(busId.c_str(), &h) != kSuccess) {
@@ -186,8 +179,7 @@ std::optional<Device> Device::openByPciBusId(const std::string& busId)
     return d;
 }
 
-std::optional<Device> Device::openByIndex(int index)
-{
+std::optional<Device> Device::openByIndex(int index) {
     const Api& a = api();
     nvmlDevice_t h = nullptr;
     if (!a.lib || a.byIndex(static_cast<unsigned>(index), &h) != kSuccess) {
@@ -199,8 +191,7 @@ std::optional<Device> Device::openByIndex(int index)
     return d;
 }
 
-ClockSample Device::sample() const
-{
+ClockSample Device::sample() const {
     const Api& a = api();
     ClockSample s;
     if (!a.lib || !a.clock) {
@@ -220,8 +211,7 @@ ClockSample Device::sample() const
     return s;
 }
 
-DeviceInfo Device::info() const
-{
+DeviceInfo Device::info() const {
     return describe(m_handle, m_index);
 }
 
@@ -233,16 +223,15 @@ struct ReasonBit {
 };
 // nvmlClocksEventReason* bit values.
 constexpr ReasonBit kReasons[] = {
-    {0x1ull, "gpu_idle", false},          {0x2ull, "applications_clocks", false},
-    {0x4ull, "sw_power_cap", false},      {0x8ull, "hw_slowdown", true},
-    {0x10ull, "sync_boost", false},       {0x20ull, "sw_thermal", true},
-    {0x40ull, "hw_thermal", true},        {0x80ull, "hw_power_brake", true},
+    {0x1ull, "gpu_idle", false},         {0x2ull, "applications_clocks", false},
+    {0x4ull, "sw_power_cap", false},     {0x8ull, "hw_slowdown", true},
+    {0x10ull, "sync_boost", false},      {0x20ull, "sw_thermal", true},
+    {0x40ull, "hw_thermal", true},       {0x80ull, "hw_power_brake", true},
     {0x100ull, "display_clocks", false},
 };
 } // namespace
 
-std::vector<std::string> reasonNames(unsigned long long reasons)
-{
+std::vector<std::string> reasonNames(unsigned long long reasons) {
     std::vector<std::string> out;
     for (const ReasonBit& r : kReasons) {
         if (reasons & r.bit) {
@@ -252,8 +241,7 @@ std::vector<std::string> reasonNames(unsigned long long reasons)
     return out;
 }
 
-bool disqualifying(unsigned long long reasons)
-{
+bool disqualifying(unsigned long long reasons) {
     for (const ReasonBit& r : kReasons) {
         if (r.disqualifying && (reasons & r.bit)) {
             return true;

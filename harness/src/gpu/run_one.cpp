@@ -1,0 +1,610 @@
+// The GPU child: one evaluation of one candidate, in the order of DESIGN.md §3 (correctness before
+// timing, timing only of correct candidates, re-check after timing). Everything it measures goes
+// out as one JSON result line on the result descriptor; the supervisor merges it into the report.
+#include "run_one.h"
+
+#include "candidate.h"
+#include "cuda_util.h"
+#include "gemm_bench.h"
+#include "json.h"
+#include "launch_hooks.h"
+#include "nvml.h"
+#include "sandbox.h"
+#include "task.h"
+#include "timer.h"
+#include "tolerance.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kev::gpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int g_resultFd = 3;
+bool g_resultWritten = false;
+
+void writeLine(const json::Value& v) {
+    std::string line = v.dump();
+    line.push_back('\n');
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+        const ssize_t n = ::write(g_resultFd, p, left);
+        if (n <= 0) {
+            return;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+}
+
+void progress(const char* stage, const std::string& message, double fraction) {
+    json::Value v = json::Value::object();
+    v["type"] = "progress";
+    v["stage"] = stage;
+    v["message"] = message;
+    v["fraction"] = fraction;
+    writeLine(v);
+}
+
+// exit() from the candidate's host code still runs atexit handlers: leave the evidence.
+void onExit() {
+    const char* activity = candidateActivity();
+    if (!activity || g_resultWritten) {
+        return;
+    }
+    json::Value v = json::Value::object();
+    v["type"] = "result";
+    v["status"] = "runtime_error";
+    v["message"] = std::string("the candidate ended the process (exit) during ") + activity;
+    json::Value err = json::Value::object();
+    err["stage"] = "run";
+    err["message"] = v["message"];
+    v["error"] = err;
+    writeLine(v);
+}
+
+struct Stages {
+    Clock::time_point start = Clock::now();
+    Clock::time_point mark = start;
+    json::Value values = json::Value::object();
+    void lap(const char* name) {
+        const auto now = Clock::now();
+        values[name] = std::chrono::duration<double>(now - mark).count();
+        mark = now;
+    }
+};
+
+struct Outcome {
+    std::string status = "ok";
+    std::string message;
+    json::Value error;
+    bool suspicious = false;
+};
+
+class Evaluation {
+public:
+    Evaluation(const json::Value& job, const Task& task)
+        : m_job(job)
+        , m_task(task) {}
+    json::Value run();
+
+private:
+    void setUpDevice();
+    void loadCandidate();
+    void launchCandidate(int set);
+    void syncCandidate(const char* what);
+    json::Value trial(const char* phase, const GemmShape& shape, Distribution dist, uint64_t seed,
+                      bool* pass, double* refRelFro);
+    bool validate(const char* phase, const std::vector<GemmShape>& shapes,
+                  const std::vector<Distribution>& dists, json::Value& trials);
+    uint64_t workspaceFor(const GemmShape& shape);
+    void addCheck(const std::string& name, bool ok, const std::string& evidence);
+    json::Value environment() const;
+
+    const json::Value& m_job;
+    const Task& m_task;
+    bool m_selfCheck = false;
+    int m_device = 0;
+    cudaDeviceProp m_props{};
+    KevolveDevice m_kdev{};
+    cudaStream_t m_stream = nullptr;
+    cublasHandle_t m_cublas = nullptr;
+    std::optional<nvml::Device> m_nvml;
+    std::string m_pciBusId;
+    CandidateLibrary m_library;
+    std::optional<GemmBench> m_bench;
+    std::vector<std::string> m_violations;
+    json::Value m_checks = json::Value::array();
+    Stages m_stages;
+    Outcome m_outcome;
+    uint64_t m_seed = 0;
+    double m_kernelTimeout = 10.0;
+    int m_launchCount = 0;
+    cudaEvent_t m_done = nullptr;
+};
+
+GemmShape gemmShape(const Shape& s) {
+    return {s.dim("M"), s.dim("N"), s.dim("K")};
+}
+
+json::Value shapeJson(const GemmShape& s) {
+    json::Value v = json::Value::object();
+    v["M"] = s.m;
+    v["N"] = s.n;
+    v["K"] = s.k;
+    return v;
+}
+
+json::Value errorJson(const tolerance::ErrorStats& e, bool withChecksum) {
+    json::Value v = json::Value::object();
+    v["rel_fro"] = e.relFro;
+    v["max_scaled"] = e.maxScaled;
+    v["nan_count"] = e.nanCount;
+    v["inf_count"] = e.infCount;
+    if (withChecksum) {
+        v["checksum"] = e.checksum;
+    }
+    return v;
+}
+
+void Evaluation::addCheck(const std::string& name, bool ok, const std::string& evidence) {
+    json::Value c = json::Value::object();
+    c["name"] = name;
+    c["ok"] = ok;
+    c["evidence"] = evidence;
+    m_checks.push(std::move(c));
+}
+
+void Evaluation::setUpDevice() {
+    KEV_CUDA(cudaSetDevice(m_device));
+    KEV_CUDA(cudaFree(nullptr));
+    KEV_CUDA(cudaGetDeviceProperties(&m_props, m_device));
+    char bus[64] = {0};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, m_device) == cudaSuccess) {
+        m_pciBusId = bus;
+        m_nvml = nvml::Device::openByPciBusId(m_pciBusId);
+    }
+    m_kdev.ordinal = m_device;
+    m_kdev.cc_major = m_props.major;
+    m_kdev.cc_minor = m_props.minor;
+    m_kdev.sm_count = m_props.multiProcessorCount;
+    m_kdev.max_smem_per_block_optin = static_cast<int32_t>(m_props.sharedMemPerBlockOptin);
+    m_kdev.smem_per_sm = static_cast<int32_t>(m_props.sharedMemPerMultiprocessor);
+    m_kdev.regs_per_sm = m_props.regsPerMultiprocessor;
+    m_kdev.l2_bytes = m_props.l2CacheSize;
+    // A non-blocking stream: work a candidate puts on the legacy default stream is not ordered
+    // with the harness's, and the launch audit names it.
+    KEV_CUDA(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    KEV_CUDA(cudaEventCreateWithFlags(&m_done, cudaEventDisableTiming));
+    KEV_CUDA(cublasCreate(&m_cublas));
+    KEV_CUDA(cublasSetStream(m_cublas, m_stream));
+    if (m_task.dtype("A") == Dtype::F32) {
+        KEV_CUDA(cublasSetMathMode(m_cublas, CUBLAS_PEDANTIC_MATH));
+    }
+}
+
+void Evaluation::loadCandidate() {
+    std::string why;
+    const bool sandboxed = sandbox::install(&why);
+    addCheck("sandbox", true,
+             sandboxed ? "seccomp filter installed before the candidate was loaded (no fork, exec, "
+                         "ptrace or sockets)"
+                       : "seccomp filter not installed: " + why);
+    if (m_selfCheck) {
+        return;
+    }
+    enterCandidate("library load (static initialisers)");
+    std::string error;
+    const bool ok = m_library.load(m_job.find("library")->asString(), &error);
+    leaveCandidate();
+    if (!ok) {
+        throw std::runtime_error(error);
+    }
+}
+
+uint64_t Evaluation::workspaceFor(const GemmShape& shape) {
+    if (m_selfCheck || !m_library.workspace()) {
+        return 0;
+    }
+    m_bench->setShape(shape, 0);
+    const KevolveArgs a = m_bench->shapeArgs();
+    enterCandidate("kevolve_workspace_bytes");
+    const uint64_t bytes = m_library.workspace()(&a);
+    leaveCandidate();
+    if (bytes > (64ull << 30)) {
+        throw std::runtime_error("kevolve_workspace_bytes asked for " + std::to_string(bytes) +
+                                 " bytes (more than 64 GiB)");
+    }
+    return bytes;
+}
+
+struct RuleViolation : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void Evaluation::launchCandidate(int set) {
+    if (m_selfCheck) {
+        m_bench->launchReference(set, true);
+        return;
+    }
+    const KevolveArgs& a = m_bench->args(set);
+    hooks::arm(m_stream);
+    enterCandidate("kevolve_launch");
+    const int rc = m_library.launch()(&a, m_stream);
+    leaveCandidate();
+    const std::vector<hooks::LaunchRecord> records = hooks::disarm();
+    m_launchCount = static_cast<int>(records.size());
+    const std::vector<std::string> bad = hooks::violations(records, m_stream);
+    if (!bad.empty()) {
+        m_violations.insert(m_violations.end(), bad.begin(), bad.end());
+        throw RuleViolation(bad.front());
+    }
+    if (rc != 0) {
+        throw std::runtime_error("kevolve_launch returned " + std::to_string(rc));
+    }
+    const cudaError_t last = cudaGetLastError();
+    if (last != cudaSuccess) {
+        KEV_CUDA(last);
+    }
+}
+
+void Evaluation::syncCandidate(const char* what) {
+    KEV_CUDA(cudaEventRecord(m_done, m_stream));
+    waitFor(m_done, m_kernelTimeout, what);
+}
+
+json::Value Evaluation::trial(const char* phase, const GemmShape& shape, Distribution dist,
+                              uint64_t seed, bool* pass, double* refRelFro) {
+    GemmBench& b = *m_bench;
+    b.fill(0, dist, seed);
+    b.candidateOutput().poison(m_stream);
+    b.workspace().poison(m_stream);
+    // The candidate runs first: no correct output for these inputs exists anywhere yet.
+    launchCandidate(0);
+    syncCandidate("the candidate");
+    b.referenceOutput().poison(m_stream);
+    b.launchReference(0, false);
+    b.computeTruth(0);
+    const tolerance::ErrorStats cand = b.errors(b.candidateOutput());
+    const tolerance::ErrorStats ref = b.errors(b.referenceOutput());
+    b.referenceOutput().poison(m_stream);
+    const tolerance::Bounds floor =
+        tolerance::floors(b.outputDtype(), static_cast<int>(m_task.accumulate), shape.k);
+    const tolerance::Verdict verdict = tolerance::judge(cand, ref, m_task.toleranceMultiple, floor);
+    *pass = verdict.pass;
+    *refRelFro = ref.relFro;
+    json::Value t = json::Value::object();
+    t["phase"] = phase;
+    t["shape"] = shapeJson(shape);
+    t["distribution"] = toString(dist);
+    t["seed"] = seed;
+    t["candidate"] = errorJson(cand, true);
+    t["reference"] = errorJson(ref, false);
+    json::Value bound = json::Value::object();
+    bound["rel_fro"] = verdict.bound.relFro;
+    bound["max_scaled"] = verdict.bound.maxScaled;
+    t["bound"] = bound;
+    t["margin"] = verdict.margin;
+    t["pass"] = verdict.pass;
+    if (!verdict.pass) {
+        t["reason"] = verdict.reason;
+    }
+    return t;
+}
+
+bool Evaluation::validate(const char* phase, const std::vector<GemmShape>& shapes,
+                          const std::vector<Distribution>& dists, json::Value& trials) {
+    bool allPass = true;
+    for (const GemmShape& shape : shapes) {
+        m_bench->setShape(shape, workspaceFor(shape));
+        for (Distribution d : dists) {
+            bool pass = false;
+            double refRel = 0;
+            json::Value t = trial(phase, shape, d, m_seed++, &pass, &refRel);
+            if (!pass && allPass) {
+                m_outcome.status = "incorrect";
+                m_outcome.message = std::string("incorrect on ") + std::to_string(shape.m) + "x" +
+                                    std::to_string(shape.n) + "x" + std::to_string(shape.k) + " (" +
+                                    toString(d) + " inputs, " + phase +
+                                    "): " + t.find("reason")->asString();
+                allPass = false;
+            }
+            trials.push(std::move(t));
+        }
+    }
+    return allPass;
+}
+
+json::Value Evaluation::environment() const {
+    json::Value env = json::Value::object();
+    json::Value gpu = json::Value::object();
+    gpu["index"] = m_device;
+    gpu["name"] = m_props.name;
+    char cc[16];
+    std::snprintf(cc, sizeof cc, "%d.%d", m_props.major, m_props.minor);
+    gpu["cc"] = cc;
+    gpu["sm_count"] = m_props.multiProcessorCount;
+    gpu["l2_bytes"] = m_props.l2CacheSize;
+    gpu["memory_bytes"] = static_cast<uint64_t>(m_props.totalGlobalMem);
+    gpu["pci_bus_id"] = m_pciBusId;
+    gpu["smem_per_block_optin"] = static_cast<uint64_t>(m_props.sharedMemPerBlockOptin);
+    if (m_nvml) {
+        const nvml::DeviceInfo info = m_nvml->info();
+        gpu["uuid"] = info.uuid;
+        json::Value clocks = json::Value::object();
+        clocks["sm"] = info.smMhz;
+        clocks["mem"] = info.memMhz;
+        clocks["sm_max"] = info.smMaxMhz;
+        clocks["mem_max"] = info.memMaxMhz;
+        gpu["clocks_mhz"] = clocks;
+        gpu["power_limit_w"] = info.powerLimitW;
+        gpu["temperature_c"] = info.temperatureC;
+    }
+    env["gpu"] = gpu;
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    env["cuda_driver_version"] = driver;
+    env["cuda_runtime_version"] = runtime;
+    int major = 0, minor = 0, patch = 0;
+    cublasGetProperty(MAJOR_VERSION, &major);
+    cublasGetProperty(MINOR_VERSION, &minor);
+    cublasGetProperty(PATCH_LEVEL, &patch);
+    env["cublas_version"] = major * 10000 + minor * 100 + patch;
+    env["driver_version"] = nvml::driverVersion();
+    return env;
+}
+
+json::Value Evaluation::run() {
+    m_selfCheck = m_job.find("self_check") && m_job.find("self_check")->asBool();
+    m_device = m_job.find("device") ? static_cast<int>(m_job.find("device")->asInt()) : 0;
+    m_seed = m_job.find("seed") ? static_cast<uint64_t>(m_job.find("seed")->asInt()) : 1;
+    if (const json::Value* o = m_job.find("options")) {
+        if (const json::Value* t = o->find("kernel_timeout_s")) {
+            m_kernelTimeout = t->asDouble();
+        }
+    }
+    json::Value result = json::Value::object();
+    result["type"] = "result";
+    json::Value correctness = json::Value::object();
+    json::Value trials = json::Value::array();
+    json::Value timing;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        result["status"] = "no_device";
+        result["message"] = "no CUDA device";
+        return result;
+    }
+    try {
+        setUpDevice();
+        const GemmShape timed = gemmShape(m_task.shape);
+        m_bench.emplace(m_task, m_stream, m_cublas, m_kdev);
+        loadCandidate();
+        m_stages.lap("gpu_setup_s");
+
+        progress("validate", "correctness on fresh inputs, every shape and distribution", 0.0);
+        std::vector<GemmShape> shapes{timed};
+        for (const Shape& s : m_task.validationShapes) {
+            shapes.push_back(gemmShape(s));
+        }
+        const std::vector<Distribution> dists{Distribution::Normal, Distribution::Shifted,
+                                              Distribution::Large};
+        const bool correct = validate("pre", shapes, dists, trials);
+        m_stages.lap("validate_s");
+
+        if (correct) {
+            progress("time", "paired ABBA timing against the reference", 0.4);
+            // The per-sample check allows a few times the validated error of the timed shape:
+            // a random projection of a correct output lands close to its normwise error.
+            const json::Value& first = trials.at(0);
+            const double refRel = first.find("reference")->find("rel_fro")->asDouble();
+            const tolerance::Bounds floor = tolerance::floors(
+                m_bench->outputDtype(), static_cast<int>(m_task.accumulate), timed.k);
+            TimingOptions opts;
+            opts.rounds = m_task.timing.rounds;
+            opts.budgetSeconds = m_task.timing.budgetS;
+            opts.targetHalfWidth = m_task.timing.targetHalfWidth;
+            opts.maxRoundSpread = m_task.timing.maxRoundSpread;
+            opts.kernelTimeoutSeconds = m_kernelTimeout;
+            opts.checkBound = 4.0 * std::max(m_task.toleranceMultiple * refRel, floor.relFro);
+            opts.seed = m_seed;
+            m_seed += 1u << 20;
+            m_bench->setShape(timed, workspaceFor(timed));
+            Timer timer(*m_bench, m_stream, m_nvml ? &*m_nvml : nullptr,
+                        static_cast<size_t>(m_props.l2CacheSize));
+            const TimingResult tr =
+                timer.run([this](int set) { launchCandidate(set); },
+                          [this](int set) { m_bench->launchReference(set, false); }, opts);
+            timing = tr.toJson(m_bench->flops());
+            timing["output_check_bound"] = opts.checkBound;
+            m_stages.lap("time_s");
+            if (tr.failedCheck) {
+                m_outcome.status = "incorrect";
+                m_outcome.message = *tr.failedCheck;
+            } else {
+                progress("recheck", "correctness again on fresh inputs after timing", 0.9);
+                std::vector<GemmShape> again{timed};
+                if (shapes.size() > 1) {
+                    again.push_back(shapes[1]);
+                }
+                const bool still = validate("post", again, {Distribution::Normal}, trials);
+                m_stages.lap("recheck_s");
+                if (still) {
+                    const double s = tr.ratio.median;
+                    char msg[256];
+                    if (!tr.stable) {
+                        m_outcome.status = "unstable";
+                        std::snprintf(msg, sizeof msg,
+                                      "round medians spread %.1f%% (> %.0f%%) twice: do not act "
+                                      "on these numbers",
+                                      100 * tr.roundSpread, 100 * opts.maxRoundSpread);
+                    } else {
+                        std::snprintf(msg, sizeof msg,
+                                      "correct; %.3fx %s (%.4f ms vs %.4f ms), CI [%.3f, %.3f]", s,
+                                      m_selfCheck ? "itself (A/A self-check)" : "reference",
+                                      tr.candidateMedianMs, tr.referenceMedianMs, tr.ratio.lo,
+                                      tr.ratio.hi);
+                    }
+                    m_outcome.message = msg;
+                    m_outcome.suspicious = !m_selfCheck && s > 1.10;
+                }
+            }
+        }
+        if (!m_selfCheck) {
+            const std::vector<hooks::LaunchRecord> stray = hooks::strayLaunches();
+            if (!stray.empty()) {
+                m_violations.push_back(std::to_string(stray.size()) +
+                                       " launch(es) from a thread the harness did not start");
+                m_outcome.status = "rule_violation";
+                m_outcome.message = m_violations.back();
+            }
+            addCheck("launch_audit", m_violations.empty(),
+                     m_violations.empty()
+                         ? std::to_string(m_launchCount) +
+                               " launch(es) per call, all on the harness stream from the harness "
+                               "thread, no L2 access-policy window"
+                         : m_violations.front());
+        }
+    } catch (const RuleViolation& e) {
+        m_outcome.status = "rule_violation";
+        m_outcome.message = e.what();
+        addCheck("launch_audit", false, e.what());
+    } catch (const KernelTimeout& e) {
+        m_outcome.status = "timeout";
+        m_outcome.message = e.what();
+        m_outcome.error = json::Value::object();
+        m_outcome.error["stage"] = "run";
+        m_outcome.error["message"] = e.what();
+    } catch (const CudaFailure& e) {
+        m_outcome.status = "runtime_error";
+        m_outcome.message = e.what();
+        m_outcome.error = json::Value::object();
+        m_outcome.error["stage"] = "run";
+        m_outcome.error["message"] = e.what();
+        m_outcome.error["sticky"] = e.sticky;
+    } catch (const std::exception& e) {
+        m_outcome.status = "runtime_error";
+        m_outcome.message = e.what();
+        m_outcome.error = json::Value::object();
+        m_outcome.error["stage"] = "run";
+        m_outcome.error["message"] = e.what();
+    }
+    correctness["ok"] = m_outcome.status == "ok" || m_outcome.status == "unstable";
+    const tolerance::Bounds floor =
+        tolerance::floors(static_cast<int>(m_task.dtype("C")), static_cast<int>(m_task.accumulate),
+                          m_task.shape.dim("K"));
+    json::Value rule = json::Value::object();
+    rule["text"] = tolerance::describeRule(m_task.toleranceMultiple, floor);
+    rule["multiple"] = m_task.toleranceMultiple;
+    rule["floor_rel_fro"] = floor.relFro;
+    rule["floor_max_scaled"] = floor.maxScaled;
+    correctness["rule"] = rule;
+    correctness["trials"] = trials;
+    result["status"] = m_outcome.status;
+    result["message"] = m_outcome.message;
+    result["suspicious"] = m_outcome.suspicious;
+    if (m_props.major > 0) {
+        result["environment"] = environment();
+    }
+    result["correctness"] = correctness;
+    if (!timing.isNull()) {
+        result["timing"] = timing;
+    }
+    result["checks"] = m_checks;
+    if (!m_violations.empty()) {
+        json::Value v = json::Value::array();
+        for (const std::string& s : m_violations) {
+            v.push(s);
+        }
+        result["violations"] = v;
+    }
+    if (!m_outcome.error.isNull()) {
+        result["error"] = m_outcome.error;
+    }
+    m_stages.values["gpu_total_s"] =
+        std::chrono::duration<double>(Clock::now() - m_stages.start).count();
+    result["stages"] = m_stages.values;
+    return result;
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot read " + path);
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+int runOne(int argc, char** argv) {
+    std::string jobPath;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--job" && i + 1 < argc) {
+            jobPath = argv[++i];
+        } else if (a == "--result-fd" && i + 1 < argc) {
+            g_resultFd = std::atoi(argv[++i]);
+        }
+    }
+    // Die with the supervisor, even if it is killed without a chance to clean up.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) {
+        return 1;
+    }
+    if (fcntl(g_resultFd, F_GETFD) == -1) {
+        g_resultFd = STDOUT_FILENO;
+    }
+    if (jobPath.empty()) {
+        std::fprintf(stderr, "usage: kevolve-harness run-one --job JOB.json [--result-fd N]\n");
+        return 2;
+    }
+    std::atexit(onExit);
+    json::Value result;
+    try {
+        const json::Value job = json::parse(readFile(jobPath));
+        const json::Value* taskJson = job.find("task");
+        if (!taskJson) {
+            throw std::runtime_error("job has no task");
+        }
+        const Task task = parseTask(*taskJson);
+        if (task.op != "gemm") {
+            throw std::runtime_error("op '" + task.op +
+                                     "' has no GPU implementation in this harness");
+        }
+        Evaluation eval(job, task);
+        result = eval.run();
+    } catch (const std::exception& e) {
+        result = json::Value::object();
+        result["type"] = "result";
+        result["status"] = "runtime_error";
+        result["message"] = std::string("harness child failed: ") + e.what();
+    }
+    writeLine(result);
+    g_resultWritten = true;
+    return 0;
+}
+
+} // namespace kev::gpu

@@ -1,0 +1,110 @@
+#pragma once
+// Paired timing of a candidate against the reference, in one place (like nvbench's measure_cold):
+// per sample, fresh inputs, a poisoned output, an L2 flush and persisting-L2 reset outside the
+// event window, a blocking kernel so that the entry point's host work is not timed, CUDA events on
+// the harness stream, and a full-output check afterwards. Samples are ABBA quads; a round stops at
+// the target interval half-width or its time budget; three rounds must agree.
+#include "gemm_bench.h"
+#include "json.h"
+#include "nvml.h"
+#include "stats.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kev::gpu {
+
+struct TimingOptions {
+    int rounds = 3;
+    double budgetSeconds = 3.0; // all rounds together
+    double targetHalfWidth = 0.005;
+    double maxRoundSpread = 0.15;
+    int warmupQuads = 2;
+    double kernelTimeoutSeconds = 10.0;
+    double checkBound = 0.0; // per-sample output check: relative error allowed
+    uint64_t seed = 0;
+};
+
+struct QuadRecord {
+    int round = 0;
+    int index = 0;
+    bool warmup = false;
+    int inputSet = 0;
+    double c[2] = {0, 0};
+    double r[2] = {0, 0};
+    double checkCandidate = 0;
+    double checkReference = 0;
+    unsigned smMhz = 0, memMhz = 0;
+    unsigned long long reasons = 0;
+    bool discarded = false;
+    std::string why;
+    double ratio() const { return (r[0] + r[1]) / (c[0] + c[1]); }
+};
+
+struct RoundResult {
+    stats::Interval interval;
+    stats::StopReason stoppedBy = stats::StopReason::None;
+    double seconds = 0;
+};
+
+struct TimingResult {
+    bool stable = true;
+    int reruns = 0;
+    stats::Interval ratio; // over every kept quad of the accepted rounds
+    double candidateMedianMs = 0;
+    double referenceMedianMs = 0;
+    double roundSpread = 0;
+    std::vector<RoundResult> rounds;
+    std::vector<QuadRecord> quads;
+    int discarded = 0;
+    // Set when a timed output failed its check: the evaluation is then `incorrect`.
+    std::optional<std::string> failedCheck;
+    size_t flushBytes = 0;
+    bool persistingResetSupported = true;
+    json::Value toJson(double flops) const;
+};
+
+// Thrown when one launch does not finish within kernelTimeoutSeconds.
+struct KernelTimeout : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Waits for `event` with a deadline; throws KernelTimeout naming `what`.
+void waitFor(cudaEvent_t event, double timeoutSeconds, const char* what);
+
+class Timer {
+public:
+    // `candidate(set)` enqueues the candidate on the harness stream for input set `set` (and
+    // throws on a rule or launch failure); `reference(set)` the reference.
+    using Launch = std::function<void(int set)>;
+
+    Timer(GemmBench& bench, cudaStream_t stream, const nvml::Device* nvmlDevice, size_t l2Bytes);
+    ~Timer();
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
+
+    TimingResult run(const Launch& candidate, const Launch& reference,
+                     const TimingOptions& options);
+
+private:
+    double sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
+                  const TimingOptions& options, double* check, bool* expired);
+    RoundResult runRound(int round, const Launch& candidate, const Launch& reference,
+                         const TimingOptions& options, double budget, TimingResult& result);
+
+    GemmBench& m_bench;
+    cudaStream_t m_stream;
+    const nvml::Device* m_nvml;
+    DeviceBuffer m_flush;
+    size_t m_flushBytes;
+    volatile int* m_flag = nullptr;
+    int* m_flagDevice = nullptr;
+    int* m_expired = nullptr;
+    cudaEvent_t m_start = nullptr, m_stop = nullptr;
+    uint64_t m_sampleCounter = 0;
+    bool m_persistingReset = true;
+};
+
+} // namespace kev::gpu

@@ -199,7 +199,7 @@ bool Process::start() {
     posix_spawnattr_init(&attr);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
+    posix_spawn_file_actions_adddup2(&actions, m_spec.mergeStderr ? outPipe[1] : errPipe[1], 2);
     if (m_spec.channel)
         posix_spawn_file_actions_adddup2(&actions, chanPipe[1], kChannelFd);
     if (!m_spec.cwd.empty())

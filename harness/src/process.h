@@ -20,6 +20,7 @@ struct Spec {
     bool inheritEnv = true;
     std::string cwd;              // empty: the supervisor's
     bool channel = false;         // an extra pipe the child writes on fd 3
+    bool mergeStderr = false;     // stderr into stdout, so a log keeps its order
     double timeoutS = 0;          // 0: no limit
     size_t maxCapture = 4u << 20; // per stream; the middle of longer output is dropped
     size_t maxChannelLine = 64u << 20;

@@ -61,6 +61,14 @@ TEST(Process, CapturesOutputAndExitCode) {
     EXPECT_FALSE(r.timedOut);
 }
 
+TEST(Process, MergedStderrKeepsOrder) {
+    Spec s = shell("echo 1; echo 2 >&2; echo 3");
+    s.mergeStderr = true;
+    const auto r = kev::process::run(s);
+    EXPECT_EQ(r.out, "1\n2\n3\n");
+    EXPECT_EQ(r.err, "");
+}
+
 TEST(Process, ReportsTheSignal) {
     const auto r = kev::process::run(shell("kill -SEGV $$"));
     EXPECT_FALSE(r.exited);

@@ -93,6 +93,9 @@ public:
     // family knows (e.g. warp tile follows block tile). Not filtered by constraints(): callers
     // filter for their task and device.
     virtual QVector<Strategy> neighbours(const Strategy& strategy) const;
+    // Sets the fields that follow from the knobs (warps from the block and warp tiles, mma, ...),
+    // so that a moved strategy is consistent. The default changes nothing.
+    virtual void normalize(Strategy& strategy) const;
     // The complete .cu file implementing harness/include/kevolve/abi.h for this configuration
     // only: constexpr parameters at the top, a header comment stating the strategy, no branches
     // for other configurations. Precondition: constraints(strategy, task, device) is empty.

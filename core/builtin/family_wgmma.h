@@ -1,0 +1,48 @@
+// Hopper GEMM through `wgmma.mma_async` (sm_90a): TMA loads of A and B tiles into a multi-stage
+// shared-memory ring with 128-byte swizzle, completing on mbarriers; one producer warpgroup and one
+// or two consumer warpgroups (setmaxnreg moves registers to the consumers); a persistent grid that
+// walks output tiles in row or grouped order; a bounded epilogue from registers. Row-major A is
+// K-major for wgmma, row-major B is N-major (the instruction's transpose bit for B).
+#ifndef KEV_BUILTIN_FAMILY_WGMMA_H
+#define KEV_BUILTIN_FAMILY_WGMMA_H
+
+#include "builtin/kernelfamily.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+namespace kev {
+
+// The knobs of one wgmma_tma configuration, as the generator reads them.
+struct WgmmaParams {
+    int blockM = 128; // 64 * consumer warpgroups * m64 slices per warpgroup (1 or 2)
+    int blockN = 256; // the wgmma N: 128, 192 or 256
+    int stages = 4;   // shared-memory ring depth, 3..6
+    int consumerWarpgroups = 2;
+    bool groupedRaster = true; // false: row-major tile order
+    int groupM = 8;            // tile rows per raster group when grouped
+
+    static WgmmaParams fromStrategy(const Strategy& strategy);
+    void applyTo(Strategy& strategy) const;
+
+    int mmaSlicesPerWarpgroup() const { return blockM / (64 * consumerWarpgroups); }
+    int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * blockN / 2; }
+    int threads() const { return 128 * (consumerWarpgroups + 1); }
+    // Dynamic shared memory of the kernel: the stage ring, the mbarriers and 1 KiB of alignment
+    // slack.
+    qint64 smemBytes() const;
+};
+
+// Why `params` cannot run `task` on `device`; empty when feasible. Each message names the knob.
+QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task, const DeviceInfo& device);
+
+// The complete candidate .cu file for this configuration (precondition: no constraint applies).
+QString generateWgmmaGemm(const WgmmaParams& params, const Task& task);
+
+std::unique_ptr<KernelFamily> makeWgmmaTmaFamily();
+
+} // namespace kev
+
+#endif // KEV_BUILTIN_FAMILY_WGMMA_H

@@ -1,0 +1,49 @@
+#include "builtin/family_mmasync.h"
+#include "builtin/kernelfamily.h"
+
+#if __has_include("builtin/family_wgmma.h")
+#include "builtin/family_wgmma.h"
+#define KEV_HAVE_WGMMA_FAMILY 1
+#endif
+
+namespace kev {
+
+FamilyRegistry::FamilyRegistry() {
+    m_families.push_back(std::make_unique<MmaSyncFamily>(false));
+    m_families.push_back(std::make_unique<MmaSyncFamily>(true));
+#ifdef KEV_HAVE_WGMMA_FAMILY
+    m_families.push_back(makeWgmmaTmaFamily());
+#endif
+}
+
+const FamilyRegistry& FamilyRegistry::instance() {
+    static const FamilyRegistry registry;
+    return registry;
+}
+
+QVector<const KernelFamily*> FamilyRegistry::families() const {
+    QVector<const KernelFamily*> out;
+    for (const auto& family : m_families)
+        out.append(family.get());
+    return out;
+}
+
+const KernelFamily* FamilyRegistry::find(const QString& id) const {
+    for (const auto& family : m_families) {
+        if (family->id() == id)
+            return family.get();
+    }
+    return nullptr;
+}
+
+QVector<const KernelFamily*> FamilyRegistry::supporting(const Task& task,
+                                                        const DeviceInfo& device) const {
+    QVector<const KernelFamily*> out;
+    for (const auto& family : m_families) {
+        if (family->supports(task, device))
+            out.append(family.get());
+    }
+    return out;
+}
+
+} // namespace kev

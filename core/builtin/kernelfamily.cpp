@@ -1,0 +1,79 @@
+#include "builtin/kernelfamily.h"
+
+using namespace Qt::StringLiterals;
+
+namespace kev {
+
+ParameterSpec paramsParameter(const QString& name, const QString& description,
+                              const QJsonArray& values) {
+    ParameterSpec spec{name, description, values, {}, {}};
+    spec.get = [name](const Strategy& s) { return s.params.value(name); };
+    spec.set = [name](Strategy& s, const QJsonValue& v) { s.params.insert(name, v); };
+    return spec;
+}
+
+namespace {
+
+qsizetype indexOfValue(const QJsonArray& values, const QJsonValue& v) {
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        const QJsonValue candidate = values.at(i);
+        if (candidate.isDouble() && v.isDouble() ? candidate.toDouble() == v.toDouble()
+                                                 : candidate == v)
+            return i;
+    }
+    return -1;
+}
+
+QString valueText(const QJsonValue& v) {
+    return v.isDouble() ? QString::number(v.toDouble()) : v.toVariant().toString();
+}
+
+} // namespace
+
+QJsonValue parameterValue(const ParameterSpec& spec, const Strategy& strategy) {
+    return spec.get ? spec.get(strategy) : QJsonValue(QJsonValue::Undefined);
+}
+
+std::optional<Strategy> stepParameter(const ParameterSpec& spec, const Strategy& strategy,
+                                      int steps) {
+    const QJsonValue current = parameterValue(spec, strategy);
+    const qsizetype at = indexOfValue(spec.values, current);
+    if (at < 0 || !spec.set)
+        return std::nullopt;
+    const qsizetype to = at + steps;
+    if (to < 0 || to >= spec.values.size())
+        return std::nullopt;
+    Strategy moved = strategy;
+    spec.set(moved, spec.values.at(to));
+    return moved;
+}
+
+QVector<Strategy> KernelFamily::neighbours(const Strategy& strategy) const {
+    QVector<Strategy> out;
+    const auto specs = parameters();
+    for (const ParameterSpec& spec : specs) {
+        for (int steps : {-1, 1}) {
+            auto moved = stepParameter(spec, strategy, steps);
+            if (!moved)
+                continue;
+            normalize(*moved);
+            moved->rationale =
+                u"%1 %2 -> %3"_s.arg(spec.name, valueText(parameterValue(spec, strategy)),
+                                     valueText(parameterValue(spec, *moved)));
+            out.append(*moved);
+        }
+    }
+    return out;
+}
+
+void KernelFamily::normalize(Strategy&) const {}
+
+QString configurationKey(const KernelFamily& family, const Strategy& strategy) {
+    QString key = family.id();
+    const auto specs = family.parameters();
+    for (const ParameterSpec& spec : specs)
+        key += u' ' + spec.name + u'=' + valueText(parameterValue(spec, strategy));
+    return key;
+}
+
+} // namespace kev

@@ -1,0 +1,126 @@
+// The client side of harness/PROTOCOL.md: starts `kevolve-harness serve` workers from launcher
+// commands (one per GPU host; "ssh host kevolve-harness serve" and "srun ... kevolve-harness serve"
+// work like a local one), frames JSON lines, matches events to requests by id, and recovers:
+// a line that is not protocol is skipped, a worker that dies is restarted and its requests are
+// retried once, a request that outlives its time-out kills its worker (a hung harness) and fails
+// as a time-out. Compiles of several requests may run in parallel on a worker; the harness
+// serialises GPU work itself, and every ratio comes from one worker's samples.
+//
+// Create it in the thread that uses it (its QProcess objects live there); nothing here blocks.
+#pragma once
+
+#include "deviceinfo.h"
+#include "evaluationreport.h"
+#include "task.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+class QProcess;
+class QTimer;
+
+namespace kev {
+
+class EvaluatorPool : public QObject {
+    Q_OBJECT
+public:
+    enum class Failure {
+        // The launcher command could not be started (no such program).
+        HarnessMissing,
+        // The worker died during the request twice, or could not be restarted.
+        WorkerDied,
+        // No result within the request time-out.
+        Timeout,
+        // The harness refused the request (bad_request, bad_task, unsupported_version, internal).
+        Refused,
+        // The harness answered with something that is not a valid report.
+        Protocol
+    };
+    Q_ENUM(Failure)
+
+    explicit EvaluatorPool(QObject* parent = nullptr);
+    ~EvaluatorPool() override;
+
+    // The default launcher: $KEVOLVE_HARNESS if set, else kevolve-harness next to this executable,
+    // else on PATH; always with " serve".
+    static QString defaultCommand();
+
+    // One worker per command; an empty list means defaultCommand().
+    void setCommands(const QStringList& commands);
+    QStringList commands() const;
+    void setRequestTimeoutMs(int ms) { m_requestTimeoutMs = ms; }
+    void setHelloTimeoutMs(int ms) { m_helloTimeoutMs = ms; }
+    // Consecutive restarts of one worker without a completed request before it is given up.
+    void setMaxRestarts(int restarts) { m_maxRestarts = restarts; }
+
+    // Starts the workers and greets them; devicesAvailable follows each hello.
+    void start();
+    bool isStarted() const { return m_started; }
+
+    // Queues an eval; returns the request id the signals carry.
+    QString evaluate(const Task& task, const QString& source, const QString& kernelName,
+                     const QJsonObject& options);
+    // Asks the harness to cancel; nothing more is emitted for the request.
+    void cancel(const QString& requestId);
+    // Cancels every request and kills every worker and its children now.
+    void killAll();
+    // Says goodbye to the workers and kills the ones that do not leave within a grace period.
+    void shutdown();
+
+    int pendingCount() const { return static_cast<int>(m_requests.size()); }
+    QVector<DeviceInfo> devices() const;
+    QString harnessVersion() const { return m_harnessVersion; }
+    // Lines from workers that were not protocol (counted, then skipped).
+    int garbageLines() const { return m_garbageLines; }
+
+signals:
+    void devicesAvailable(const QVector<kev::DeviceInfo>& devices, const QString& harnessVersion);
+    void progressAvailable(const QString& requestId, const QString& stage, const QString& message,
+                           double fraction);
+    void resultAvailable(const QString& requestId, const kev::EvaluationReport& report);
+    void evaluationFailed(const QString& requestId, kev::EvaluatorPool::Failure failure,
+                          const QString& message);
+    // Something about one worker a person should know (a restart, a skipped line, stderr).
+    void workerMessageAvailable(int worker, const QString& message);
+
+private:
+    struct Worker;
+    struct Request;
+
+    void spawn(Worker* worker);
+    void onStarted(Worker* worker);
+    void onOutput(Worker* worker);
+    void onLine(Worker* worker, const QByteArray& line);
+    void onExit(Worker* worker, const QString& why);
+    void onStartFailed(Worker* worker, const QString& why);
+    void send(Worker* worker, const QJsonObject& message);
+    void dispatch(Request* request);
+    void finishRequest(const QString& id);
+    void failRequest(const QString& id, Failure failure, const QString& message);
+    void onRequestTimeout(const QString& id);
+    void killWorker(Worker* worker);
+    Worker* pickWorker();
+
+    QStringList m_commands;
+    std::vector<std::unique_ptr<Worker>> m_workers;
+    std::map<QString, std::unique_ptr<Request>> m_requests;
+    int m_requestTimeoutMs = 900000;
+    int m_helloTimeoutMs = 120000;
+    int m_maxRestarts = 3;
+    int m_nextId = 1;
+    int m_garbageLines = 0;
+    bool m_started = false;
+    bool m_shuttingDown = false;
+    QString m_harnessVersion;
+};
+
+} // namespace kev
+
+Q_DECLARE_METATYPE(kev::EvaluatorPool::Failure)

@@ -11,10 +11,10 @@
 namespace kev::gpu {
 
 struct CudaFailure : std::runtime_error {
-    CudaFailure(const std::string& what, int code, bool sticky)
+    CudaFailure(const std::string& what, int errorCode, bool isSticky)
         : std::runtime_error(what)
-        , code(code)
-        , sticky(sticky) {}
+        , code(errorCode)
+        , sticky(isSticky) {}
     int code;
     bool sticky; // the context is unusable (illegal address, launch failure, ...)
 };

@@ -478,6 +478,15 @@ json::Value Evaluation::run() {
                 m_outcome.status = "rule_violation";
                 m_outcome.message = m_violations.back();
             }
+            if (m_violations.empty() && m_launchCount == 0 && m_outcome.status == "ok") {
+                // Correct output with no launch through the hooks: the work went through a path
+                // the audit cannot see (a library's own launcher, the driver API).
+                m_violations.push_back("the candidate produced its output without launching a "
+                                       "kernel through the CUDA runtime's launch calls (an "
+                                       "unaudited launch path, such as a library call)");
+                m_outcome.status = "rule_violation";
+                m_outcome.message = m_violations.back();
+            }
             addCheck("launch_audit", m_violations.empty(),
                      m_violations.empty()
                          ? std::to_string(m_launchCount) +
@@ -594,8 +603,10 @@ int runOne(int argc, char** argv) {
             throw std::runtime_error("op '" + task.op +
                                      "' has no GPU implementation in this harness");
         }
-        Evaluation eval(job, task);
-        result = eval.run();
+        // The evaluation is never destroyed: freeing device memory waits for the device, and a
+        // kernel that never ends would then keep the result from being written.
+        auto* eval = new Evaluation(job, task);
+        result = eval->run();
     } catch (const std::exception& e) {
         result = json::Value::object();
         result["type"] = "result";
@@ -604,7 +615,9 @@ int runOne(int argc, char** argv) {
     }
     writeLine(result);
     g_resultWritten = true;
-    return 0;
+    // Process exit tears the context down (and with it any kernel still running) without the
+    // runtime's own teardown, which would also wait for the device.
+    _exit(0);
 }
 
 } // namespace kev::gpu

@@ -640,13 +640,13 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         QString::number(params.blockM) + u'x' + QString::number(params.blockN) +
         QStringLiteral("x64 tile, ") + QString::number(params.stages) +
         QStringLiteral(" stages, ") + QString::number(params.consumerWarpgroups) +
-        QStringLiteral(" consumer warpgroup(s) of ") +
+        QStringLiteral(" consumer warpgroup(s) of\n// ") +
         QString::number(params.mmaSlicesPerWarpgroup()) + QStringLiteral(" m64n") +
         QString::number(params.blockN) + QStringLiteral("k16 slice(s), ") +
         (params.groupedRaster ? QStringLiteral("grouped raster (") +
                                     QString::number(params.groupM) + QStringLiteral(" tile rows)")
                               : QStringLiteral("row raster")) +
-        QStringLiteral(", persistent grid.\n// ") + task.a + u'*' + task.b + QStringLiteral("->") +
+        QStringLiteral(",\n// persistent grid; ") + task.a + u'*' + task.b + QStringLiteral("->") +
         task.c +
         QStringLiteral(", fp32 accumulate; TMA loads with 128-byte swizzle, mbarrier "
                        "pipeline,\n// producer/consumer warpgroups with setmaxnreg, "

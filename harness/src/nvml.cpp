@@ -1,253 +1,261 @@
 #include "nvml.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
-
-#include <cstring>
-#include <mutex>
 
 namespace kev::nvml {
 
 namespace {
 
-// The few NVML declarations the harness needs (stable C ABI of libnvidia-ml.so.1).
-using nvmlReturn_t = int;
-using nvmlDevice_t = void*;
-constexpr nvmlReturn_t kSuccess = 0;
-constexpr unsigned kClockGraphics = 0, kClockSm = 1, kClockMem = 2;
-constexpr unsigned kTemperatureGpu = 0;
+// The few NVML declarations the harness needs (nvml.h is not part of the CUDA toolkit on every
+// host, and the library is loaded at run time anyway).
+using Return = int;
+using Handle = void*;
+constexpr Return kSuccess = 0;
+constexpr int kClockSm = 1;
+constexpr int kClockMem = 2;
+constexpr int kTemperatureGpu = 0;
 
-struct MemoryInfo {
-    unsigned long long total, free, used;
+struct PciInfo {
+    char busIdLegacy[16];
+    unsigned domain;
+    unsigned bus;
+    unsigned device;
+    unsigned pciDeviceId;
+    unsigned pciSubSystemId;
+    char busId[32];
+};
+
+struct Memory {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
 };
 
 struct Api {
     void* lib = nullptr;
     std::string why;
-    nvmlReturn_t (*init)() = nullptr;
-    nvmlReturn_t (*count)(unsigned*) = nullptr;
-    nvmlReturn_t (*byIndex)(unsigned, nvmlDevice_t*) = nullptr;
-    nvmlReturn_t (*byBus)(const char*, nvmlDevice_t*) = nullptr;
-    nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
-    nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
-    nvmlReturn_t (*memory)(nvmlDevice_t, MemoryInfo*) = nullptr;
-    nvmlReturn_t (*cc)(nvmlDevice_t, int*, int*) = nullptr;
-    nvmlReturn_t (*clock)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
-    nvmlReturn_t (*maxClock)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
-    nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
-    nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
-    nvmlReturn_t (*powerLimit)(nvmlDevice_t, unsigned*) = nullptr;
-    nvmlReturn_t (*temperature)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
-    nvmlReturn_t (*driver)(char*, unsigned) = nullptr;
-    nvmlReturn_t (*pci)(nvmlDevice_t, void*) = nullptr;
+    Return (*init)() = nullptr;
+    const char* (*errorString)(Return) = nullptr;
+    Return (*systemGetDriverVersion)(char*, unsigned) = nullptr;
+    Return (*deviceGetCount)(unsigned*) = nullptr;
+    Return (*deviceGetHandleByIndex)(unsigned, Handle*) = nullptr;
+    Return (*deviceGetHandleByPciBusId)(const char*, Handle*) = nullptr;
+    Return (*deviceGetIndex)(Handle, unsigned*) = nullptr;
+    Return (*deviceGetName)(Handle, char*, unsigned) = nullptr;
+    Return (*deviceGetUUID)(Handle, char*, unsigned) = nullptr;
+    Return (*deviceGetPciInfo)(Handle, PciInfo*) = nullptr;
+    Return (*deviceGetMemoryInfo)(Handle, Memory*) = nullptr;
+    Return (*deviceGetCudaComputeCapability)(Handle, int*, int*) = nullptr;
+    Return (*deviceGetClockInfo)(Handle, int, unsigned*) = nullptr;
+    Return (*deviceGetMaxClockInfo)(Handle, int, unsigned*) = nullptr;
+    Return (*deviceGetEnforcedPowerLimit)(Handle, unsigned*) = nullptr;
+    Return (*deviceGetTemperature)(Handle, int, unsigned*) = nullptr;
+    Return (*deviceGetPowerUsage)(Handle, unsigned*) = nullptr;
+    Return (*deviceGetClockReasons)(Handle, unsigned long long*) = nullptr;
 };
 
-template <typename F> void bind(void* lib, F& f, const char* name) {
-    f = reinterpret_cast<F>(dlsym(lib, name));
+template <typename F> bool bind(void* lib, F& fn, const char* name) {
+    void* sym = ::dlsym(lib, name);
+    if (!sym)
+        return false;
+    fn = reinterpret_cast<F>(sym);
+    return true;
+}
+
+Api loadApi() {
+    Api api;
+    const char* override = std::getenv("KEVOLVE_NVML_LIBRARY");
+    const std::string file = override && *override ? override : "libnvidia-ml.so.1";
+    api.lib = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!api.lib) {
+        const char* err = ::dlerror();
+        api.why = "cannot load " + file + (err ? std::string(": ") + err : std::string());
+        return api;
+    }
+    bool ok =
+        bind(api.lib, api.init, "nvmlInit_v2") &&
+        bind(api.lib, api.errorString, "nvmlErrorString") &&
+        bind(api.lib, api.systemGetDriverVersion, "nvmlSystemGetDriverVersion") &&
+        bind(api.lib, api.deviceGetCount, "nvmlDeviceGetCount_v2") &&
+        bind(api.lib, api.deviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2") &&
+        bind(api.lib, api.deviceGetHandleByPciBusId, "nvmlDeviceGetHandleByPciBusId_v2") &&
+        bind(api.lib, api.deviceGetIndex, "nvmlDeviceGetIndex") &&
+        bind(api.lib, api.deviceGetName, "nvmlDeviceGetName") &&
+        bind(api.lib, api.deviceGetUUID, "nvmlDeviceGetUUID") &&
+        bind(api.lib, api.deviceGetPciInfo, "nvmlDeviceGetPciInfo_v3") &&
+        bind(api.lib, api.deviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo") &&
+        bind(api.lib, api.deviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability") &&
+        bind(api.lib, api.deviceGetClockInfo, "nvmlDeviceGetClockInfo") &&
+        bind(api.lib, api.deviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo") &&
+        bind(api.lib, api.deviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit") &&
+        bind(api.lib, api.deviceGetTemperature, "nvmlDeviceGetTemperature") &&
+        bind(api.lib, api.deviceGetPowerUsage, "nvmlDeviceGetPowerUsage");
+    // Drivers from 535 on call them "clocks event reasons"; older ones only know "throttle".
+    ok = ok &&
+         (bind(api.lib, api.deviceGetClockReasons, "nvmlDeviceGetCurrentClocksEventReasons") ||
+          bind(api.lib, api.deviceGetClockReasons, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    if (!ok) {
+        api.why = file + " lacks a function the harness needs (driver too old?)";
+        ::dlclose(api.lib);
+        api.lib = nullptr;
+        return api;
+    }
+    const Return rc = api.init();
+    if (rc != kSuccess) {
+        api.why = std::string("nvmlInit failed: ") + api.errorString(rc);
+        api.lib = nullptr;
+    }
+    return api;
 }
 
 const Api& api() {
-    static Api a;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        a.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!a.lib) {
-            const char* e = dlerror();
-            a.why = std::string("libnvidia-ml.so.1 not found (no NVIDIA driver): ") + (e ? e : "");
-            return;
-        }
-        bind(a.lib, a.init, "nvmlInit_v2");
-        bind(a.lib, a.count, "nvmlDeviceGetCount_v2");
-        bind(a.lib, a.byIndex, "nvmlDeviceGetHandleByIndex_v2");
-        bind(a.lib, a.byBus, "nvmlDeviceGetHandleByPciBusId_v2");
-        bind(a.lib, a.name, "nvmlDeviceGetName");
-        bind(a.lib, a.uuid, "nvmlDeviceGetUUID");
-        bind(a.lib, a.memory, "nvmlDeviceGetMemoryInfo");
-        bind(a.lib, a.cc, "nvmlDeviceGetCudaComputeCapability");
-        bind(a.lib, a.clock, "nvmlDeviceGetClockInfo");
-        bind(a.lib, a.maxClock, "nvmlDeviceGetMaxClockInfo");
-        bind(a.lib, a.reasons, "nvmlDeviceGetCurrentClocksEventReasons");
-        if (!a.reasons) {
-            bind(a.lib, a.reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-        }
-        bind(a.lib, a.power, "nvmlDeviceGetPowerUsage");
-        bind(a.lib, a.powerLimit, "nvmlDeviceGetEnforcedPowerLimit");
-        bind(a.lib, a.temperature, "nvmlDeviceGetTemperature");
-        bind(a.lib, a.driver, "nvmlSystemGetDriverVersion");
-        if (!a.init || !a.count || !a.byIndex) {
-            a.why = "libnvidia-ml.so.1 lacks nvmlInit_v2 / nvmlDeviceGetCount_v2";
-            a.lib = nullptr;
-            return;
-        }
-        const nvmlReturn_t rc = a.init();
-        if (rc != kSuccess) {
-            a.why = "nvmlInit_v2 failed with code " + std::to_string(rc);
-            a.lib = nullptr;
-        }
-    });
-    return a;
+    static const Api instance = loadApi();
+    return instance;
 }
 
-DeviceInfo describe(nvmlDevice_t h, int index) {
-    const Api& a = api();
-    DeviceInfo d;
-    d.index = index;
-    char buf[128];
-    if (a.name && a.name(h, buf, sizeof buf) == kSuccess) {
-        d.name = buf;
-    }
-    if (a.uuid && a.uuid(h, buf, sizeof buf) == kSuccess) {
-        d.uuid = buf;
-    }
-    MemoryInfo mem{};
-    if (a.memory && a.memory(h, &mem) == kSuccess) {
-        d.memoryBytes = mem.total;
-    }
-    if (a.cc) {
-        a.cc(h, &d.ccMajor, &d.ccMinor);
-    }
-    if (a.clock) {
-        a.clock(h, kClockSm, &d.smMhz);
-        a.clock(h, kClockMem, &d.memMhz);
-    }
-    if (a.maxClock) {
-        a.maxClock(h, kClockSm, &d.smMaxMhz);
-        a.maxClock(h, kClockMem, &d.memMaxMhz);
-    }
-    unsigned mw = 0;
-    if (a.powerLimit && a.powerLimit(h, &mw) == kSuccess) {
-        d.powerLimitW = mw / 1000;
-    }
-    if (a.temperature) {
-        a.temperature(h, kTemperatureGpu, &d.temperatureC);
-    }
-    (void)kClockGraphics;
-    return d;
+std::string text(Return (*fn)(Handle, char*, unsigned), Handle h) {
+    char buf[256] = {};
+    if (fn(h, buf, sizeof buf) != kSuccess)
+        return {};
+    return buf;
 }
 
 } // namespace
 
 bool available(std::string* why) {
     const Api& a = api();
-    if (!a.lib && why) {
+    if (!a.lib && why)
         *why = a.why;
-    }
     return a.lib != nullptr;
+}
+
+std::string driverVersion() {
+    if (!available())
+        return {};
+    char buf[96] = {};
+    if (api().systemGetDriverVersion(buf, sizeof buf) != kSuccess)
+        return {};
+    return buf;
 }
 
 std::vector<DeviceInfo> devices(std::string* error) {
     std::vector<DeviceInfo> out;
-    const Api& a = api();
-    if (!a.lib) {
-        if (error) {
-            *error = a.why;
-        }
+    if (!available(error))
+        return out;
+    unsigned count = 0;
+    const Return rc = api().deviceGetCount(&count);
+    if (rc != kSuccess) {
+        if (error)
+            *error = std::string("nvmlDeviceGetCount failed: ") + api().errorString(rc);
         return out;
     }
-    unsigned n = 0;
-    if (a.count(&n) != kSuccess) {
-        if (error) {
-            *error = "nvmlDeviceGetCount_v2 failed";
-        }
-        return out;
-    }
-    for (unsigned i = 0; i < n; ++i) {
-        nvmlDevice_t h = nullptr;
-        if (a.byIndex(i, &h) == kSuccess) {
-            out.push_back(describe(h, static_cast<int>(i)));
-        }
+    for (unsigned i = 0; i < count; ++i) {
+        if (auto d = Device::openByIndex(static_cast<int>(i)))
+            out.push_back(d->info());
     }
     return out;
 }
 
-std::string driverVersion() {
-    const Api& a = api();
-    char buf[96] = {0};
-    if (a.lib && a.driver && a.driver(buf, sizeof buf) == kSuccess) {
-        return buf;
-    }
-    return {};
-}
-
 std::optional<Device> Device::openByPciBusId(const std::string& busId) {
-    const Api& a = api();
-    nvmlDevice_t h = nullptr;
-    if (!a.lib || !a.byBus || a.byBus(busId.c_str(), &h) != kSuccess) {
+    if (!available())
         return std::nullopt;
-    }
-    Device d;
-    d.m_handle = h;
-    return d;
+    Handle h = nullptr;
+    if (api().deviceGetHandleByPciBusId(busId.c_str(), &h) != kSuccess)
+        return std::nullopt;
+    unsigned index = 0;
+    api().deviceGetIndex(h, &index);
+    return Device(h, static_cast<int>(index));
 }
 
 std::optional<Device> Device::openByIndex(int index) {
-    const Api& a = api();
-    nvmlDevice_t h = nullptr;
-    if (!a.lib || a.byIndex(static_cast<unsigned>(index), &h) != kSuccess) {
+    if (!available() || index < 0)
         return std::nullopt;
-    }
-    Device d;
-    d.m_handle = h;
-    d.m_index = index;
-    return d;
+    Handle h = nullptr;
+    if (api().deviceGetHandleByIndex(static_cast<unsigned>(index), &h) != kSuccess)
+        return std::nullopt;
+    return Device(h, index);
 }
 
 ClockSample Device::sample() const {
-    const Api& a = api();
     ClockSample s;
-    if (!a.lib || !a.clock) {
-        return s;
-    }
-    s.ok = a.clock(m_handle, kClockSm, &s.smMhz) == kSuccess;
-    a.clock(m_handle, kClockMem, &s.memMhz);
-    if (a.reasons) {
-        a.reasons(m_handle, &s.reasons);
-    }
-    if (a.temperature) {
-        a.temperature(m_handle, kTemperatureGpu, &s.temperatureC);
-    }
-    if (a.power) {
-        a.power(m_handle, &s.powerMw);
-    }
+    const Api& a = api();
+    s.ok = a.deviceGetClockInfo(m_handle, kClockSm, &s.smMhz) == kSuccess &&
+           a.deviceGetClockInfo(m_handle, kClockMem, &s.memMhz) == kSuccess &&
+           a.deviceGetClockReasons(m_handle, &s.reasons) == kSuccess;
+    a.deviceGetTemperature(m_handle, kTemperatureGpu, &s.temperatureC);
+    a.deviceGetPowerUsage(m_handle, &s.powerMw);
     return s;
 }
 
 DeviceInfo Device::info() const {
-    return describe(m_handle, m_index);
+    const Api& a = api();
+    DeviceInfo d;
+    d.index = m_index;
+    d.name = text(a.deviceGetName, m_handle);
+    d.uuid = text(a.deviceGetUUID, m_handle);
+    PciInfo pci{};
+    if (a.deviceGetPciInfo(m_handle, &pci) == kSuccess)
+        d.pciBusId = pci.busId;
+    Memory mem{};
+    if (a.deviceGetMemoryInfo(m_handle, &mem) == kSuccess)
+        d.memoryBytes = mem.total;
+    a.deviceGetCudaComputeCapability(m_handle, &d.ccMajor, &d.ccMinor);
+    a.deviceGetClockInfo(m_handle, kClockSm, &d.smMhz);
+    a.deviceGetClockInfo(m_handle, kClockMem, &d.memMhz);
+    a.deviceGetMaxClockInfo(m_handle, kClockSm, &d.smMaxMhz);
+    a.deviceGetMaxClockInfo(m_handle, kClockMem, &d.memMaxMhz);
+    unsigned milliwatts = 0;
+    if (a.deviceGetEnforcedPowerLimit(m_handle, &milliwatts) == kSuccess)
+        d.powerLimitW = milliwatts / 1000;
+    a.deviceGetTemperature(m_handle, kTemperatureGpu, &d.temperatureC);
+    return d;
 }
 
-namespace {
-struct ReasonBit {
-    unsigned long long bit;
-    const char* name;
-    bool disqualifying;
-};
-// nvmlClocksEventReason* bit values.
-constexpr ReasonBit kReasons[] = {
-    {0x1ull, "gpu_idle", false},         {0x2ull, "applications_clocks", false},
-    {0x4ull, "sw_power_cap", false},     {0x8ull, "hw_slowdown", true},
-    {0x10ull, "sync_boost", false},      {0x20ull, "sw_thermal", true},
-    {0x40ull, "hw_thermal", true},       {0x80ull, "hw_power_brake", true},
-    {0x100ull, "display_clocks", false},
-};
-} // namespace
-
 std::vector<std::string> reasonNames(unsigned long long reasons) {
-    std::vector<std::string> out;
-    for (const ReasonBit& r : kReasons) {
-        if (reasons & r.bit) {
-            out.emplace_back(r.name);
-        }
+    static const std::pair<unsigned long long, const char*> kNames[] = {
+        {0x1, "gpu_idle"},    {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
+        {0x8, "hw_slowdown"}, {0x10, "sync_boost"},         {0x20, "sw_thermal"},
+        {0x40, "hw_thermal"}, {0x80, "hw_power_brake"},     {0x100, "display_clocks"},
+    };
+    std::vector<std::string> names;
+    unsigned long long known = 0;
+    for (const auto& [bit, name] : kNames) {
+        known |= bit;
+        if (reasons & bit)
+            names.emplace_back(name);
     }
-    return out;
+    if (reasons & ~known) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "0x%llx", reasons & ~known);
+        names.emplace_back(buf);
+    }
+    return names;
 }
 
 bool disqualifying(unsigned long long reasons) {
-    for (const ReasonBit& r : kReasons) {
-        if (r.disqualifying && (reasons & r.bit)) {
-            return true;
-        }
-    }
-    return false;
+    constexpr unsigned long long kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40,
+                                 kHwPowerBrake = 0x80;
+    return (reasons & (kHwSlowdown | kSwThermal | kHwThermal | kHwPowerBrake)) != 0;
+}
+
+json::Value toJson(const DeviceInfo& info) {
+    json::Value v = json::Value::object();
+    v["index"] = info.index;
+    v["name"] = info.name;
+    v["uuid"] = info.uuid;
+    v["pci_bus_id"] = info.pciBusId;
+    v["cc"] = std::to_string(info.ccMajor) + "." + std::to_string(info.ccMinor);
+    v["memory_bytes"] = info.memoryBytes;
+    json::Value& clocks = v["clocks_mhz"];
+    clocks["sm"] = info.smMhz;
+    clocks["mem"] = info.memMhz;
+    clocks["sm_max"] = info.smMaxMhz;
+    clocks["mem_max"] = info.memMaxMhz;
+    v["power_limit_w"] = info.powerLimitW;
+    v["temperature_c"] = info.temperatureC;
+    return v;
 }
 
 } // namespace kev::nvml

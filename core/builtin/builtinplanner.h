@@ -1,0 +1,71 @@
+// The built-in Planning agent. First plan: the family the roofline and the task's dtypes call for,
+// at its default point. Later plans: the review's suggested parameter moves applied to the parent,
+// then a bandit over families (prior beliefs from the knowledge base, replaced by measured
+// speed-ups) and evolutionary mutation of the parent's parameters. A configuration already
+// measured is never proposed again. Every strategy carries its rationale.
+#ifndef KEV_BUILTIN_BUILTINPLANNER_H
+#define KEV_BUILTIN_BUILTINPLANNER_H
+
+#include "agents.h"
+
+#include <QHash>
+#include <QRandomGenerator>
+#include <QSet>
+
+namespace kev {
+
+class KernelFamily;
+
+// The search, usable without the agent object (tests).
+class PlannerSearch {
+public:
+    explicit PlannerSearch(quint32 seed = 20240607);
+
+    // The next strategy for the context, or nullopt with *error saying why none is left.
+    std::optional<Strategy> next(const AgentContext& context, QString* error);
+
+    // Marks a configuration as measured with a score (speed-up, 0 = correct but untimed, -1 =
+    // failed); next() then never proposes it again.
+    void record(const Strategy& strategy, double score);
+    bool isMeasured(const Strategy& strategy) const;
+
+private:
+    struct Proposal {
+        int iteration;
+        int beamIndex;
+        Strategy strategy;
+    };
+    void learnFromHistory(const AgentContext& context);
+    std::optional<Strategy> firstPlan(const AgentContext& context, QString* error);
+    std::optional<Strategy> fromFeedback(const AgentContext& context, const Strategy& parent);
+    const KernelFamily* chooseFamily(const AgentContext& context, QString* why);
+    std::optional<Strategy> explore(const AgentContext& context, const KernelFamily& family,
+                                    const Strategy& base);
+    bool usable(const KernelFamily& family, const Strategy& s, const AgentContext& context) const;
+    QString key(const Strategy& s) const;
+
+    QHash<QString, double> m_scores;         // configuration key -> score
+    QHash<QString, Strategy> m_bestByFamily; // family id -> best measured strategy
+    QHash<QString, double> m_bestScore;      // family id -> best score
+    QHash<QString, int> m_tries;             // family id -> configurations measured
+    QSet<QString> m_pending;                 // proposed, not yet measured
+    QVector<Proposal> m_proposals;
+    QRandomGenerator m_rng;
+};
+
+class BuiltinPlanner : public Planner {
+    Q_OBJECT
+public:
+    explicit BuiltinPlanner(QObject* parent = nullptr);
+
+    void plan(const kev::AgentContext& context) override;
+    void cancel() override;
+
+private:
+    PlannerSearch m_search;
+    quint64 m_request = 0;
+};
+
+} // namespace kev
+
+#endif // KEV_BUILTIN_BUILTINPLANNER_H

@@ -1,0 +1,316 @@
+#include "builtin/builtinreviewer.h"
+
+#include "builtin/kernelfamily.h"
+
+#include <QJsonArray>
+#include <QMetaObject>
+#include <QPointer>
+
+using namespace Qt::StringLiterals;
+
+namespace kev {
+
+namespace {
+
+// Thresholds of the rules. Sources: the CUDA best-practices rules of thumb (a shared-memory
+// instruction ideally costs one wavefront; occupancy below ~25% leaves latency exposed when a
+// kernel has no other latency hiding).
+constexpr double kNearFloorPercent = 85.0;
+constexpr double kNearReferenceSpeedup = 0.97;
+constexpr double kWavefrontsPerRequestHigh = 1.5;
+constexpr double kLowOccupancy = 0.20;
+constexpr double kDramBusyPercent = 70.0;
+constexpr double kTensorIdlePercent = 40.0;
+constexpr int kManyRegisters = 168;
+
+struct Move {
+    QString param;
+    int step;
+    QString why;
+};
+
+QJsonArray movesJson(const QVector<Move>& moves) {
+    QJsonArray out;
+    for (const Move& m : moves)
+        out.append(QJsonObject{{u"param"_s, m.param}, {u"step"_s, m.step}, {u"why"_s, m.why}});
+    return out;
+}
+
+QString firstLines(const QString& text, int lines) {
+    QStringList kept;
+    const QStringList all = text.split(u'\n', Qt::SkipEmptyParts);
+    for (const QString& line : all) {
+        if (line.contains(u"error"_s, Qt::CaseInsensitive))
+            kept << line.trimmed();
+        if (kept.size() >= lines)
+            break;
+    }
+    if (kept.isEmpty() && !all.isEmpty())
+        kept << all.first().trimmed();
+    return kept.join(u"\n"_s);
+}
+
+// Whether the source is exactly what the built-in coder writes for the strategy. Then coding
+// again cannot change anything, so a failure is the plan's to fix (move elsewhere); otherwise a
+// person or another coder wrote it and the implementation is to blame.
+bool isBuiltinSource(const Strategy& strategy, const Task& task, const QString& source) {
+    const KernelFamily* family = FamilyRegistry::instance().find(strategy.family);
+    return family && family->generate(strategy, task) == source;
+}
+
+// Named warp stalls and their usual remedies, as parameter moves.
+QVector<Move> stallRemedy(const QString& stall) {
+    if (stall == u"long_scoreboard")
+        return {{u"stages"_s, 1, u"global loads not hidden: deepen the pipeline"_s}};
+    if (stall == u"barrier")
+        return {{u"blockK"_s, 1, u"warps wait at __syncthreads: more work per barrier"_s}};
+    if (stall == u"mio_throttle" || stall == u"short_scoreboard")
+        return {{u"smemLayout"_s, 1, u"shared-memory queue full: remove bank conflicts"_s},
+                {u"warpN"_s, 1, u"more MMAs per fragment load"_s}};
+    if (stall == u"math_pipe_throttle")
+        return {{u"warpM"_s, -1, u"math pipe saturated by few warps: spread over more warps"_s}};
+    if (stall == u"not_selected")
+        return {{u"warpN"_s, 1, u"too many eligible warps: larger warp tiles"_s}};
+    return {};
+}
+
+} // namespace
+
+QJsonObject candidateMetrics(const EvaluationReport& report) {
+    // Expected shape (the profiling stage, DESIGN.md §3 step 4):
+    //   "profile": {"candidate": {"metrics": {"achieved_occupancy": 0.2,
+    //       "smem_wavefronts_per_request": 1.0, "dram_throughput_pct": 35, "tensor_pipe_pct": 60,
+    //       "fma_pipe_pct": 5, "l2_hit_rate_pct": 80, "local_memory_bytes": 0},
+    //     "warp_stalls": {"long_scoreboard": 0.3, "barrier": 0.1, ...}}}
+    const QJsonObject candidate =
+        report.raw.value(u"profile"_s).toObject().value(u"candidate"_s).toObject();
+    QJsonObject out;
+    const QJsonObject metrics = candidate.value(u"metrics"_s).toObject();
+    for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+        if (it->isDouble())
+            out.insert(it.key(), *it);
+    }
+    const QJsonObject stalls = candidate.value(u"warp_stalls"_s).toObject();
+    for (auto it = stalls.begin(); it != stalls.end(); ++it) {
+        if (it->isDouble())
+            out.insert(u"stall_"_s + it.key(), *it);
+    }
+    return out;
+}
+
+ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strategy,
+                            const QString& source, const EvaluationReport& report) {
+    ReviewFeedback fb;
+    fb.status = EvaluationReport::statusToString(report.status);
+    fb.compileOk = report.compileOk;
+    fb.correct = report.isCorrect();
+    if (report.timed) {
+        fb.timeMs = report.medianMs;
+        fb.referenceMs = report.referenceMs;
+        fb.speedup = report.speedup;
+    }
+    fb.percentOfFloor = report.percentOfFloor;
+
+    const bool generated = isBuiltinSource(strategy, context.task, source);
+    const QString failureBlame = generated ? u"strategy"_s : u"implementation"_s;
+    const QString parentText =
+        context.parentStrategy
+            ? u"revert to the parent (%1)"_s.arg(context.parentStrategy->summary())
+            : u"start again from the family's default"_s;
+    QJsonObject evidence{{u"generated_by_builtin"_s, generated}};
+    QVector<Move> moves;
+
+    switch (report.status) {
+    case EvaluationReport::Status::CompileError:
+        fb.bottleneckId = u"compile_error"_s;
+        fb.bottleneckText = u"The kernel does not compile: "_s + firstLines(report.compileLog, 1);
+        fb.suggestions << (generated
+                               ? u"The template failed for this point: pick another "
+                                 "configuration and report the template bug."_s
+                               : u"Fix the compile error: "_s + firstLines(report.compileLog, 3));
+        fb.blame = failureBlame;
+        evidence.insert(u"compile_log_head"_s, firstLines(report.compileLog, 5));
+        break;
+    case EvaluationReport::Status::RuleViolation:
+        fb.bottleneckId = u"rule_violation"_s;
+        fb.bottleneckText = u"The referee refused the kernel: "_s + report.violations.join(u"; "_s);
+        fb.suggestions << u"Remove the forbidden calls or symbols; only launches on the given "
+                          "stream are allowed."_s;
+        fb.blame = u"implementation"_s;
+        evidence.insert(u"violations"_s, QJsonArray::fromStringList(report.violations));
+        break;
+    case EvaluationReport::Status::RuntimeError:
+    case EvaluationReport::Status::Timeout:
+        fb.bottleneckId =
+            report.status == EvaluationReport::Status::Timeout ? u"timeout"_s : u"runtime_error"_s;
+        fb.bottleneckText = u"The kernel failed at run time (%1): %2"_s.arg(
+            report.errorStage,
+            report.errorMessage.isEmpty() ? report.message : report.errorMessage);
+        fb.suggestions << parentText + u"; check launch bounds, shared-memory size and "
+                                       "out-of-range addresses."_s;
+        fb.blame = failureBlame;
+        break;
+    case EvaluationReport::Status::Incorrect:
+        fb.bottleneckId = u"incorrect"_s;
+        fb.bottleneckText =
+            u"Wrong results (%1 of %2 trials passed, worst error %3x the bound%4)."_s
+                .arg(report.correctness.passed)
+                .arg(report.correctness.trials)
+                .arg(report.correctness.worstMargin, 0, 'g', 3)
+                .arg(report.correctness.firstFailure.isEmpty()
+                         ? QString()
+                         : u"; first failure: "_s + report.correctness.firstFailure);
+        fb.suggestions << parentText + u": this configuration is not trusted."_s;
+        if (!generated)
+            fb.suggestions << u"Check tile tails (rows past M, columns past N, k past K) and the "
+                              "fragment index math."_s;
+        fb.blame = failureBlame;
+        evidence.insert(u"revert_to_parent"_s, true);
+        break;
+    case EvaluationReport::Status::Unstable:
+        fb.bottleneckId = u"unstable"_s;
+        fb.bottleneckText = u"Timing rounds disagree; nobody acts on these numbers."_s;
+        fb.suggestions << u"Measure again on a quiet GPU."_s;
+        fb.blame = u"none"_s;
+        break;
+    case EvaluationReport::Status::NoDevice:
+        fb.bottleneckId = u"no_device"_s;
+        fb.bottleneckText = u"No CUDA device: the kernel was not run."_s;
+        fb.blame = u"none"_s;
+        break;
+    case EvaluationReport::Status::Ok:
+        break;
+    }
+    if (report.status != EvaluationReport::Status::Ok) {
+        evidence.insert(u"moves"_s, movesJson(moves));
+        fb.evidence = evidence;
+        return fb;
+    }
+
+    // Correct: find the bottleneck, strongest evidence first.
+    fb.blame = u"strategy"_s;
+    const QJsonObject metrics = candidateMetrics(report);
+    evidence.insert(u"metrics"_s, metrics);
+    const qint64 spills = report.totalSpillBytes();
+    const int registers = report.maxRegisters();
+    evidence.insert(u"spill_bytes"_s, spills);
+    evidence.insert(u"registers"_s, registers);
+    const double speedup = report.timed ? report.speedup : 0.0;
+    const auto metric = [&metrics](const char16_t* name) {
+        return metrics.value(QString::fromUtf16(name)).toDouble(-1.0);
+    };
+
+    if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
+        speedup >= kNearReferenceSpeedup) {
+        fb.bottleneckId = u"near_floor"_s;
+        fb.bottleneckText =
+            report.percentOfFloor
+                ? u"At %1% of the roofline floor and %2x the reference: little is "
+                  "left to gain."_s.arg(*report.percentOfFloor, 0, 'f', 1)
+                      .arg(speedup, 0, 'f', 3)
+                : u"At %1x the reference: little is left to gain."_s.arg(speedup, 0, 'f', 3);
+        fb.suggestions << u"Stop, or try only fine moves (raster, stages)."_s;
+        evidence.insert(u"stop"_s, true);
+        moves << Move{u"raster"_s, 1, u"fine move"_s} << Move{u"stages"_s, 1, u"fine move"_s};
+    } else if (spills > 0) {
+        fb.bottleneckId = u"register_spills"_s;
+        fb.bottleneckText =
+            u"ptxas spills %1 bytes to local memory (%2 registers)."_s.arg(spills).arg(registers);
+        fb.suggestions << u"Use fewer registers: a smaller warp tile or fewer stages."_s;
+        moves << Move{u"warpN"_s, -1, u"fewer accumulators per thread"_s}
+              << Move{u"warpM"_s, -1, u"fewer accumulators per thread"_s}
+              << Move{u"stages"_s, -1, u"fewer addresses in flight"_s};
+    } else if (metric(u"smem_wavefronts_per_request") > kWavefrontsPerRequestHigh) {
+        fb.bottleneckId = u"smem_bank_conflicts"_s;
+        fb.bottleneckText = u"%1 shared-memory wavefronts per request: bank conflicts."_s.arg(
+            metric(u"smem_wavefronts_per_request"), 0, 'f', 2);
+        fb.suggestions << u"Pad or swizzle the shared-memory tiles."_s;
+        moves << Move{u"smemLayout"_s, strategy.smemLayout == u"swizzled" ? -1 : 1,
+                      u"change the bank mapping"_s};
+    } else if (metric(u"achieved_occupancy") >= 0 &&
+               metric(u"achieved_occupancy") < kLowOccupancy && registers >= kManyRegisters) {
+        fb.bottleneckId = u"low_occupancy"_s;
+        fb.bottleneckText = u"Occupancy %1 with %2 registers per thread."_s
+                                .arg(metric(u"achieved_occupancy"), 0, 'f', 2)
+                                .arg(registers);
+        fb.suggestions << u"Smaller warp tile or fewer stages to fit more warps."_s;
+        moves << Move{u"warpN"_s, -1, u"fewer registers per thread"_s}
+              << Move{u"stages"_s, -1, u"less shared memory per block"_s};
+    } else if (metric(u"dram_throughput_pct") >= kDramBusyPercent &&
+               metric(u"tensor_pipe_pct") >= 0 && metric(u"tensor_pipe_pct") < kTensorIdlePercent) {
+        fb.bottleneckId = u"memory_bound"_s;
+        fb.bottleneckText = u"DRAM %1% busy while the tensor pipe is %2% busy: too little reuse."_s
+                                .arg(metric(u"dram_throughput_pct"), 0, 'f', 0)
+                                .arg(metric(u"tensor_pipe_pct"), 0, 'f', 0);
+        fb.suggestions << u"Larger block tiles and a grouped raster for L2 reuse."_s;
+        moves << Move{u"blockN"_s, 1, u"more reuse of each A byte"_s}
+              << Move{u"blockM"_s, 1, u"more reuse of each B byte"_s}
+              << Move{u"raster"_s, 1, u"L2 reuse between neighbouring blocks"_s};
+    } else {
+        QString worstStall;
+        double worst = 0;
+        for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+            if (it.key().startsWith(u"stall_"_s) && it->toDouble() > worst) {
+                worst = it->toDouble();
+                worstStall = it.key().mid(6);
+            }
+        }
+        const QVector<Move> remedy = stallRemedy(worstStall);
+        if (!remedy.isEmpty()) {
+            fb.bottleneckId = u"stall_"_s + worstStall;
+            fb.bottleneckText = u"Warps mostly stall on %1 (%2 of samples)."_s.arg(worstStall)
+                                    .arg(worst, 0, 'f', 2);
+            for (const Move& m : remedy)
+                fb.suggestions << m.why;
+            moves << remedy;
+        } else {
+            // Timing only: judge against the parent and propose the moves that usually pay.
+            const std::optional<double> parentSpeedup =
+                context.parentReport && context.parentReport->timed
+                    ? std::optional<double>(context.parentReport->speedup)
+                    : std::nullopt;
+            fb.bottleneckId = u"timing_only"_s;
+            fb.bottleneckText =
+                parentSpeedup
+                    ? u"%1x the reference (parent %2x); no profiler metrics."_s
+                          .arg(speedup, 0, 'f', 3)
+                          .arg(*parentSpeedup, 0, 'f', 3)
+                    : u"%1x the reference; no profiler metrics."_s.arg(speedup, 0, 'f', 3);
+            fb.suggestions << u"Explore neighbouring tiles, pipeline depth and layout."_s;
+            if (parentSpeedup)
+                evidence.insert(u"parent_speedup"_s, *parentSpeedup);
+            evidence.insert(u"improved"_s, !parentSpeedup || speedup > *parentSpeedup);
+        }
+    }
+    evidence.insert(u"moves"_s, movesJson(moves));
+    fb.evidence = evidence;
+    return fb;
+}
+
+BuiltinReviewer::BuiltinReviewer(QObject* parent)
+    : Reviewer(parent) {}
+
+void BuiltinReviewer::review(const AgentContext& context, const Strategy& strategy,
+                             const QString& source, const EvaluationReport& report) {
+    const quint64 request = ++m_request;
+    const ReviewFeedback fb = reviewReport(context, strategy, source, report);
+    AgentTurn turn;
+    turn.role = u"reviewer"_s;
+    turn.backend = u"builtin"_s;
+    turn.prompt = u"report status %1: %2"_s.arg(fb.status, report.message);
+    turn.reply = fb.bottleneckId + u": "_s + fb.bottleneckText;
+    // Results arrive by signal after the call returns, like every other backend's.
+    QMetaObject::invokeMethod(
+        this,
+        [this, request, fb, turn] {
+            if (request == m_request)
+                emit reviewAvailable(fb, turn);
+        },
+        Qt::QueuedConnection);
+}
+
+void BuiltinReviewer::cancel() {
+    ++m_request;
+}
+
+} // namespace kev

@@ -40,6 +40,7 @@ QJsonObject EngineSettings::toJson() const {
         {QStringLiteral("plateau_iterations"), plateauIterations},
         {QStringLiteral("plateau_min_gain"), plateauMinGain},
         {QStringLiteral("step_mode"), stepMode},
+        {QStringLiteral("gate_plans"), gatePlans},
         {QStringLiteral("beam_width"), beamWidth},
         {QStringLiteral("max_code_attempts"), maxCodeAttempts},
         {QStringLiteral("harness_commands"), QJsonArray::fromStringList(harnessCommands)},
@@ -68,6 +69,7 @@ std::optional<EngineSettings> EngineSettings::fromJson(const QJsonObject& json, 
         json.value(QLatin1String("plateau_iterations")).toInt(s.plateauIterations);
     s.plateauMinGain = json.value(QLatin1String("plateau_min_gain")).toDouble(s.plateauMinGain);
     s.stepMode = json.value(QLatin1String("step_mode")).toBool(s.stepMode);
+    s.gatePlans = json.value(QLatin1String("gate_plans")).toBool(s.gatePlans);
     s.beamWidth = json.value(QLatin1String("beam_width")).toInt(s.beamWidth);
     s.maxCodeAttempts = json.value(QLatin1String("max_code_attempts")).toInt(s.maxCodeAttempts);
     s.harnessCommands.clear();

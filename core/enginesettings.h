@@ -37,6 +37,9 @@ struct EngineSettings {
 
     // Step mode: the engine waits at the gate for approve / edit / reject.
     bool stepMode = false;
+    // Step mode only: also wait after planning, so a person can edit the plan before the coder
+    // runs.
+    bool gatePlans = false;
     // Candidates per iteration, evaluated in parallel.
     int beamWidth = 1;
     // Coder calls per candidate: the first plus compile-error fixes.

@@ -4,7 +4,11 @@
 #include "candidate.h"
 #include "decision.h"
 #include "deviceinfo.h"
+#include "engine.h"
 #include "enginesettings.h"
+#include "evaluatorpool.h"
+#include "gaterequest.h"
+#include "sessionstore.h"
 #include "evaluationreport.h"
 #include "iterationsummary.h"
 #include "reviewfeedback.h"
@@ -25,6 +29,14 @@ void registerMetaTypes() {
     qRegisterMetaType<kev::IterationSummary>();
     qRegisterMetaType<kev::AgentContext>();
     qRegisterMetaType<kev::EngineSettings>();
+    qRegisterMetaType<kev::GateRequest>();
+    qRegisterMetaType<kev::SessionInfo>();
+    qRegisterMetaType<QVector<kev::IterationSummary>>();
+    qRegisterMetaType<QVector<kev::DeviceInfo>>();
+    qRegisterMetaType<kev::Engine::State>();
+    qRegisterMetaType<kev::Engine::StopReason>();
+    qRegisterMetaType<kev::Engine::Failure>();
+    qRegisterMetaType<kev::EvaluatorPool::Failure>();
 }
 
 } // namespace kev

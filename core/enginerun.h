@@ -1,0 +1,135 @@
+// The engine's state machine; lives on the Engine's worker thread and is driven only by queued
+// commands and by the signals of its agents and its EvaluatorPool (both created on that thread).
+// Use kev::Engine, which owns the thread; this class is its implementation.
+#pragma once
+
+#include "agents.h"
+#include "candidate.h"
+#include "engine.h"
+#include "enginesettings.h"
+#include "evaluatorpool.h"
+#include "gaterequest.h"
+#include "sessionstore.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QVector>
+
+#include <memory>
+#include <optional>
+
+namespace kev {
+
+class KeyStore;
+
+class EngineRun : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineRun(QObject* parent = nullptr);
+    ~EngineRun() override;
+
+    void setKeyStore(std::shared_ptr<KeyStore> keyStore) { m_keyStore = std::move(keyStore); }
+
+    void start(const Task& task, const EngineSettings& settings, const QString& sessionDir);
+    void resume(const QString& sessionDir, const std::optional<EngineSettings>& settings);
+    void approve(int version);
+    void reject(int version, const QString& reason);
+    void submitCode(int version, const QString& source);
+    void submitPlan(int version, const Strategy& strategy);
+    void stop();
+    void cancel();
+
+signals:
+    void stateChanged(kev::Engine::State state, const QString& detail);
+    void sessionOpened(const QString& dir, const kev::SessionInfo& info,
+                       const QVector<kev::IterationSummary>& steps);
+    void devicesAvailable(const QVector<kev::DeviceInfo>& devices, const QString& harnessVersion);
+    void planAvailable(int version, const kev::Strategy& strategy);
+    void codeAvailable(int version, const QString& source, int attempt);
+    void reportAvailable(int version, const kev::EvaluationReport& report);
+    void reviewAvailable(int version, const kev::ReviewFeedback& feedback);
+    void gateRequested(const kev::GateRequest& request);
+    void stepAvailable(const kev::IterationSummary& step);
+    void iterationFinished(int iteration, int parentVersion, int bestVersion);
+    void agentTextAvailable(const QString& role, const QString& chunk, int version);
+    void progressAvailable(int version, const QString& stage, const QString& message,
+                           double fraction);
+    void finished(kev::Engine::StopReason reason, const QString& message);
+    void failed(kev::Engine::Failure failure, const QString& message);
+
+private:
+    enum class Phase { Planning, Planned, Coding, Evaluating, Reviewing, Done };
+
+    struct Agents {
+        QPointer<Planner> planner;
+        QPointer<Coder> coder;
+        QPointer<Reviewer> reviewer;
+    };
+
+    struct Slot {
+        Candidate candidate;
+        Phase phase = Phase::Planning;
+        QString requestId;
+        QElapsedTimer clock;
+        bool persisted = false;
+    };
+
+    bool open(SessionStore store);
+    bool ensureAgents(int index);
+    AgentContext context(int beamIndex) const;
+    void setState(Engine::State state, const QString& detail);
+
+    void beginIteration();
+    void startSlots(int count);
+    void planSlot(int index);
+    void onPlan(int index, const Strategy& strategy, const AgentTurn& turn);
+    void codeSlot(int index);
+    void onCode(int index, const QString& source, const AgentTurn& turn);
+    void evaluateSlot(int index);
+    void onResult(const QString& requestId, const EvaluationReport& report);
+    void onEvaluationFailed(const QString& requestId, EvaluatorPool::Failure failure,
+                            const QString& message);
+    void reviewSlot(int index);
+    void onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn);
+    void onSlotDone(int index);
+    void afterPlans();
+    void resultGate();
+    void resolveIteration(int chosenVersion, bool approved, const QString& rejectionReason);
+    bool persist(Slot& slot);
+    void startEditIteration(int parentVersion, const QString& origin, const Strategy& strategy,
+                            const QString& source);
+    std::optional<Engine::StopReason> stopTest(QString* message) const;
+    int suggestedVersion() const;
+    int slotIndexOf(int version) const;
+    std::optional<Candidate> candidateFor(int version) const;
+
+    void finish(Engine::StopReason reason, const QString& message);
+    void fail(Engine::Failure failure, const QString& message);
+    void halt();
+
+    std::shared_ptr<KeyStore> m_keyStore;
+    std::optional<SessionStore> m_store;
+    EngineSettings m_settings;
+    EvaluatorPool* m_pool = nullptr;
+    QVector<Agents> m_agents;
+    QVector<Slot> m_slots;
+    std::optional<GateRequest::Kind> m_gate;
+    bool m_active = false;
+    bool m_stopRequested = false;
+    bool m_forceReplan = false;
+    int m_iteration = 0;
+    int m_iterationsThisRun = 0;
+    int m_nextVersion = 1;
+    std::optional<Candidate> m_parent;
+    std::optional<ReviewFeedback> m_lastFeedback;
+    QString m_humanNote;
+    DeviceInfo m_device = DeviceInfo::h200();
+    QElapsedTimer m_runClock;
+    qint64 m_runTokens = 0;
+    double m_runCost = 0;
+    // Best trustworthy speedup after each iteration of this run, for the plateau rule.
+    QVector<double> m_bestHistory;
+};
+
+} // namespace kev

@@ -61,7 +61,7 @@ const QVector<ProviderPreset>& ProviderPreset::all() {
         {u"llamacpp"_s,
          u"llama.cpp server"_s,
          u"http://127.0.0.1:8080/v1"_s,
-         u"LLAMA_API_KEY"_s,
+         u"LLAMACPP_API_KEY"_s,
          false,
          SchemaDialect::LlamaCpp,
          {}},

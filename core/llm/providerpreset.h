@@ -29,7 +29,9 @@ struct ProviderPreset {
     QString id;          // "openai", "vllm", ...
     QString displayName; // "OpenAI"
     QString baseUrl;     // ends in /v1; the client appends /chat/completions
-    QString keyEnvVar;   // environment variable holding the key; KEVOLVE_API_KEY always works too
+    // The variable KeyStore reads for this preset (EnvironmentKeyStore::variableFor(id)), named in
+    // messages; KEVOLVE_API_KEY always works too.
+    QString keyEnvVar;
     bool keyRequired = false;
     SchemaDialect schemaDialect = SchemaDialect::None;
     QString defaultModel; // empty: the user must name one

@@ -1,0 +1,70 @@
+// One structured exchange with a model: send the prompt, check the reply, and ask again with the
+// problem named (at most max_reasks times) until the reply is usable. Counts tokens, cost and time
+// over every call into one AgentTurn. The key is fetched from the KeyStore for each exchange and
+// lives only in the ChatClient's memory.
+#ifndef KEV_LLM_LLMEXCHANGE_H
+#define KEV_LLM_LLMEXCHANGE_H
+
+#include "agentturn.h"
+#include "llm/chatclient.h"
+#include "llm/llmsettings.h"
+#include "llm/promptbuilder.h"
+
+#include <QObject>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace kev {
+
+class KeyStore;
+
+class LlmExchange : public QObject {
+    Q_OBJECT
+public:
+    // An empty string when the reply is usable, else what is wrong with it.
+    using Check = std::function<QString(const QString& reply)>;
+
+    LlmExchange(LlmSettings settings, std::shared_ptr<KeyStore> keys, const PromptBuilder* builder,
+                QObject* parent = nullptr);
+
+    const LlmSettings& settings() const { return m_settings; }
+
+    // `expected` completes the re-ask sentence "Reply again with ...".
+    void start(const RenderedPrompt& prompt, std::optional<QJsonObject> schema,
+               const QString& schemaName, const QString& expected, Check check);
+    void cancel();
+
+signals:
+    void exchangeAvailable(const QString& reply, const kev::AgentTurn& turn);
+    void exchangeFailed(const QString& error);
+    void textAvailable(const QString& chunk);
+
+private:
+    void send();
+    void onReply(const ChatReply& reply);
+    void onFailed(const ChatError& error);
+    void fail(const QString& error);
+    QString transcript() const;
+
+    LlmSettings m_settings;
+    std::shared_ptr<KeyStore> m_keys;
+    const PromptBuilder* m_builder;
+    ChatClient* m_client = nullptr;
+    QString m_clientKey;
+
+    QVector<ChatMessage> m_messages;
+    std::optional<QJsonObject> m_schema;
+    QString m_schemaName;
+    QString m_expected;
+    Check m_check;
+    int m_reasks = 0;
+    // Bumped by start() and cancel(), so a deferred signal of an older exchange is dropped.
+    quint64 m_generation = 0;
+    AgentTurn m_turn;
+};
+
+} // namespace kev
+
+#endif // KEV_LLM_LLMEXCHANGE_H

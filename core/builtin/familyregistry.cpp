@@ -1,3 +1,4 @@
+#include "builtin/family_fma.h"
 #include "builtin/family_mmasync.h"
 #include "builtin/kernelfamily.h"
 
@@ -9,6 +10,7 @@
 namespace kev {
 
 FamilyRegistry::FamilyRegistry() {
+    m_families.push_back(std::make_unique<FmaRegBlockFamily>());
     m_families.push_back(std::make_unique<MmaSyncFamily>(false));
     m_families.push_back(std::make_unique<MmaSyncFamily>(true));
 #ifdef KEV_HAVE_WGMMA_FAMILY

@@ -1,0 +1,956 @@
+#include "supervisor.h"
+
+#include "compile.h"
+#include "elf_lint.h"
+#include "kevolve/harness_version.h"
+#include "nvml.h"
+#include "process.h"
+#include "report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace kev {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxLine = 64u << 20;
+
+double secondsSince(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string selfExePath() {
+    std::error_code ec;
+    const auto p = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("/proc/self/exe") : p.string();
+}
+
+std::string hostName() {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0)
+        return {};
+    return buf;
+}
+
+int coreCount() {
+    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// A file name for the candidate's source that keeps compiler messages readable.
+std::string sourceFileName(const std::string& kernelName) {
+    std::string base = fs::path(kernelName).filename().string();
+    const bool safe = !base.empty() && base.size() <= 128 && base.front() != '.' &&
+                      base.front() != '-' && std::all_of(base.begin(), base.end(), [](char c) {
+                          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                 (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+                      });
+    if (!safe)
+        return "cand.cu";
+    if (base.size() < 4 || base.substr(base.size() - 3) != ".cu")
+        base += ".cu";
+    return base;
+}
+
+bool writeFile(const std::string& path, std::string_view data) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    return static_cast<bool>(out);
+}
+
+std::optional<std::string> readFile(const std::string& path, std::string* error) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        if (error)
+            *error = std::string("cannot read ") + path + ": " + std::strerror(errno);
+        return std::nullopt;
+    }
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// A seed that survives every JSON reader exactly, doubles included.
+uint64_t freshSeed() {
+    std::random_device rd;
+    const uint64_t hi = rd();
+    const uint64_t lo = rd();
+    const uint64_t seed = ((hi << 32) | lo) & ((uint64_t{1} << 53) - 1);
+    return seed == 0 ? 1 : seed;
+}
+
+json::Value event(const char* name, const std::string& id) {
+    json::Value v = json::Value::object();
+    v["v"] = 1;
+    v["event"] = name;
+    v["id"] = id;
+    return v;
+}
+
+double readPositive(const json::Value& v, const std::string& path, double max) {
+    if (!v.isNumber())
+        throw std::invalid_argument(path + ": expected a number, got " + v.dump());
+    const double d = v.asDouble();
+    if (!(d > 0) || d > max) {
+        std::ostringstream s;
+        s << path << ": " << v.dump() << " must be greater than 0 and at most " << max;
+        throw std::invalid_argument(s.str());
+    }
+    return d;
+}
+
+bool readBool(const json::Value& v, const std::string& path) {
+    if (!v.isBool())
+        throw std::invalid_argument(path + ": expected true or false, got " + v.dump());
+    return v.asBool();
+}
+
+} // namespace
+
+json::Value EvalOptions::toJson() const {
+    json::Value v = json::Value::object();
+    v["device"] = device;
+    v["self_check"] = selfCheck;
+    v["lint"] = lint;
+    v["compile_timeout_s"] = compileTimeoutS;
+    v["run_timeout_s"] = runTimeoutS;
+    if (timeBudgetS)
+        v["time_budget_s"] = *timeBudgetS;
+    v["keep_dir"] = keepDir;
+    return v;
+}
+
+EvalOptions parseEvalOptions(const json::Value& options, int defaultDevice) {
+    EvalOptions o;
+    o.device = defaultDevice;
+    if (options.isNull())
+        return o;
+    if (!options.isObject())
+        throw std::invalid_argument("options: expected an object, got " + options.dump());
+    for (const auto& [key, value] : options.members()) {
+        const std::string path = "options." + key;
+        if (key == "device") {
+            if (!value.isInt() || value.asInt() < 0 || value.asInt() > 1024)
+                throw std::invalid_argument(path + ": expected a device index, got " +
+                                            value.dump());
+            o.device = static_cast<int>(value.asInt());
+        } else if (key == "self_check") {
+            o.selfCheck = readBool(value, path);
+        } else if (key == "lint") {
+            o.lint = readBool(value, path);
+        } else if (key == "keep_dir") {
+            o.keepDir = readBool(value, path);
+        } else if (key == "compile_timeout_s") {
+            o.compileTimeoutS = readPositive(value, path, 3600);
+        } else if (key == "run_timeout_s") {
+            o.runTimeoutS = readPositive(value, path, 3600);
+        } else if (key == "time_budget_s") {
+            o.timeBudgetS = readPositive(value, path, 600);
+        } else {
+            throw std::invalid_argument(path + ": unknown option");
+        }
+    }
+    return o;
+}
+
+json::Value probeJson() {
+    json::Value v = json::Value::object();
+    std::string why;
+    json::Value devices = json::Value::array();
+    const bool ok = nvml::available(&why);
+    std::string error;
+    for (const auto& d : nvml::devices(&error))
+        devices.push(nvml::toJson(d));
+    v["devices"] = std::move(devices);
+    v["driver_version"] = ok ? json::Value(nvml::driverVersion()) : json::Value();
+    v["nvml"] = ok;
+    if (!ok)
+        v["reason"] = why;
+    else if (!error.empty())
+        v["reason"] = error;
+    return v;
+}
+
+struct Supervisor::Eval {
+    enum class State { Queued, Compiling, WaitingGpu, Running };
+    EvalRequest req;
+    State state = State::Queued;
+    Clock::time_point start = Clock::now();
+    std::string workDir;
+    std::string sourcePath;
+    std::string soPath;
+    std::string arch;
+    std::optional<nvml::DeviceInfo> gpu;
+    compile::Options compileOptions;
+    std::unique_ptr<process::Process> proc;
+    std::optional<compile::Result> compiled;
+    std::optional<lint::LintResult> linted;
+    double lintS = 0;
+    double gpuS = 0;
+    json::Value childResult;
+    int resultLines = 0;
+    bool done = false;
+};
+
+Supervisor::Supervisor(SupervisorConfig config, Sink sink)
+    : m_config(std::move(config))
+    , m_sink(std::move(sink)) {
+    if (m_config.maxCompiles <= 0)
+        m_config.maxCompiles = coreCount();
+    if (m_config.selfExe.empty())
+        m_config.selfExe = selfExePath();
+}
+
+Supervisor::~Supervisor() {
+    cancelAll();
+}
+
+bool Supervisor::submit(EvalRequest request) {
+    for (const auto& e : m_evals) {
+        if (e->req.id == request.id)
+            return false;
+    }
+    auto e = std::make_unique<Eval>();
+    e->req = std::move(request);
+    json::Value accepted = event("accepted", e->req.id);
+    int ahead = 0;
+    for (const auto& other : m_evals) {
+        if (other->req.options.device == e->req.options.device)
+            ++ahead;
+    }
+    accepted["queue_position"] = ahead;
+    m_evals.push_back(std::move(e));
+    m_sink(std::move(accepted));
+    return true;
+}
+
+void Supervisor::cleanUp(Eval& e, bool keep) {
+    e.proc.reset(); // kills a child still running
+    if (!keep && !e.workDir.empty()) {
+        std::error_code ec;
+        fs::remove_all(e.workDir, ec);
+    }
+}
+
+bool Supervisor::cancel(const std::string& id) {
+    for (auto it = m_evals.begin(); it != m_evals.end(); ++it) {
+        if ((*it)->req.id != id)
+            continue;
+        cleanUp(**it, (*it)->req.options.keepDir);
+        m_evals.erase(it);
+        m_sink(event("cancelled", id));
+        return true;
+    }
+    return false;
+}
+
+void Supervisor::cancelAll() {
+    for (auto& e : m_evals)
+        cleanUp(*e, e->req.options.keepDir);
+    m_evals.clear();
+}
+
+void Supervisor::addPollFds(std::vector<pollfd>& fds) const {
+    for (const auto& e : m_evals) {
+        if (e->proc && e->proc->running()) {
+            for (int fd : e->proc->openFds())
+                fds.push_back({fd, POLLIN, 0});
+        }
+    }
+}
+
+int Supervisor::pollTimeoutMs() const {
+    if (m_evals.empty())
+        return -1;
+    // Exits are noticed by polling the children, so wake up regularly while any run.
+    int timeout = 50;
+    for (const auto& e : m_evals) {
+        if (e->proc) {
+            const int ms = e->proc->msUntilDeadline();
+            if (ms >= 0)
+                timeout = std::min(timeout, ms);
+        }
+    }
+    return timeout;
+}
+
+void Supervisor::progress(const Eval& e, const std::string& stage, const std::string& message,
+                          double fraction) {
+    json::Value p = event("progress", e.req.id);
+    p["stage"] = stage;
+    p["message"] = message;
+    p["fraction"] = fraction;
+    m_sink(std::move(p));
+}
+
+void Supervisor::service() {
+    int compiling = 0;
+    for (const auto& e : m_evals) {
+        if (e->state == Eval::State::Compiling)
+            ++compiling;
+    }
+    for (auto& ep : m_evals) {
+        Eval& e = *ep;
+        if (e.done)
+            continue;
+        switch (e.state) {
+        case Eval::State::Queued:
+            if (compiling < m_config.maxCompiles) {
+                startCompile(e);
+                if (e.state == Eval::State::Compiling)
+                    ++compiling;
+            }
+            break;
+        case Eval::State::Compiling:
+            if (e.proc->service()) {
+                --compiling;
+                afterCompile(e);
+            }
+            break;
+        case Eval::State::WaitingGpu: {
+            bool deviceBusy = false;
+            for (const auto& other : m_evals) {
+                if (other.get() != &e && !other->done && other->state == Eval::State::Running &&
+                    other->req.options.device == e.req.options.device)
+                    deviceBusy = true;
+            }
+            if (!deviceBusy)
+                startChild(e);
+            break;
+        }
+        case Eval::State::Running: {
+            const bool finished = e.proc->service();
+            for (const auto& line : e.proc->takeChannelLines())
+                handleChildLine(e, line);
+            if (finished)
+                afterChild(e);
+            break;
+        }
+        }
+    }
+    m_evals.remove_if([](const std::unique_ptr<Eval>& e) { return e->done; });
+}
+
+void Supervisor::startCompile(Eval& e) {
+    std::string tmp = "/tmp";
+    if (const char* t = std::getenv("TMPDIR"); t && *t)
+        tmp = t;
+    std::string templ = tmp + "/kevolve-XXXXXX";
+    if (!::mkdtemp(templ.data())) {
+        fail(e, "cannot create a work directory under " + tmp + ": " + std::strerror(errno));
+        return;
+    }
+    e.workDir = templ;
+    e.sourcePath = e.workDir + "/" + sourceFileName(e.req.kernelName);
+    e.soPath = e.workDir + "/cand.so";
+    if (!writeFile(e.sourcePath, e.req.kernelSource)) {
+        fail(e, "cannot write " + e.sourcePath);
+        return;
+    }
+
+    std::optional<nvml::Device> device = nvml::Device::openByIndex(e.req.options.device);
+    if (device)
+        e.gpu = device->info();
+    try {
+        e.arch = compile::archFor(e.gpu ? e.gpu->ccMajor : 0, e.gpu ? e.gpu->ccMinor : 0,
+                                  m_config.archOverride);
+    } catch (const std::invalid_argument& ex) {
+        fail(e, ex.what());
+        return;
+    }
+
+    compile::Options& o = e.compileOptions;
+    std::string searched;
+    o.nvcc = compile::findNvcc(&searched);
+    if (o.nvcc.empty()) {
+        fail(e, "nvcc not found (looked in " + searched + ")");
+        return;
+    }
+    o.includeDir = compile::findIncludeDir();
+    if (o.includeDir.empty()) {
+        fail(e, "the ABI header kevolve/abi.h was not found (set KEVOLVE_HARNESS_INCLUDE)");
+        return;
+    }
+    o.source = e.sourcePath;
+    o.output = e.soPath;
+    o.arch = e.arch;
+    o.guardExe = m_config.selfExe;
+    o.timeoutS = e.req.options.compileTimeoutS;
+    if (!m_nvccVersionKnown) {
+        m_nvccVersion = compile::nvccVersion(o.nvcc);
+        m_nvccVersionKnown = true;
+    }
+    e.proc = std::make_unique<process::Process>(compile::spec(o));
+    e.proc->start();
+    e.state = Eval::State::Compiling;
+    progress(e, "compile", "nvcc for sm_" + e.arch, 0.0);
+}
+
+void Supervisor::afterCompile(Eval& e) {
+    e.compiled = compile::finish(e.compileOptions, e.proc->result());
+    e.proc.reset();
+    if (!e.compiled->ok) {
+        std::string first = report::firstErrorLine(e.compiled->log);
+        std::string message = "compile failed";
+        if (!e.compiled->error.empty() && (e.compiled->timedOut || first.empty()))
+            message += ": " + e.compiled->error;
+        if (!first.empty())
+            message += ": " + first;
+        finish(e, "compile_error", message);
+        return;
+    }
+    if (e.req.options.lint) {
+        progress(e, "lint", "checking the object's symbols", 0.0);
+        const auto t0 = Clock::now();
+        e.linted = lint::lintObject(e.soPath);
+        e.lintS = secondsSince(t0);
+        if (!e.linted->ok) {
+            std::string message = "rule violation: ";
+            for (size_t i = 0; i < e.linted->violations.size(); ++i)
+                message += (i ? "; " : "") + e.linted->violations[i];
+            finish(e, "rule_violation", message);
+            return;
+        }
+    }
+    if (!e.gpu) {
+        std::string why;
+        if (!nvml::available(&why))
+            why = "NVML: " + why;
+        else
+            why = "NVML has no device " + std::to_string(e.req.options.device);
+        finish(e, "no_device",
+               "compiled" + std::string(e.req.options.lint ? " and passed the static rules" : "") +
+                   "; no CUDA device here (" + why + "), so nothing was measured");
+        return;
+    }
+    e.state = Eval::State::WaitingGpu;
+}
+
+void Supervisor::startChild(Eval& e) {
+    Task task = e.req.task;
+    if (e.req.options.timeBudgetS)
+        task.timing.budgetS = *e.req.options.timeBudgetS;
+    json::Value job = json::Value::object();
+    job["v"] = 1;
+    job["id"] = e.req.id;
+    job["task"] = toJson(task);
+    job["library"] = e.soPath;
+    job["device"] = e.req.options.device;
+    job["pci_bus_id"] = e.gpu->pciBusId;
+    job["self_check"] = e.req.options.selfCheck;
+    job["seed"] = freshSeed();
+    job["options"] = e.req.options.toJson();
+    job["workdir"] = e.workDir;
+    job["lint"] = e.req.options.lint;
+    const std::string jobPath = e.workDir + "/job.json";
+    if (!writeFile(jobPath, job.dump(2))) {
+        fail(e, "cannot write " + jobPath);
+        return;
+    }
+
+    process::Spec spec;
+    // Tests stand in for the GPU child with a script that speaks the same fd-3 protocol.
+    const char* stand = std::getenv("KEVOLVE_TEST_CHILD");
+    spec.argv = {stand && *stand ? std::string(stand) : m_config.selfExe,
+                 "run-one",
+                 "--job",
+                 jobPath,
+                 "--result-fd",
+                 "3"};
+    spec.channel = true;
+    spec.timeoutS = e.req.options.runTimeoutS;
+    spec.cwd = e.workDir;
+    spec.env = {{"CUDA_MODULE_LOADING", "EAGER"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+    e.proc = std::make_unique<process::Process>(spec);
+    e.proc->start();
+    e.state = Eval::State::Running;
+    progress(e, "validate",
+             "starting the GPU child on device " + std::to_string(e.req.options.device), 0.0);
+}
+
+void Supervisor::handleChildLine(Eval& e, const std::string& line) {
+    std::string error;
+    auto v = json::tryParse(line, &error);
+    if (!v || !v->isObject()) {
+        std::cerr << "kevolve-harness: " << e.req.id << ": ignoring a malformed line from the "
+                  << "GPU child: " << line.substr(0, 200) << "\n";
+        return;
+    }
+    const json::Value* type = v->find("type");
+    if (!type || !type->isString())
+        return;
+    if (type->asString() == "progress") {
+        const json::Value* stage = v->find("stage");
+        const json::Value* message = v->find("message");
+        const json::Value* fraction = v->find("fraction");
+        progress(e, stage && stage->isString() ? stage->asString() : std::string("run"),
+                 message && message->isString() ? message->asString() : std::string(),
+                 fraction && fraction->isNumber() ? fraction->asDouble() : 0.0);
+    } else if (type->asString() == "result") {
+        ++e.resultLines;
+        e.childResult = std::move(*v);
+    }
+}
+
+void Supervisor::afterChild(Eval& e) {
+    const process::Result run = e.proc->result();
+    e.proc.reset();
+    e.gpuS = run.seconds;
+    const json::Value* status = e.childResult.isObject() ? e.childResult.find("status") : nullptr;
+    if (e.resultLines > 1) {
+        // The harness's child writes exactly one result; a second one was forged on its fd.
+        e.childResult = json::Value::object();
+        json::Value violations = json::Value::array();
+        violations.push("the GPU child's result channel carried " + std::to_string(e.resultLines) +
+                        " results (something wrote to it)");
+        e.childResult["violations"] = std::move(violations);
+        finish(e, "rule_violation", "rule violation: more than one result on the result channel");
+        return;
+    }
+    if (status && status->isString() && report::isStatus(status->asString())) {
+        const json::Value* message = e.childResult.find("message");
+        finish(e, status->asString(),
+               message && message->isString() ? message->asString() : std::string());
+        return;
+    }
+    const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
+    json::Value partial = e.childResult.isObject() ? e.childResult : json::Value::object();
+    if (!f.violation.empty()) {
+        json::Value& violations = partial["violations"];
+        if (!violations.isArray())
+            violations = json::Value::array();
+        violations.push(f.violation);
+    }
+    partial["error"] = f.error;
+    e.childResult = std::move(partial);
+    finish(e, f.status, f.message);
+}
+
+json::Value Supervisor::environment(const Eval& e) {
+    json::Value env = json::Value::object();
+    env["host"] = hostName();
+    env["harness_version"] = KEVOLVE_HARNESS_VERSION;
+    env["nvcc"] = m_nvccVersion;
+    env["arch"] = e.arch.empty() ? json::Value() : json::Value("sm_" + e.arch);
+    if (e.gpu)
+        env["gpu"] = nvml::toJson(*e.gpu);
+    const std::string driver = nvml::driverVersion();
+    if (!driver.empty())
+        env["driver_version"] = driver;
+    return env;
+}
+
+void Supervisor::fail(Eval& e, const std::string& message) {
+    json::Value err = event("error", e.req.id);
+    err["code"] = "internal";
+    err["message"] = message;
+    cleanUp(e, e.req.options.keepDir);
+    e.done = true;
+    m_sink(std::move(err));
+}
+
+void Supervisor::finish(Eval& e, const std::string& status, const std::string& message) {
+    report::Parts p;
+    p.id = e.req.id;
+    p.status = status;
+    p.message = message;
+    p.task = toJson(e.req.task);
+    p.kernel = report::kernelJson(e.req.kernelName, e.req.kernelSource, e.req.language);
+    p.options = e.req.options.toJson();
+    if (e.req.options.keepDir && !e.workDir.empty())
+        p.options["work_dir"] = e.workDir;
+    p.environment = environment(e);
+    p.compile = e.compiled;
+    p.lintEnabled = e.req.options.lint;
+    p.lint = e.linted;
+    p.child = e.childResult;
+    if (p.child.isObject()) {
+        if (const json::Value* s = p.child.find("suspicious"); s && s->isBool())
+            p.suspicious = s->asBool();
+    }
+
+    json::Value stages = json::Value::object();
+    stages["compile_s"] = e.compiled ? e.compiled->seconds : 0.0;
+    stages["lint_s"] = e.lintS;
+    stages["gpu_s"] = e.gpuS;
+    if (p.child.isObject()) {
+        if (const json::Value* s = p.child.find("stages"); s && s->isObject())
+            stages = report::mergeObjects(stages, *s);
+    }
+    stages["total_s"] = secondsSince(e.start);
+    p.stages = std::move(stages);
+
+    if (p.child.isObject()) {
+        if (const json::Value* err = p.child.find("error"); err && !err->isNull())
+            p.error = *err;
+    }
+    if (p.error.isNull() && e.compiled && !e.compiled->ok && !e.compiled->error.empty()) {
+        p.error = json::Value::object();
+        p.error["stage"] = "compile";
+        p.error["message"] = e.compiled->error;
+    }
+    p.reverify = report::reverifyCommand(e.req.task.name, e.req.kernelName, e.req.options.selfCheck,
+                                         e.req.options.lint);
+
+    json::Value result = event("result", e.req.id);
+    result["report"] = report::assemble(p);
+    cleanUp(e, e.req.options.keepDir);
+    e.done = true;
+    m_sink(std::move(result));
+}
+
+namespace {
+
+// Writes one protocol line; stdout carries nothing else.
+class Writer {
+public:
+    bool write(json::Value v) {
+        if (!v.contains("v")) {
+            json::Value withVersion = json::Value::object();
+            withVersion["v"] = 1;
+            for (const auto& [key, value] : v.members())
+                withVersion[key] = value;
+            v = std::move(withVersion);
+        }
+        std::string line = v.dump();
+        line += '\n';
+        size_t done = 0;
+        while (done < line.size()) {
+            const ssize_t n = ::write(STDOUT_FILENO, line.data() + done, line.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && errno == EAGAIN) {
+                pollfd p{STDOUT_FILENO, POLLOUT, 0};
+                ::poll(&p, 1, 1000);
+                continue;
+            }
+            if (n <= 0) {
+                m_broken = true;
+                return false;
+            }
+            done += static_cast<size_t>(n);
+        }
+        return true;
+    }
+    bool broken() const { return m_broken; }
+
+private:
+    bool m_broken = false;
+};
+
+json::Value errorEvent(const json::Value& id, const char* code, const std::string& message) {
+    json::Value v = json::Value::object();
+    v["v"] = 1;
+    v["event"] = "error";
+    v["id"] = id;
+    v["code"] = code;
+    v["message"] = message;
+    return v;
+}
+
+struct BadRequest {
+    const char* code;
+    std::string message;
+};
+
+EvalRequest parseEvalRequest(const json::Value& req, const std::string& id, int defaultDevice) {
+    EvalRequest r;
+    r.id = id;
+    for (const auto& [key, value] : req.members()) {
+        if (key != "v" && key != "id" && key != "op" && key != "task" && key != "task_path" &&
+            key != "kernel" && key != "options")
+            throw BadRequest{"bad_request", key + ": unknown field of an eval request"};
+    }
+    const json::Value* task = req.find("task");
+    const json::Value* taskPath = req.find("task_path");
+    if ((task == nullptr) == (taskPath == nullptr))
+        throw BadRequest{"bad_request", "eval needs exactly one of task and task_path"};
+    try {
+        if (task) {
+            r.task = parseTask(*task);
+        } else {
+            if (!taskPath->isString())
+                throw BadRequest{"bad_request", "task_path: expected a string"};
+            r.task = loadTaskFile(taskPath->asString());
+        }
+    } catch (const TaskError& e) {
+        throw BadRequest{"bad_task", e.what()};
+    }
+
+    const json::Value* kernel = req.find("kernel");
+    if (!kernel || !kernel->isObject())
+        throw BadRequest{"bad_request", "kernel: expected an object with source or path"};
+    for (const auto& [key, value] : kernel->members()) {
+        if (key != "language" && key != "source" && key != "path" && key != "name")
+            throw BadRequest{"bad_request", "kernel." + key + ": unknown field"};
+        if (!value.isString())
+            throw BadRequest{"bad_request", "kernel." + key + ": expected a string"};
+    }
+    if (const json::Value* lang = kernel->find("language")) {
+        if (lang->asString() != "cuda")
+            throw BadRequest{"bad_request",
+                             "kernel.language: \"" + lang->asString() +
+                                 "\" is not supported (this harness compiles \"cuda\")"};
+    }
+    const json::Value* source = kernel->find("source");
+    const json::Value* path = kernel->find("path");
+    if ((source == nullptr) == (path == nullptr))
+        throw BadRequest{"bad_request", "kernel: needs exactly one of source and path"};
+    if (source) {
+        r.kernelSource = source->asString();
+    } else {
+        std::string error;
+        auto text = readFile(path->asString(), &error);
+        if (!text)
+            throw BadRequest{"bad_request", "kernel.path: " + error};
+        r.kernelSource = std::move(*text);
+        r.kernelName = fs::path(path->asString()).filename().string();
+    }
+    if (const json::Value* name = kernel->find("name"))
+        r.kernelName = name->asString();
+    try {
+        r.options = parseEvalOptions(req.contains("options") ? *req.find("options") : json::Value(),
+                                     defaultDevice);
+    } catch (const std::invalid_argument& e) {
+        throw BadRequest{"bad_request", e.what()};
+    }
+    return r;
+}
+
+} // namespace
+
+int serve(int defaultDevice, const std::string& archOverride) {
+    std::signal(SIGPIPE, SIG_IGN);
+    Writer writer;
+    SupervisorConfig config;
+    config.archOverride = archOverride;
+    Supervisor supervisor(config, [&](json::Value e) { writer.write(std::move(e)); });
+
+    ::fcntl(STDIN_FILENO, F_SETFL, ::fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
+    std::string buffer;
+    bool skipping = false; // inside an overlong line, dropping bytes up to its end
+    bool inputOpen = true;
+    json::Value byeId;
+    bool shutdown = false;
+
+    const auto handleLine = [&](const std::string& rawLine) {
+        std::string line = rawLine;
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos)
+            return;
+        std::string parseError;
+        const auto req = json::tryParse(line, &parseError);
+        if (!req) {
+            writer.write(errorEvent(json::Value(), "bad_request", "not JSON: " + parseError));
+            return;
+        }
+        if (!req->isObject()) {
+            writer.write(errorEvent(json::Value(), "bad_request",
+                                    "a request must be a JSON object, got " +
+                                        std::string(json::typeName(req->type()))));
+            return;
+        }
+        json::Value id;
+        if (const json::Value* i = req->find("id")) {
+            if (!i->isString()) {
+                writer.write(errorEvent(json::Value(), "bad_request", "id: expected a string"));
+                return;
+            }
+            id = *i;
+        }
+        const json::Value* version = req->find("v");
+        if (!version || !version->isInt() || version->asInt() != 1) {
+            writer.write(errorEvent(id, "unsupported_version",
+                                    std::string(version ? "v: " + version->dump() + " is not"
+                                                        : "missing \"v\": this server speaks") +
+                                        " protocol version 1"));
+            return;
+        }
+        const json::Value* op = req->find("op");
+        if (!op || !op->isString()) {
+            writer.write(errorEvent(id, "bad_request", "missing \"op\""));
+            return;
+        }
+        const std::string& name = op->asString();
+        if (name == "hello") {
+            json::Value e = event("hello", id.isNull() ? std::string() : id.asString());
+            e["id"] = id;
+            e["protocol"] = 1;
+            e["harness_version"] = KEVOLVE_HARNESS_VERSION;
+            e["devices"] = *probeJson().find("devices");
+            writer.write(std::move(e));
+        } else if (name == "probe") {
+            json::Value e = event("probe", std::string());
+            e["id"] = id;
+            for (const auto& [key, value] : probeJson().members())
+                e[key] = value;
+            writer.write(std::move(e));
+        } else if (name == "eval") {
+            if (id.isNull()) {
+                writer.write(errorEvent(id, "bad_request", "eval needs an id"));
+                return;
+            }
+            try {
+                EvalRequest r = parseEvalRequest(*req, id.asString(), defaultDevice);
+                if (!supervisor.submit(std::move(r)))
+                    writer.write(errorEvent(id, "bad_request",
+                                            "id \"" + id.asString() + "\" is already in flight"));
+            } catch (const BadRequest& b) {
+                writer.write(errorEvent(id, b.code, b.message));
+            }
+        } else if (name == "cancel") {
+            const json::Value* target = req->find("target");
+            if (!target || !target->isString()) {
+                writer.write(errorEvent(id, "bad_request", "cancel needs a target id"));
+                return;
+            }
+            if (!supervisor.cancel(target->asString()))
+                writer.write(errorEvent(id, "unknown_id",
+                                        "no evaluation \"" + target->asString() + "\" in flight"));
+        } else if (name == "shutdown") {
+            byeId = id;
+            shutdown = true;
+        } else {
+            writer.write(errorEvent(id, "bad_request", "unknown op \"" + name + "\""));
+        }
+    };
+
+    while (!shutdown && !writer.broken() && (inputOpen || supervisor.busy())) {
+        std::vector<pollfd> fds;
+        if (inputOpen)
+            fds.push_back({STDIN_FILENO, POLLIN, 0});
+        supervisor.addPollFds(fds);
+        ::poll(fds.data(), fds.size(), supervisor.pollTimeoutMs());
+        if (inputOpen) {
+            char chunk[65536];
+            for (;;) {
+                const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n < 0)
+                    break; // EAGAIN: nothing more for now
+                if (n == 0) {
+                    inputOpen = false;
+                    break;
+                }
+                size_t start = 0;
+                const auto len = static_cast<size_t>(n);
+                for (size_t i = 0; i < len && !shutdown; ++i) {
+                    if (chunk[i] != '\n')
+                        continue;
+                    if (!skipping) {
+                        buffer.append(chunk + start, i - start);
+                        handleLine(buffer);
+                    }
+                    buffer.clear();
+                    skipping = false;
+                    start = i + 1;
+                }
+                if (shutdown)
+                    break;
+                if (!skipping)
+                    buffer.append(chunk + start, len - start);
+                if (buffer.size() > kMaxLine) {
+                    buffer.clear();
+                    skipping = true;
+                    writer.write(errorEvent(json::Value(), "bad_request",
+                                            "line longer than 64 MiB refused"));
+                }
+            }
+            if (!inputOpen && !skipping && !shutdown && !buffer.empty()) {
+                handleLine(buffer); // a last request without its newline
+                buffer.clear();
+            }
+        }
+        supervisor.service();
+    }
+    // End of input (or shutdown) ends the session; evaluations still running are killed.
+    supervisor.cancelAll();
+    if (!writer.broken()) {
+        json::Value bye = event("bye", std::string());
+        bye["id"] = byeId;
+        writer.write(std::move(bye));
+    }
+    return 0;
+}
+
+int evalOnce(const EvalCommand& command) {
+    std::signal(SIGPIPE, SIG_IGN);
+    EvalRequest r;
+    try {
+        r.task = loadTaskFile(command.taskPath);
+    } catch (const TaskError& e) {
+        std::cerr << "kevolve-harness eval: " << e.what() << "\n";
+        return 2;
+    }
+    std::string error;
+    auto source = readFile(command.kernelPath, &error);
+    if (!source) {
+        std::cerr << "kevolve-harness eval: --kernel: " << error << "\n";
+        return 2;
+    }
+    r.id = "eval";
+    r.kernelSource = std::move(*source);
+    r.kernelName = fs::path(command.kernelPath).filename().string();
+    r.options = command.options;
+
+    std::optional<json::Value> report;
+    std::string internal;
+    SupervisorConfig config;
+    config.archOverride = command.archOverride;
+    Supervisor supervisor(config, [&](json::Value e) {
+        const std::string kind = e.find("event")->asString();
+        if (kind == "result")
+            report = *e.find("report");
+        else if (kind == "error")
+            internal = e.find("message")->asString();
+        else if (kind == "progress" && ::isatty(STDERR_FILENO))
+            std::cerr << "[" << e.find("stage")->asString() << "] " << e.find("message")->asString()
+                      << "\n";
+    });
+    supervisor.submit(std::move(r));
+    while (supervisor.busy()) {
+        supervisor.service();
+        std::vector<pollfd> fds;
+        supervisor.addPollFds(fds);
+        const int timeout = supervisor.pollTimeoutMs();
+        if (timeout >= 0)
+            ::poll(fds.data(), fds.size(), timeout);
+    }
+    if (!report) {
+        std::cerr << "kevolve-harness eval: "
+                  << (internal.empty() ? std::string("no report") : internal) << "\n";
+        return 3;
+    }
+    const std::string text = report->dump(2) + "\n";
+    if (command.outPath.empty()) {
+        std::cout << text << std::flush;
+        return std::cout ? 0 : 3;
+    }
+    if (!writeFile(command.outPath, text)) {
+        std::cerr << "kevolve-harness eval: cannot write " << command.outPath << "\n";
+        return 3;
+    }
+    return 0;
+}
+
+} // namespace kev

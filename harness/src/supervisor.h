@@ -1,0 +1,112 @@
+#pragma once
+// The supervisor: runs evaluations (compile -> lint -> GPU child) without ever initialising CUDA,
+// many at once, by polling its children's pipes. `serve` wraps it in the JSON-lines protocol and
+// `eval` runs one evaluation through the same pipeline (PROTOCOL.md).
+#include "json.h"
+#include "task.h"
+
+#include <poll.h>
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kev {
+
+struct EvalOptions {
+    int device = 0;
+    bool selfCheck = false;
+    bool lint = true;
+    double compileTimeoutS = 60;
+    double runTimeoutS = 120;
+    std::optional<double> timeBudgetS; // overrides task.timing.budget_s
+    bool keepDir = false;
+
+    json::Value toJson() const;
+};
+
+// The `options` object of an eval request; throws std::invalid_argument naming the field
+// ("options.run_timeout_s: ...").
+EvalOptions parseEvalOptions(const json::Value& options, int defaultDevice);
+
+struct EvalRequest {
+    std::string id;
+    Task task;
+    std::string kernelName = "kernel.cu";
+    std::string kernelSource;
+    std::string language = "cuda";
+    EvalOptions options;
+};
+
+struct SupervisorConfig {
+    std::string archOverride; // --arch; $KEVOLVE_ARCH and the device's arch otherwise
+    int maxCompiles = 0;      // 0: one per core
+    std::string selfExe;      // empty: /proc/self/exe
+};
+
+// {"devices": [...], "driver_version": ..., "nvml": true|false, "reason": ...}
+json::Value probeJson();
+
+class Supervisor {
+public:
+    // Receives every event (accepted, progress, result, cancelled, error) as a protocol object.
+    using Sink = std::function<void(json::Value event)>;
+
+    Supervisor(SupervisorConfig config, Sink sink);
+    ~Supervisor(); // kills every child
+    Supervisor(const Supervisor&) = delete;
+    Supervisor& operator=(const Supervisor&) = delete;
+
+    // Queues an evaluation and emits "accepted". False when an evaluation with this id is in
+    // flight (nothing is emitted then).
+    bool submit(EvalRequest request);
+    // Kills the evaluation's children, drops it and emits "cancelled"; false for an unknown id.
+    bool cancel(const std::string& id);
+    void cancelAll();
+    bool busy() const { return !m_evals.empty(); }
+
+    void addPollFds(std::vector<pollfd>& fds) const;
+    // How long the caller may sleep in poll(): -1 when idle.
+    int pollTimeoutMs() const;
+    // Advances every evaluation; emits events.
+    void service();
+
+private:
+    struct Eval;
+    void startCompile(Eval& e);
+    void afterCompile(Eval& e);
+    void startChild(Eval& e);
+    void afterChild(Eval& e);
+    void handleChildLine(Eval& e, const std::string& line);
+    void finish(Eval& e, const std::string& status, const std::string& message);
+    void fail(Eval& e, const std::string& message);
+    void progress(const Eval& e, const std::string& stage, const std::string& message,
+                  double fraction);
+    json::Value environment(const Eval& e);
+    void cleanUp(Eval& e, bool keep);
+
+    SupervisorConfig m_config;
+    Sink m_sink;
+    std::list<std::unique_ptr<Eval>> m_evals; // in arrival order
+    std::string m_nvccVersion;
+    bool m_nvccVersionKnown = false;
+};
+
+// `kevolve-harness serve`: the protocol on stdin/stdout until shutdown or end of input.
+int serve(int defaultDevice, const std::string& archOverride);
+
+struct EvalCommand {
+    std::string taskPath;
+    std::string kernelPath;
+    std::string outPath;
+    std::string archOverride;
+    EvalOptions options;
+};
+
+// `kevolve-harness eval`: returns the exit code of PROTOCOL.md.
+int evalOnce(const EvalCommand& command);
+
+} // namespace kev

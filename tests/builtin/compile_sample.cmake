@@ -1,0 +1,45 @@
+# Generates a fixed sample of parameter points with kev-builtin-gen and compiles each kernel the
+# way the harness does for sm_90a; fails on a compile error or any ptxas spill.
+# Inputs: GEN (kev-builtin-gen), NVCC, INCLUDE (harness/include), OUT (scratch folder).
+file(REMOVE_RECURSE "${OUT}")
+set(points
+    "gemm_fp16_fp32_4096|mma_sync|sample|2"
+    "gemm_bf16_bf16_8192|mma_sync_splitk|default|1"
+    "gemm_fp16_fp16_4096|mma_sync|default|1"
+    "gemm_fp32_fp32_4096|fma_regblock|sample|2"
+    "gemm_fp16_fp32_nonsquare|fma_regblock|default|1")
+foreach(entry IN LISTS points)
+    string(REPLACE "|" ";" point "${entry}")
+    list(GET point 0 task)
+    list(GET point 1 family)
+    list(GET point 2 mode)
+    list(GET point 3 count)
+    execute_process(COMMAND "${GEN}" --out "${OUT}" --task ${task} --family ${family}
+                            --points ${mode} --max-points ${count}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "kev-builtin-gen ${task} ${family} failed (${rc}): ${out}${err}")
+    endif()
+endforeach()
+file(GLOB kernels "${OUT}/*.cu")
+list(LENGTH kernels n)
+if(n LESS 7)
+    message(FATAL_ERROR "expected at least 7 generated kernels, got ${n}")
+endif()
+foreach(kernel IN LISTS kernels)
+    file(STRINGS "${kernel}" head LIMIT_COUNT 2)
+    if(NOT head MATCHES "// expect: ok;// task: .*\\.json")
+        message(FATAL_ERROR "${kernel}: missing the '// expect: ok' and '// task:' header lines")
+    endif()
+    execute_process(COMMAND "${NVCC}" -shared -cudart shared -Xcompiler -fPIC -O3 -std=c++17
+                            -Xptxas -v -gencode=arch=compute_90a,code=sm_90a -I "${INCLUDE}"
+                            -o "${kernel}.so" "${kernel}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${kernel} does not compile:\n${out}${err}")
+    endif()
+    if(err MATCHES "[1-9][0-9]* bytes spill")
+        message(FATAL_ERROR "${kernel} spills registers:\n${err}")
+    endif()
+    message(STATUS "ok ${kernel}")
+endforeach()

@@ -1,0 +1,349 @@
+// Families' constraints and defaults, the reviewer's rules on recorded-format reports, and the
+// planner's search (first plan, review moves, no re-measurement).
+#include "builtin/builtinplanner.h"
+#include "builtin/builtinreviewer.h"
+#include "builtin/kernelfamily.h"
+#include "deviceinfo.h"
+#include "evaluationreport.h"
+#include "task.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSet>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+kev::Task task(const QString& name) {
+    QString error;
+    auto t = kev::TaskLibrary().resolve(name, &error);
+    if (!t)
+        qFatal("task %s: %s", qPrintable(name), qPrintable(error));
+    return *t;
+}
+
+const kev::KernelFamily& family(const QString& id) {
+    const kev::KernelFamily* f = kev::FamilyRegistry::instance().find(id);
+    if (!f)
+        qFatal("no family %s", qPrintable(id));
+    return *f;
+}
+
+// A report in harness/PROTOCOL.md's format.
+kev::EvaluationReport report(const QString& status, double speedup = 0.0, qint64 spill = 0,
+                             const QJsonObject& profile = {}) {
+    QJsonObject json{
+        {u"schema_version"_s, 1},
+        {u"kind"_s, u"kevolve.report"_s},
+        {u"status"_s, status},
+        {u"message"_s, u"recorded"_s},
+        {u"compile"_s,
+         QJsonObject{{u"ok"_s, status != u"compile_error"},
+                     {u"log"_s, status == u"compile_error"
+                                    ? u"kernel.cu(12): error: identifier \"x\" is undefined"_s
+                                    : QString()},
+                     {u"kernels"_s, QJsonArray{QJsonObject{{u"name"_s, u"k"_s},
+                                                           {u"registers"_s, 234},
+                                                           {u"spill_store_bytes"_s, spill},
+                                                           {u"spill_load_bytes"_s, spill}}}}}},
+    };
+    if (status == u"ok" || status == u"incorrect") {
+        json.insert(
+            u"correctness"_s,
+            QJsonObject{{u"ok"_s, status == u"ok"},
+                        {u"trials"_s,
+                         QJsonArray{QJsonObject{
+                             {u"phase"_s, u"pre"_s},
+                             {u"shape"_s, QJsonObject{{u"M"_s, 257}, {u"N"_s, 392}, {u"K"_s, 520}}},
+                             {u"margin"_s, status == u"ok" ? 0.1 : 40.0},
+                             {u"pass"_s, status == u"ok"}}}}});
+    }
+    if (status == u"ok") {
+        json.insert(u"timing"_s,
+                    QJsonObject{{u"median_ms"_s, 0.4},
+                                {u"reference_median_ms"_s, 0.4 * speedup},
+                                {u"speedup_vs_reference"_s, speedup},
+                                {u"ci95"_s, QJsonArray{speedup - 0.01, speedup + 0.01}}});
+    }
+    if (!profile.isEmpty())
+        json.insert(u"profile"_s, QJsonObject{{u"candidate"_s, profile}});
+    QString error;
+    auto r = kev::EvaluationReport::fromJson(json, &error);
+    if (!r)
+        qFatal("fixture report: %s", qPrintable(error));
+    return *r;
+}
+
+QStringList moveParams(const kev::ReviewFeedback& fb) {
+    QStringList out;
+    const QJsonArray moves = fb.evidence.value(u"moves"_s).toArray();
+    for (const QJsonValue& m : moves)
+        out << m.toObject().value(u"param"_s).toString();
+    return out;
+}
+
+} // namespace
+
+class TestBuiltin : public QObject {
+    Q_OBJECT
+
+private slots:
+    void defaultsAreFeasibleAndValid() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const auto tasks = kev::TaskLibrary().tasks();
+        QVERIFY(!tasks.isEmpty());
+        for (const kev::Task& t : tasks) {
+            const auto families = kev::FamilyRegistry::instance().supporting(t, h200);
+            QVERIFY2(!families.isEmpty(), qPrintable(t.name));
+            for (const kev::KernelFamily* f : families) {
+                const kev::Strategy s = f->defaultStrategy(t, h200);
+                QVERIFY2(f->constraints(s, t, h200).isEmpty(),
+                         qPrintable(t.name + u' ' + f->id() + u": "_s +
+                                    f->constraints(s, t, h200).join(u"; "_s)));
+                QVERIFY2(s.validate().isEmpty(), qPrintable(s.validate().join(u"; "_s)));
+                QVERIFY(!s.rationale.isEmpty());
+            }
+        }
+    }
+
+    void fp32HasNoTensorCoreFamily() {
+        const auto families = kev::FamilyRegistry::instance().supporting(
+            task(u"gemm_fp32_fp32_4096"_s), kev::DeviceInfo::h200());
+        for (const kev::KernelFamily* f : families)
+            QCOMPARE(f->id(), u"fma_regblock"_s);
+    }
+
+    void constraintsRejectImpossibleConfigurations() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::Task t = task(u"gemm_fp16_fp32_4096"_s);
+        const kev::KernelFamily& mma = family(u"mma_sync"_s);
+        const kev::Strategy base = mma.defaultStrategy(t, h200);
+
+        kev::Strategy big = base;
+        big.blockM = 256;
+        big.blockN = 256;
+        big.blockK = 64;
+        big.stages = 6;
+        mma.normalize(big);
+        QVERIFY(mma.constraints(big, t, h200).join(u' ').contains(u"opt-in limit"_s));
+
+        kev::Strategy fat = base;
+        fat.warpM = 128;
+        fat.warpN = 128;
+        mma.normalize(fat);
+        QVERIFY(mma.constraints(fat, t, h200).join(u' ').contains(u"registers"_s));
+
+        kev::Strategy odd = base;
+        odd.warpN = 48;
+        QVERIFY(!mma.constraints(odd, t, h200).isEmpty());
+
+        kev::Strategy narrow = base;
+        narrow.blockN = 32;
+        narrow.warpN = 16;
+        mma.normalize(narrow);
+        QVERIFY(mma.constraints(narrow, t, h200).join(u' ').contains(u"swizzled"_s));
+
+        kev::DeviceInfo volta = h200;
+        volta.ccMajor = 7;
+        QVERIFY(!mma.supports(t, volta));
+
+        const kev::KernelFamily& fma = family(u"fma_regblock"_s);
+        kev::Strategy s = fma.defaultStrategy(task(u"gemm_fp32_fp32_4096"_s), h200);
+        s.params.insert(u"thread_tile_m"_s, 3);
+        QVERIFY(fma.constraints(s, task(u"gemm_fp32_fp32_4096"_s), h200)
+                    .join(u' ')
+                    .contains(u"thread_tile_m=3"_s));
+    }
+
+    void generatedCodeHasOnlyTheChosenConfiguration() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::Task t = task(u"gemm_fp16_fp32_4096"_s);
+        const kev::KernelFamily& mma = family(u"mma_sync"_s);
+        kev::Strategy s = mma.defaultStrategy(t, h200);
+        const QString swizzled = mma.generate(s, t);
+        QVERIFY(swizzled.contains(u"constexpr int BLOCK_N = 256;"_s));
+        QVERIFY(swizzled.contains(u"ldmatrix.sync.aligned.m8n8.x4.trans"_s));
+        QVERIFY(swizzled.contains(u"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"_s));
+        QVERIFY(!swizzled.contains(u"${"_s));
+        QVERIFY(!swizzled.contains(u"SPLIT_K"_s));
+        QVERIFY(!swizzled.contains(u"padded by"_s));
+        s.smemLayout = u"padded"_s;
+        mma.normalize(s);
+        const QString padded = mma.generate(s, t);
+        QVERIFY(padded.contains(u"BLOCK_K + 8"_s));
+        QVERIFY(!padded.contains(u"chunk ^"_s));
+
+        const kev::Task bf16 = task(u"gemm_bf16_bf16_8192"_s);
+        const kev::KernelFamily& split = family(u"mma_sync_splitk"_s);
+        const QString sk = split.generate(split.defaultStrategy(bf16, h200), bf16);
+        QVERIFY(sk.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(sk.contains(u".bf16.bf16.f32"_s));
+        QVERIFY(!sk.contains(u"atomicAdd"_s));
+    }
+
+    void neighboursMoveOneKnob() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::Task t = task(u"gemm_fp16_fp32_4096"_s);
+        const kev::KernelFamily& mma = family(u"mma_sync"_s);
+        const kev::Strategy s = mma.defaultStrategy(t, h200);
+        const auto moves = mma.neighbours(s);
+        QVERIFY(moves.size() >= 6);
+        QSet<QString> keys;
+        for (const kev::Strategy& m : moves) {
+            QVERIFY(m != s);
+            keys.insert(kev::configurationKey(mma, m));
+            QCOMPARE(m.warps, (m.blockM / m.warpM) * (m.blockN / m.warpN));
+        }
+        QCOMPARE(keys.size(), moves.size());
+    }
+
+    void reviewerIncorrectRevertsToParent() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        kev::AgentContext ctx;
+        ctx.task = task(u"gemm_fp16_fp32_4096"_s);
+        ctx.device = h200;
+        const kev::KernelFamily& mma = family(u"mma_sync"_s);
+        const kev::Strategy s = mma.defaultStrategy(ctx.task, h200);
+        ctx.parentStrategy = s;
+        const kev::ReviewFeedback generated =
+            kev::reviewReport(ctx, s, mma.generate(s, ctx.task), report(u"incorrect"_s));
+        QCOMPARE(generated.bottleneckId, u"incorrect"_s);
+        QVERIFY(generated.evidence.value(u"revert_to_parent"_s).toBool());
+        QVERIFY(generated.suggestions.join(u' ').contains(u"revert to the parent"_s));
+        QCOMPARE(generated.blame, u"strategy"_s);
+        QVERIFY(generated.validate().isEmpty());
+
+        const kev::ReviewFeedback edited =
+            kev::reviewReport(ctx, s, u"// a person's kernel"_s, report(u"incorrect"_s));
+        QCOMPARE(edited.blame, u"implementation"_s);
+    }
+
+    void reviewerRules_data() {
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<double>("speedup");
+        QTest::addColumn<qint64>("spill");
+        QTest::addColumn<QJsonObject>("profile");
+        QTest::addColumn<QString>("bottleneck");
+        QTest::addColumn<QString>("move");
+
+        QTest::newRow("compile error") << u"compile_error"_s << 0.0 << qint64(0) << QJsonObject()
+                                       << u"compile_error"_s << QString();
+        QTest::newRow("spills") << u"ok"_s << 0.4 << qint64(96) << QJsonObject()
+                                << u"register_spills"_s << u"warpN"_s;
+        QTest::newRow("near floor")
+            << u"ok"_s << 0.98 << qint64(0) << QJsonObject() << u"near_floor"_s << u"raster"_s;
+        QTest::newRow("bank conflicts")
+            << u"ok"_s << 0.4 << qint64(0)
+            << QJsonObject{{u"metrics"_s, QJsonObject{{u"smem_wavefronts_per_request"_s, 4.0}}}}
+            << u"smem_bank_conflicts"_s << u"smemLayout"_s;
+        QTest::newRow("low occupancy")
+            << u"ok"_s << 0.4 << qint64(0)
+            << QJsonObject{{u"metrics"_s, QJsonObject{{u"achieved_occupancy"_s, 0.1}}}}
+            << u"low_occupancy"_s << u"warpN"_s;
+        QTest::newRow("memory bound")
+            << u"ok"_s << 0.4 << qint64(0)
+            << QJsonObject{{u"metrics"_s, QJsonObject{{u"dram_throughput_pct"_s, 85.0},
+                                                      {u"tensor_pipe_pct"_s, 20.0}}}}
+            << u"memory_bound"_s << u"blockN"_s;
+        QTest::newRow("long scoreboard stall")
+            << u"ok"_s << 0.4 << qint64(0)
+            << QJsonObject{{u"warp_stalls"_s,
+                            QJsonObject{{u"long_scoreboard"_s, 0.5}, {u"barrier"_s, 0.1}}}}
+            << u"stall_long_scoreboard"_s << u"stages"_s;
+        QTest::newRow("timing only")
+            << u"ok"_s << 0.4 << qint64(0) << QJsonObject() << u"timing_only"_s << QString();
+    }
+
+    void reviewerRules() {
+        QFETCH(QString, status);
+        QFETCH(double, speedup);
+        QFETCH(qint64, spill);
+        QFETCH(QJsonObject, profile);
+        QFETCH(QString, bottleneck);
+        QFETCH(QString, move);
+        kev::AgentContext ctx;
+        ctx.task = task(u"gemm_fp16_fp32_4096"_s);
+        ctx.device = kev::DeviceInfo::h200();
+        const kev::KernelFamily& mma = family(u"mma_sync"_s);
+        const kev::Strategy s = mma.defaultStrategy(ctx.task, ctx.device);
+        const kev::ReviewFeedback fb = kev::reviewReport(ctx, s, mma.generate(s, ctx.task),
+                                                         report(status, speedup, spill, profile));
+        QCOMPARE(fb.bottleneckId, bottleneck);
+        QVERIFY(fb.validate().isEmpty());
+        if (!move.isEmpty())
+            QVERIFY2(moveParams(fb).contains(move), qPrintable(moveParams(fb).join(u","_s)));
+    }
+
+    void plannerStartsFromTheRooflineFamily() {
+        kev::AgentContext ctx;
+        ctx.device = kev::DeviceInfo::h200();
+        ctx.task = task(u"gemm_fp16_fp32_4096"_s);
+        QString error;
+        kev::PlannerSearch fp16;
+        const auto first = fp16.next(ctx, &error);
+        QVERIFY2(first, qPrintable(error));
+        QCOMPARE(first->family, u"mma_sync"_s);
+        QVERIFY(first->rationale.contains(u"compute-bound"_s));
+
+        ctx.task = task(u"gemm_fp32_fp32_4096"_s);
+        kev::PlannerSearch fp32;
+        const auto sgemm = fp32.next(ctx, &error);
+        QVERIFY2(sgemm, qPrintable(error));
+        QCOMPARE(sgemm->family, u"fma_regblock"_s);
+    }
+
+    void plannerFollowsReviewMovesAndNeverRepeats() {
+        kev::AgentContext ctx;
+        ctx.device = kev::DeviceInfo::h200();
+        ctx.task = task(u"gemm_fp16_fp32_4096"_s);
+        kev::PlannerSearch search;
+        QString error;
+        auto current = search.next(ctx, &error);
+        QVERIFY(current);
+        QSet<QString> seen;
+        double best = 0;
+        for (int iteration = 1; iteration <= 25; ++iteration) {
+            const kev::KernelFamily& f = family(current->family);
+            const QString key = kev::configurationKey(f, *current);
+            QVERIFY2(!seen.contains(key), qPrintable(u"re-proposed "_s + key));
+            seen.insert(key);
+            QVERIFY(!current->rationale.isEmpty());
+            QVERIFY(f.constraints(*current, ctx.task, ctx.device).isEmpty());
+            // A fake GPU: deeper pipelines are faster, everything else is neutral.
+            const double speedup = 0.3 + 0.05 * current->stages;
+            kev::IterationSummary h;
+            h.iteration = iteration;
+            h.family = current->family;
+            h.status = u"ok"_s;
+            h.speedup = speedup;
+            ctx.history.append(h);
+            ctx.iteration = iteration + 1;
+            if (speedup > best) {
+                best = speedup;
+                ctx.parentStrategy = *current;
+            }
+            ctx.lastFeedback.reset();
+            if (iteration == 1) {
+                kev::ReviewFeedback fb;
+                fb.bottleneckId = u"stall_long_scoreboard"_s;
+                fb.evidence.insert(u"moves"_s, QJsonArray{QJsonObject{{u"param"_s, u"stages"_s},
+                                                                      {u"step"_s, 1},
+                                                                      {u"why"_s, u"deeper"_s}}});
+                ctx.lastFeedback = fb;
+            }
+            current = search.next(ctx, &error);
+            if (!current)
+                break;
+            if (iteration == 1) {
+                QCOMPARE(current->stages, ctx.parentStrategy->stages + 1);
+                QVERIFY(current->rationale.contains(u"stall_long_scoreboard"_s));
+            }
+        }
+        QVERIFY(seen.size() >= 10);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBuiltin)
+#include "tst_builtin.moc"

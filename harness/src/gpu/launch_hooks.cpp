@@ -63,9 +63,11 @@ void fromConfig(LaunchRecord& rec, const cudaLaunchConfig_t* config) {
     }
 }
 
-LaunchRecord simple(const char* api, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
+LaunchRecord simple(const char* api, const void* func, dim3 grid, dim3 block, size_t shared,
+                    cudaStream_t stream) {
     LaunchRecord rec;
     rec.api = api;
+    rec.func = func;
     rec.grid = grid;
     rec.block = block;
     rec.sharedBytes = shared;
@@ -139,7 +141,7 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** arg
     using Fn = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
     static const Fn fn = kev::gpu::hooks::real<Fn>("cudaLaunchKernel");
     kev::gpu::hooks::record(
-        kev::gpu::hooks::simple("cudaLaunchKernel", grid, block, shared, stream));
+        kev::gpu::hooks::simple("cudaLaunchKernel", func, grid, block, shared, stream));
     return fn ? fn(func, grid, block, args, shared, stream) : cudaErrorNotSupported;
 }
 
@@ -148,7 +150,7 @@ cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 grid, dim3 block, void*
     using Fn = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
     static const Fn fn = kev::gpu::hooks::real<Fn>("cudaLaunchKernel_ptsz");
     kev::gpu::hooks::record(
-        kev::gpu::hooks::simple("cudaLaunchKernel_ptsz", grid, block, shared, stream));
+        kev::gpu::hooks::simple("cudaLaunchKernel_ptsz", func, grid, block, shared, stream));
     return fn ? fn(func, grid, block, args, shared, stream) : cudaErrorNotSupported;
 }
 
@@ -157,7 +159,7 @@ cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block,
     using Fn = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
     static const Fn fn = kev::gpu::hooks::real<Fn>("cudaLaunchCooperativeKernel");
     kev::gpu::hooks::record(
-        kev::gpu::hooks::simple("cudaLaunchCooperativeKernel", grid, block, shared, stream));
+        kev::gpu::hooks::simple("cudaLaunchCooperativeKernel", func, grid, block, shared, stream));
     return fn ? fn(func, grid, block, args, shared, stream) : cudaErrorNotSupported;
 }
 
@@ -165,8 +167,8 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 grid, dim3 b
                                              size_t shared, cudaStream_t stream) {
     using Fn = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
     static const Fn fn = kev::gpu::hooks::real<Fn>("cudaLaunchCooperativeKernel_ptsz");
-    kev::gpu::hooks::record(
-        kev::gpu::hooks::simple("cudaLaunchCooperativeKernel_ptsz", grid, block, shared, stream));
+    kev::gpu::hooks::record(kev::gpu::hooks::simple("cudaLaunchCooperativeKernel_ptsz", func, grid,
+                                                    block, shared, stream));
     return fn ? fn(func, grid, block, args, shared, stream) : cudaErrorNotSupported;
 }
 
@@ -175,6 +177,7 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* fu
     static const Fn fn = kev::gpu::hooks::real<Fn>("cudaLaunchKernelExC");
     LaunchRecord rec;
     rec.api = "cudaLaunchKernelExC";
+    rec.func = func;
     kev::gpu::hooks::fromConfig(rec, config);
     kev::gpu::hooks::record(rec);
     return fn ? fn(config, func, args) : cudaErrorNotSupported;
@@ -186,6 +189,7 @@ cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const voi
     static const Fn fn = kev::gpu::hooks::real<Fn>("cudaLaunchKernelExC_ptsz");
     LaunchRecord rec;
     rec.api = "cudaLaunchKernelExC_ptsz";
+    rec.func = func;
     kev::gpu::hooks::fromConfig(rec, config);
     kev::gpu::hooks::record(rec);
     return fn ? fn(config, func, args) : cudaErrorNotSupported;
@@ -195,7 +199,8 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void*
                                size_t shared, cudaStream_t stream) {
     using Fn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
     static const Fn fn = kev::gpu::hooks::real<Fn>("__cudaLaunchKernel");
-    kev::gpu::hooks::record(kev::gpu::hooks::simple("<<<>>>", grid, block, shared, stream));
+    kev::gpu::hooks::record(kev::gpu::hooks::simple("<<<>>>", reinterpret_cast<const void*>(kernel),
+                                                    grid, block, shared, stream));
     return fn ? fn(kernel, grid, block, args, shared, stream) : cudaErrorNotSupported;
 }
 
@@ -203,8 +208,8 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, 
                                     size_t shared, cudaStream_t stream) {
     using Fn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
     static const Fn fn = kev::gpu::hooks::real<Fn>("__cudaLaunchKernel_ptsz");
-    kev::gpu::hooks::record(
-        kev::gpu::hooks::simple("<<<>>> (per-thread)", grid, block, shared, stream));
+    kev::gpu::hooks::record(kev::gpu::hooks::simple(
+        "<<<>>> (per-thread)", reinterpret_cast<const void*>(kernel), grid, block, shared, stream));
     return fn ? fn(kernel, grid, block, args, shared, stream) : cudaErrorNotSupported;
 }
 

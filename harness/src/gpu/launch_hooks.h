@@ -11,6 +11,9 @@ namespace kev::gpu::hooks {
 
 struct LaunchRecord {
     std::string api;
+    // The kernel: a host stub address or a cudaKernel_t, either of which cudaFuncGetAttributes and
+    // the occupancy calculator accept.
+    const void* func = nullptr;
     cudaStream_t stream = nullptr;
     dim3 grid;
     dim3 block;

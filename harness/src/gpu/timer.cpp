@@ -57,7 +57,8 @@ Timer::~Timer() {
 }
 
 double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
-                     const TimingOptions& options, double* check, bool* expired) {
+                     const TimingOptions& options, double* check, bool* expired,
+                     const AuditHooks* hooks) {
     const DeviceBuffer& out = isCandidate ? m_bench.candidateOutput() : m_bench.referenceOutput();
     // Fresh inputs every sample: an entry point that caches results by pointer or by content
     // gains nothing, and the rotated buffers change the pointers too.
@@ -73,15 +74,24 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
     m_flag[0] = 0;
     m_flag[1] = 0;
     KEV_CUDA(blockStream(m_flagDevice, 2'000'000'000ull, m_expired, m_stream));
+    if (hooks) {
+        hooks->begin();
+    }
     KEV_CUDA(cudaEventRecord(m_start, m_stream));
     launch(set);
     KEV_CUDA(cudaEventRecord(m_stop, m_stream));
+    if (hooks) {
+        hooks->afterLaunch();
+    }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     m_flag[0] = 1;
     waitFor(m_stop, options.kernelTimeoutSeconds, isCandidate ? "the candidate" : "the reference");
     float ms = 0;
     KEV_CUDA(cudaEventElapsedTime(&ms, m_start, m_stop));
     *expired = m_flag[1] != 0;
+    if (hooks) {
+        hooks->end(ms);
+    }
     *check = m_bench.sketchError(set, out, seed ^ 0xc0ffee1234567ull);
     if (!isCandidate) {
         // Nothing correct is left lying around for a candidate to find.
@@ -214,6 +224,19 @@ TimingResult Timer::run(const Launch& candidate, const Launch& reference,
     result.referenceMedianMs = stats::median(ref);
     result.persistingResetSupported = m_persistingReset;
     return result;
+}
+
+double Timer::audit(const Launch& candidate, int count, const TimingOptions& options,
+                    const AuditHooks& hooks) {
+    double worst = 0;
+    for (int i = 0; i < count; ++i) {
+        double check = 0;
+        bool expired = false;
+        sample(candidate, true, i % GemmBench::kInputSets, options.seed + 0xa0d17ull + i, options,
+               &check, &expired, &hooks);
+        worst = std::max(worst, check);
+    }
+    return worst;
 }
 
 json::Value TimingResult::toJson(double flops) const {

@@ -74,6 +74,13 @@ struct KernelTimeout : std::runtime_error {
 // Waits for `event` with a deadline; throws KernelTimeout naming `what`.
 void waitFor(cudaEvent_t event, double timeoutSeconds, const char* what);
 
+// Called around the event window of an audited sample (see Timer::audit).
+struct AuditHooks {
+    std::function<void()> begin;       // after the blocking kernel, before the start event
+    std::function<void()> afterLaunch; // after the launch returned and the stop event is queued
+    std::function<void(double eventMs)> end; // after the stop event completed
+};
+
 class Timer {
 public:
     // `candidate(set)` enqueues the candidate on the harness stream for input set `set` (and
@@ -88,9 +95,15 @@ public:
     TimingResult run(const Launch& candidate, const Launch& reference,
                      const TimingOptions& options);
 
+    // `count` extra candidate samples, exactly like timed ones but traced through `hooks` and
+    // part of no statistic (tracing perturbs timing). Returns the worst output check.
+    double audit(const Launch& candidate, int count, const TimingOptions& options,
+                 const AuditHooks& hooks);
+
 private:
     double sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
-                  const TimingOptions& options, double* check, bool* expired);
+                  const TimingOptions& options, double* check, bool* expired,
+                  const AuditHooks* hooks = nullptr);
     RoundResult runRound(int round, const Launch& candidate, const Launch& reference,
                          const TimingOptions& options, double budget, TimingResult& result);
 

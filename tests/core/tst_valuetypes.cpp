@@ -1,0 +1,207 @@
+// Value types: the harness report parser against a protocol-shaped fixture, round trips of the
+// persisted types, the key store, and the agent registry's errors.
+#include "agents.h"
+#include "candidate.h"
+#include "deviceinfo.h"
+#include "enginesettings.h"
+#include "evaluationreport.h"
+#include "iterationsummary.h"
+#include "jsonschema.h"
+#include "keystore.h"
+
+#include <QJsonArray>
+#include <QTest>
+
+using namespace kev;
+
+namespace {
+
+QJsonObject fixture(const char* name) {
+    QString error;
+    auto json = readJsonObjectFile(QStringLiteral(KEV_TEST_DATA "/") + QLatin1String(name), &error);
+    if (!json)
+        qFatal("%s", qPrintable(error));
+    return *json;
+}
+
+} // namespace
+
+class TestValueTypes : public QObject {
+    Q_OBJECT
+private slots:
+    void parsesReport() {
+        QString error;
+        const auto r = EvaluationReport::fromJson(fixture("report_ok.json"), &error);
+        QVERIFY2(r, qPrintable(error));
+        QCOMPARE(r->status, EvaluationReport::Status::Ok);
+        QVERIFY(r->timed);
+        QCOMPARE(r->speedup, 0.930);
+        QCOMPARE(r->ciLow, 0.927);
+        QCOMPARE(r->ciHigh, 0.934);
+        QCOMPARE(r->medianMs, 0.2145);
+        QCOMPARE(r->referenceMs, 0.1995);
+        QCOMPARE(r->kernels.size(), 2);
+        QCOMPARE(r->maxRegisters(), 168);
+        QCOMPARE(r->totalSpillBytes(), qint64(12));
+        QCOMPARE(r->correctness.trials, 2);
+        QCOMPARE(r->correctness.passed, 2);
+        QCOMPARE(r->correctness.worstMargin, 0.02);
+        QCOMPARE(r->samples.size(), 2);
+        QCOMPARE(r->samples[1].candidateMs, (QVector<double>{0.2145, 0.2146}));
+        QCOMPARE(r->samples[0].throttle, QStringList{QStringLiteral("sw_power_cap")});
+        QCOMPARE(r->gpuName, QStringLiteral("NVIDIA H200"));
+        QVERIFY(r->isTrustworthyResult());
+        QCOMPARE(r->toJson(), fixture("report_ok.json"));
+    }
+
+    void reportStatuses() {
+        for (const char* name : {"ok", "compile_error", "rule_violation", "runtime_error",
+                                 "timeout", "incorrect", "unstable", "no_device"}) {
+            const auto status = EvaluationReport::statusFromString(QLatin1String(name));
+            QVERIFY(status);
+            QCOMPARE(EvaluationReport::statusToString(*status), QLatin1String(name));
+        }
+        QVERIFY(!EvaluationReport::statusFromString(QStringLiteral("fine")));
+    }
+
+    void rejectsBadReports() {
+        QString error;
+        QJsonObject json = fixture("report_ok.json");
+        json.insert(QStringLiteral("status"), QStringLiteral("great"));
+        QVERIFY(!EvaluationReport::fromJson(json, &error));
+        QCOMPARE(error, QStringLiteral("report.status: \"great\" is not a known status"));
+        json.insert(QStringLiteral("schema_version"), 2);
+        QVERIFY(!EvaluationReport::fromJson(json, &error));
+        QCOMPARE(error, QStringLiteral("report.schema_version: expected 1"));
+        QVERIFY(!EvaluationReport::fromJson(QJsonObject{{QStringLiteral("schema_version"), 1}},
+                                            &error));
+        QCOMPARE(error, QStringLiteral("report.status: required field is missing"));
+    }
+
+    void suspiciousIsNotTrustworthy() {
+        QJsonObject json = fixture("report_ok.json");
+        json.insert(QStringLiteral("suspicious"), true);
+        QString error;
+        const auto r = EvaluationReport::fromJson(json, &error);
+        QVERIFY(r);
+        QVERIFY(!r->isTrustworthyResult());
+        Candidate c;
+        c.report = *r;
+        QVERIFY(!c.isTrustworthy());
+        const auto summary = IterationSummary::fromCandidate(c);
+        QVERIFY(!summary.isTrustworthy());
+    }
+
+    void summaryRoundTrip() {
+        QString error;
+        Candidate c;
+        c.version = 7;
+        c.parentVersion = 3;
+        c.iteration = 4;
+        c.beamIndex = 1;
+        c.strategy.family = QStringLiteral("mma_sync");
+        c.report = EvaluationReport::fromJson(fixture("report_ok.json"), &error);
+        c.decision = Decision{Decision::Kind::Rejected, QStringLiteral("too clever")};
+        AgentTurn turn;
+        turn.tokensIn = 10;
+        turn.tokensOut = 5;
+        turn.costUsd = 0.25;
+        c.turns = {turn, turn};
+        c.finishedAt = QDateTime(QDate(2026, 1, 2), QTime(3, 4, 5, 6), Qt::UTC);
+        const auto s = IterationSummary::fromCandidate(c);
+        QCOMPARE(s.tokens, 30);
+        QCOMPARE(s.costUsd, 0.5);
+        QCOMPARE(*s.speedup, 0.93);
+        const auto back = IterationSummary::fromJson(s.toJson(), &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(back->toJson(), s.toJson());
+        QCOMPARE(back->decision, QStringLiteral("rejected"));
+        QCOMPARE(back->decisionReason, QStringLiteral("too clever"));
+        QCOMPARE(back->finishedAt, c.finishedAt);
+        QVERIFY(!IterationSummary::fromJson(
+            QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")}}, &error));
+        QVERIFY2(error.contains(QStringLiteral("version")), qPrintable(error));
+    }
+
+    void settingsRoundTripAndValidation() {
+        EngineSettings s;
+        s.plannerBackend = QStringLiteral("llm");
+        s.plannerOptions = QJsonObject{{QStringLiteral("model"), QStringLiteral("m")}};
+        s.stepMode = true;
+        s.gatePlans = true;
+        s.beamWidth = 3;
+        s.harnessCommands = {QStringLiteral("ssh gpu1 kevolve-harness serve")};
+        QString error;
+        const auto back = EngineSettings::fromJson(s.toJson(), &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(back->toJson(), s.toJson());
+        QCOMPARE(back->agentSettings(QStringLiteral("planner")).backend, QStringLiteral("llm"));
+        QCOMPARE(back->agentSettings(QStringLiteral("coder")).backend, QStringLiteral("builtin"));
+        s.beamWidth = 0;
+        s.maxIterations = 0;
+        const QStringList problems = s.validate();
+        QCOMPARE(problems.size(), 2);
+        QVERIFY(problems.join(u'\n').contains(QStringLiteral("settings.beam_width")));
+        QVERIFY(!EngineSettings::fromJson(s.toJson(), &error));
+        QVERIFY2(error.contains(QStringLiteral("settings.max_iterations")), qPrintable(error));
+    }
+
+    void deviceInfo() {
+        const DeviceInfo d = DeviceInfo::fromJson(fixture("report_ok.json")
+                                                      .value(QLatin1String("environment"))
+                                                      .toObject()
+                                                      .value(QLatin1String("gpu"))
+                                                      .toObject());
+        QCOMPARE(d.name, QStringLiteral("NVIDIA H200"));
+        QCOMPARE(d.ccMajor, 9);
+        QCOMPARE(d.ccMinor, 0);
+        QCOMPARE(d.smCount, 132);
+        QCOMPARE(d.arch(), QStringLiteral("sm_90a"));
+        QCOMPARE(d.smemPerBlockOptin, 232448);
+        const DeviceInfo again = DeviceInfo::fromJson(d.toJson());
+        QCOMPARE(again.toJson(), d.toJson());
+        QVERIFY(DeviceInfo::h200().isValid());
+        QVERIFY(!DeviceInfo().isValid());
+    }
+
+    void environmentKeyStore() {
+        QProcessEnvironment env;
+        env.insert(QStringLiteral("OPENAI_API_KEY"), QStringLiteral("sk-openai"));
+        env.insert(QStringLiteral("KEVOLVE_API_KEY"), QStringLiteral("sk-general"));
+        env.insert(QStringLiteral("EMPTY_API_KEY"), QString());
+        EnvironmentKeyStore keys(env);
+        QCOMPARE(keys.key(QStringLiteral("openai")),
+                 std::optional<QString>(QStringLiteral("sk-openai")));
+        QCOMPARE(keys.key(QStringLiteral("vllm")),
+                 std::optional<QString>(QStringLiteral("sk-general")));
+        QCOMPARE(keys.key(QStringLiteral("empty")),
+                 std::optional<QString>(QStringLiteral("sk-general")));
+        QCOMPARE(EnvironmentKeyStore::variableFor(QStringLiteral("llama.cpp")),
+                 QStringLiteral("LLAMA_CPP_API_KEY"));
+        EnvironmentKeyStore none{QProcessEnvironment()};
+        QVERIFY(!none.key(QStringLiteral("openai")));
+    }
+
+    void agentRegistry() {
+        QVERIFY(AgentFactory::hasBackend(QStringLiteral("scripted")));
+        AgentSettings settings;
+        settings.role = QStringLiteral("planner");
+        settings.backend = QStringLiteral("nonexistent");
+        QString error;
+        QVERIFY(!AgentFactory::createPlanner(settings, &error));
+        QVERIFY2(error.contains(QStringLiteral(
+                     "agent backend \"nonexistent\" for the planner is not available")),
+                 qPrintable(error));
+        QVERIFY(error.contains(QStringLiteral("scripted")));
+        AgentFactory::registerBackend(QStringLiteral("reviewer_only"), {}, {}, {});
+        settings.backend = QStringLiteral("reviewer_only");
+        QVERIFY(!AgentFactory::createPlanner(settings, &error));
+        QCOMPARE(error, QStringLiteral("agent backend \"reviewer_only\" cannot play the planner"));
+        settings.backend = QStringLiteral("scripted");
+        std::unique_ptr<Planner> planner(AgentFactory::createPlanner(settings, &error));
+        QVERIFY(planner);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestValueTypes)
+#include "tst_valuetypes.moc"

@@ -42,7 +42,9 @@ void LlmCoder::code(const AgentContext& context, const Strategy& strategy) {
     std::optional<RenderedPrompt> prompt;
     if (m_agent.exchange(&error))
         prompt = m_agent.builder()->coder(context, strategy, &error);
-    start(prompt, error);
+    start(prompt, error, [this, context, strategy](qint64 budget, QString* problem) {
+        return m_agent.builder()->withBudget(budget).coder(context, strategy, problem);
+    });
 }
 
 void LlmCoder::fixCompile(const AgentContext& context, const Strategy& strategy,
@@ -51,10 +53,15 @@ void LlmCoder::fixCompile(const AgentContext& context, const Strategy& strategy,
     std::optional<RenderedPrompt> prompt;
     if (m_agent.exchange(&error))
         prompt = m_agent.builder()->compileFix(context, strategy, source, compileLog, &error);
-    start(prompt, error);
+    start(prompt, error,
+          [this, context, strategy, source, compileLog](qint64 budget, QString* problem) {
+              return m_agent.builder()->withBudget(budget).compileFix(context, strategy, source,
+                                                                      compileLog, problem);
+          });
 }
 
-void LlmCoder::start(const std::optional<RenderedPrompt>& prompt, const QString& error) {
+void LlmCoder::start(const std::optional<RenderedPrompt>& prompt, const QString& error,
+                     LlmExchange::Rerender rerender) {
     if (!prompt) {
         m_agent.deferred(this, [this, error] { emit codeFailed(u"llm coder: "_s + error); });
         return;
@@ -63,7 +70,7 @@ void LlmCoder::start(const std::optional<RenderedPrompt>& prompt, const QString&
     m_agent.exchange(nullptr)->start(
         *prompt, std::nullopt, QString(),
         u"a short plan and then the whole file in exactly one ```cuda block"_s,
-        [](const QString& reply) { return check(reply); });
+        [](const QString& reply) { return check(reply); }, std::move(rerender));
 }
 
 void LlmCoder::cancel() {

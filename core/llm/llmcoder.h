@@ -23,7 +23,8 @@ public:
     static QString check(const QString& reply, QString* source = nullptr);
 
 private:
-    void start(const std::optional<RenderedPrompt>& prompt, const QString& error);
+    void start(const std::optional<RenderedPrompt>& prompt, const QString& error,
+               LlmExchange::Rerender rerender);
 
     LlmAgent m_agent;
 };

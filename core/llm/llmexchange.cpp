@@ -4,6 +4,8 @@
 
 #include <QTimer>
 
+#include <utility>
+
 using namespace Qt::Literals::StringLiterals;
 
 namespace kev {
@@ -16,7 +18,8 @@ LlmExchange::LlmExchange(LlmSettings settings, std::shared_ptr<KeyStore> keys,
     , m_builder(builder) {}
 
 void LlmExchange::start(const RenderedPrompt& prompt, std::optional<QJsonObject> schema,
-                        const QString& schemaName, const QString& expected, Check check) {
+                        const QString& schemaName, const QString& expected, Check check,
+                        Rerender rerender) {
     cancel();
     const quint64 generation = m_generation;
     m_messages = prompt.messages;
@@ -24,6 +27,8 @@ void LlmExchange::start(const RenderedPrompt& prompt, std::optional<QJsonObject>
     m_schemaName = schemaName;
     m_expected = expected;
     m_check = std::move(check);
+    m_rerender = std::move(rerender);
+    m_promptTokens = prompt.estimatedTokens;
     m_reasks = 0;
     m_turn = AgentTurn();
     m_turn.role = m_settings.role;
@@ -128,6 +133,19 @@ void LlmExchange::onReply(const ChatReply& reply) {
 }
 
 void LlmExchange::onFailed(const ChatError& error) {
+    if (error.kind == ChatError::Kind::ContextTooLong && m_rerender && m_reasks == 0) {
+        const Rerender rerender = std::exchange(m_rerender, Rerender());
+        QString problem;
+        const qint64 budget = m_promptTokens * 2 / 3;
+        if (const auto smaller = rerender(budget, &problem)) {
+            emit textAvailable(u"\n[%1; asking again with the prompt shortened to about %2 "
+                               u"tokens]\n"_s.arg(error.message, QString::number(budget)));
+            m_messages = smaller->messages;
+            m_promptTokens = smaller->estimatedTokens;
+            send();
+            return;
+        }
+    }
     fail(u"%1 (%2 at %3): %4"_s.arg(m_settings.role, m_settings.model, m_settings.baseUrl,
                                     error.message));
 }

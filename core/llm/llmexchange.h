@@ -25,6 +25,9 @@ class LlmExchange : public QObject {
 public:
     // An empty string when the reply is usable, else what is wrong with it.
     using Check = std::function<QString(const QString& reply)>;
+    // The prompt rendered again for a smaller token budget, used once when the server says the
+    // prompt is longer than the model's context (the configured context_tokens was too high).
+    using Rerender = std::function<std::optional<RenderedPrompt>(qint64 budget, QString* error)>;
 
     LlmExchange(LlmSettings settings, std::shared_ptr<KeyStore> keys, const PromptBuilder* builder,
                 QObject* parent = nullptr);
@@ -33,7 +36,8 @@ public:
 
     // `expected` completes the re-ask sentence "Reply again with ...".
     void start(const RenderedPrompt& prompt, std::optional<QJsonObject> schema,
-               const QString& schemaName, const QString& expected, Check check);
+               const QString& schemaName, const QString& expected, Check check,
+               Rerender rerender = {});
     void cancel();
 
 signals:
@@ -59,6 +63,8 @@ private:
     QString m_schemaName;
     QString m_expected;
     Check m_check;
+    Rerender m_rerender;
+    qint64 m_promptTokens = 0;
     int m_reasks = 0;
     // Bumped by start() and cancel(), so a deferred signal of an older exchange is dropped.
     quint64 m_generation = 0;

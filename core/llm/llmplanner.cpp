@@ -57,9 +57,13 @@ void LlmPlanner::plan(const AgentContext& context) {
     }
     m_agent.cancel();
     m_context = context;
-    exchange->start(*prompt, PromptBuilder::wireSchema(u":/schemas/strategy.schema.json"_s),
-                    u"strategy"_s, u"one JSON object: the strategy, valid against the schema"_s,
-                    [this](const QString& reply) { return check(reply, m_context); });
+    exchange->start(
+        *prompt, PromptBuilder::wireSchema(u":/schemas/strategy.schema.json"_s), u"strategy"_s,
+        u"one JSON object: the strategy, valid against the schema"_s,
+        [this](const QString& reply) { return check(reply, m_context); },
+        [this](qint64 budget, QString* problem) {
+            return m_agent.builder()->withBudget(budget).planner(m_context, problem);
+        });
 }
 
 void LlmPlanner::cancel() {

@@ -62,9 +62,14 @@ void LlmReviewer::review(const AgentContext& context, const Strategy& strategy,
     }
     m_agent.cancel();
     m_report = report;
-    exchange->start(*prompt, PromptBuilder::wireSchema(u":/schemas/review.schema.json"_s),
-                    u"review"_s, u"one JSON object: the feedback, valid against the schema"_s,
-                    [](const QString& reply) { return check(reply); });
+    exchange->start(
+        *prompt, PromptBuilder::wireSchema(u":/schemas/review.schema.json"_s), u"review"_s,
+        u"one JSON object: the feedback, valid against the schema"_s,
+        [](const QString& reply) { return check(reply); },
+        [this, context, strategy, source](qint64 budget, QString* problem) {
+            return m_agent.builder()->withBudget(budget).reviewer(context, strategy, source,
+                                                                  m_report, problem);
+        });
 }
 
 void LlmReviewer::cancel() {

@@ -45,6 +45,9 @@ public:
                                  QString* error) const;
 
     qint64 budget() const { return m_budget; }
+    PromptBuilder withBudget(qint64 promptBudgetTokens) const {
+        return PromptBuilder(m_library, promptBudgetTokens);
+    }
     // A deliberately high estimate (3 characters per token: code and JSON tokenise densely).
     static qint64 estimateTokens(const QString& text);
 

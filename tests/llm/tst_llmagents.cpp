@@ -119,6 +119,7 @@ private slots:
     void accountingSumsCallsAndPrices();
     void keyNeverReachesATurn();
     void smallContextStillSendsEssentials();
+    void contextOverflowIsRetriedOnceShorter();
 };
 
 void TestLlmAgents::backendIsRegistered() {
@@ -535,6 +536,35 @@ void TestLlmAgents::smallContextStillSendsEssentials() {
     for (const auto& message : messagesOf(server.requests().first()))
         characters += message[u"content"_s].toString().size();
     QVERIFY(characters / 3 <= 16384 - 2048);
+}
+
+void TestLlmAgents::contextOverflowIsRetriedOnceShorter() {
+    FakeChatServer server(ServerDialect::Vllm);
+    QVERIFY(server.listen());
+    const auto overflow = ScriptedReply::error(
+        400, u"This model's maximum context length is 4096 tokens. However, you requested "
+             u"9000 tokens."_s);
+    server.enqueue(overflow);
+    server.enqueue(ScriptedReply::text(strategyJson()));
+    server.enqueue(overflow);
+    server.enqueue(overflow);
+    AgentContext context = fixedContext();
+    for (int v = 4; v <= 200; ++v)
+        context.history << summary(v, v - 1, u"mma_sync 128x128x32 w8 s3"_s, u"ok"_s, 0.6);
+    auto planner = make<LlmPlanner>(llmSettings(u"planner"_s, server));
+    QSignalSpy plans(planner.get(), &Planner::planAvailable);
+    QSignalSpy failures(planner.get(), &Planner::planFailed);
+    planner->plan(context);
+    QVERIFY(plans.wait(10'000));
+    QCOMPARE(server.requests().size(), 2);
+    QVERIFY(server.requests()[1].rawBody.size() < server.requests()[0].rawBody.size() * 3 / 4);
+
+    // Only once: a second overflow is reported, naming the setting to change.
+    planner->plan(context);
+    QVERIFY(failures.wait(10'000));
+    QCOMPARE(server.requests().size(), 4);
+    QVERIFY2(failures.first().first().toString().contains(u"lower the context size"_s),
+             qPrintable(failures.first().first().toString()));
 }
 
 QTEST_GUILESS_MAIN(TestLlmAgents)

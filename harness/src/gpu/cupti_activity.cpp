@@ -155,10 +155,13 @@ std::set<std::string> kernelsRegisteredBy(const void* address) {
     return out;
 }
 
-LaunchAudit::LaunchAudit(cudaStream_t stream, std::set<std::string> candidateKernels,
-                         std::set<std::string> harnessKernels)
+LaunchAudit::LaunchAudit(cudaStream_t stream)
     : m_stream(stream) {
     m_sample.markerName = auditMarkerName();
+}
+
+void LaunchAudit::setKernels(std::set<std::string> candidateKernels,
+                             std::set<std::string> harnessKernels) {
     m_sample.candidateKernels = std::move(candidateKernels);
     m_sample.harnessKernels = std::move(harnessKernels);
 }

@@ -23,8 +23,7 @@ std::set<std::string> kernelsRegisteredBy(const void* address);
 
 class LaunchAudit {
 public:
-    LaunchAudit(cudaStream_t stream, std::set<std::string> candidateKernels,
-                std::set<std::string> harnessKernels);
+    explicit LaunchAudit(cudaStream_t stream);
     ~LaunchAudit();
     LaunchAudit(const LaunchAudit&) = delete;
     LaunchAudit& operator=(const LaunchAudit&) = delete;
@@ -32,6 +31,9 @@ public:
     // Registers the activity buffers with CUPTI. Call before the sandbox is installed; false with
     // the reason when CUPTI cannot trace (another tool holds it, no library).
     bool prepare(std::string* why);
+    // The kernel names of the candidate's module and of the harness's, once the candidate is
+    // loaded.
+    void setKernels(std::set<std::string> candidateKernels, std::set<std::string> harnessKernels);
 
     // Around one audited sample: begin() after the blocking kernel is queued (enables tracing and
     // queues the begin marker), afterLaunch() once kevolve_launch returned and the stop event is

@@ -333,6 +333,56 @@ json::Value rangeJson(const Range& range) {
     return v;
 }
 
+json::Value metricsJson(const RangeProfiler& profiler, const std::vector<Range>& candidate,
+                        const std::string& candidateError, const std::vector<Range>& reference,
+                        const std::string& referenceError) {
+    json::Value v = json::Value::object();
+    v["available"] = !candidate.empty() || !reference.empty();
+    json::Value list = json::Value::array();
+    for (const std::string& m : profiler.metrics()) {
+        list.push(m);
+    }
+    v["metric_list"] = list;
+    json::Value missing = json::Value::object();
+    for (const auto& [name, why] : profiler.unavailable()) {
+        missing[name] = why;
+    }
+    v["unavailable_metrics"] = missing;
+    v["passes"] = static_cast<uint64_t>(profiler.passes());
+    v["replay"] = "kernel";
+    const auto side = [&v](const char* key, const std::vector<Range>& ranges,
+                           const std::string& error) {
+        if (const Range* main = mainRange(ranges)) {
+            v[key] = rangeJson(*main);
+            v[std::string(key) + "_kernel"] = main->name;
+        }
+        json::Value all = json::Value::array();
+        for (const Range& r : ranges) {
+            json::Value o = json::Value::object();
+            o["name"] = r.name;
+            o["values"] = rangeJson(r);
+            all.push(std::move(o));
+        }
+        v[std::string(key) + "_kernels"] = all;
+        if (!error.empty()) {
+            v[std::string(key) + "_error"] = error;
+        }
+    };
+    side("candidate", candidate, candidateError);
+    side("reference", reference, referenceError);
+    if (!v.find("available")->asBool()) {
+        v["reason"] = !candidateError.empty() ? candidateError : referenceError;
+    }
+    return v;
+}
+
+json::Value metricsUnavailable(const std::string& reason) {
+    json::Value v = json::Value::object();
+    v["available"] = false;
+    v["reason"] = reason;
+    return v;
+}
+
 json::Value staticResources(const std::vector<hooks::LaunchRecord>& launches,
                             const cudaDeviceProp& props) {
     json::Value out = json::Value::array();

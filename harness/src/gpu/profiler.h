@@ -56,6 +56,14 @@ const Range* mainRange(const std::vector<Range>& ranges);
 // {name: value} of a range plus the derived values of metrics::derive.
 json::Value rangeJson(const Range& range);
 
+// The report's `metrics`: {available, metric_list, unavailable_metrics, passes, candidate,
+// reference (the main range's values), candidate_kernels, reference_kernels (every range), errors}.
+json::Value metricsJson(const RangeProfiler& profiler, const std::vector<Range>& candidate,
+                        const std::string& candidateError, const std::vector<Range>& reference,
+                        const std::string& referenceError);
+// {available: false, reason}.
+json::Value metricsUnavailable(const std::string& reason);
+
 // Per distinct kernel of `launches`: name, registers, static and dynamic shared bytes, local bytes
 // per thread, max threads per block, block and grid, blocks per SM and theoretical occupancy (%).
 json::Value staticResources(const std::vector<hooks::LaunchRecord>& launches,

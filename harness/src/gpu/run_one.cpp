@@ -5,10 +5,16 @@
 
 #include "candidate.h"
 #include "cuda_util.h"
+#include "cupti_activity.h"
 #include "gemm_bench.h"
 #include "json.h"
 #include "launch_hooks.h"
+#include "metrics.h"
+#include "metrics_kernels.h"
 #include "nvml.h"
+#include "peaks.h"
+#include "profiler.h"
+#include "roofline.h"
 #include "sandbox.h"
 #include "task.h"
 #include "timer.h"
@@ -40,6 +46,12 @@ using Clock = std::chrono::steady_clock;
 
 int g_resultFd = 3;
 bool g_resultWritten = false;
+// run-one --profile: counters of one candidate and one reference launch instead of an evaluation;
+// --profile-only: the same launches without the sandbox; --no-cupti: CUPTI untouched, so that an
+// external profiler (Nsight Compute) can attach to these launches.
+bool g_profile = false;
+bool g_profileOnly = false;
+bool g_noCupti = false;
 
 void writeLine(const json::Value& v) {
     std::string line = v.dump();
@@ -106,6 +118,7 @@ public:
         : m_job(job)
         , m_task(task) {}
     json::Value run();
+    json::Value profile();
 
 private:
     void setUpDevice();
@@ -140,6 +153,10 @@ private:
     double m_kernelTimeout = 10.0;
     int m_launchCount = 0;
     cudaEvent_t m_done = nullptr;
+    std::vector<hooks::LaunchRecord> m_lastLaunches;
+    std::optional<activity::LaunchAudit> m_audit;
+    std::optional<roofline::Peaks> m_peaks;
+    std::string m_peaksNote;
 };
 
 GemmShape gemmShape(const Shape& s) {
@@ -204,7 +221,8 @@ void Evaluation::setUpDevice() {
 
 void Evaluation::loadCandidate() {
     std::string why;
-    const bool sandboxed = sandbox::install(&why);
+    const bool sandboxed =
+        g_profileOnly ? (why = "run-one --profile-only", false) : sandbox::install(&why);
     addCheck("sandbox", true,
              sandboxed ? "seccomp filter installed before the candidate was loaded (no fork, exec, "
                          "ptrace or sockets)"
@@ -253,6 +271,7 @@ void Evaluation::launchCandidate(int set) {
     leaveCandidate();
     const std::vector<hooks::LaunchRecord> records = hooks::disarm();
     m_launchCount = static_cast<int>(records.size());
+    m_lastLaunches = records;
     const std::vector<std::string> bad = hooks::violations(records, m_stream);
     if (!bad.empty()) {
         m_violations.insert(m_violations.end(), bad.begin(), bad.end());
@@ -399,7 +418,26 @@ json::Value Evaluation::run() {
         setUpDevice();
         const GemmShape timed = gemmShape(m_task.shape);
         m_bench.emplace(m_task, m_stream, m_cublas, m_kdev);
+        try {
+            const std::string uuid = m_nvml ? m_nvml->info().uuid : m_pciBusId;
+            m_peaks = devicePeaks(m_props, m_stream, uuid, nvml::driverVersion(), &m_peaksNote);
+        } catch (const CudaFailure& e) {
+            m_peaksNote = std::string("peaks not measured: ") + e.what();
+        }
+        m_stages.lap("peaks_s");
+        if (!m_selfCheck && !g_noCupti) {
+            m_audit.emplace(m_stream);
+            std::string why;
+            if (!m_audit->prepare(&why)) {
+                addCheck("activity_audit", true, "not run: " + why);
+            }
+        }
         loadCandidate();
+        if (m_audit && m_audit->available()) {
+            m_audit->setKernels(
+                activity::kernelsRegisteredBy(reinterpret_cast<const void*>(m_library.launch())),
+                activity::kernelsRegisteredBy(reinterpret_cast<const void*>(&launchAuditMarker)));
+        }
         m_stages.lap("gpu_setup_s");
 
         progress("validate", "correctness on fresh inputs, every shape and distribution", 0.0);
@@ -438,6 +476,23 @@ json::Value Evaluation::run() {
             timing = tr.toJson(m_bench->flops());
             timing["output_check_bound"] = opts.checkBound;
             m_stages.lap("time_s");
+            if (m_audit && m_audit->available() && !tr.failedCheck) {
+                progress("audit", "traced candidate samples (CUPTI activity)", 0.85);
+                activity::LaunchAudit& audit = *m_audit;
+                AuditHooks hooks;
+                hooks.begin = [&audit] { audit.begin(); };
+                hooks.afterLaunch = [&audit] { audit.afterLaunch(); };
+                hooks.end = [&audit, this](double ms) { audit.end(ms, m_kernelTimeout); };
+                timer.audit([this](int set) { launchCandidate(set); }, 2, opts, hooks);
+                const std::vector<std::string> bad = audit.violations();
+                m_violations.insert(m_violations.end(), bad.begin(), bad.end());
+                addCheck("activity_audit", bad.empty(),
+                         bad.empty() ? "2 traced samples: only the candidate's kernels, on the "
+                                       "harness stream, launched within kevolve_launch; no copy "
+                                       "or set"
+                                     : bad.front());
+                m_stages.lap("audit_s");
+            }
             if (tr.failedCheck) {
                 m_outcome.status = "incorrect";
                 m_outcome.message = *tr.failedCheck;
@@ -477,6 +532,10 @@ json::Value Evaluation::run() {
                                        " launch(es) from a thread the harness did not start");
                 m_outcome.status = "rule_violation";
                 m_outcome.message = m_violations.back();
+            }
+            if (!m_violations.empty() && m_outcome.status == "ok") {
+                m_outcome.status = "rule_violation";
+                m_outcome.message = m_violations.front();
             }
             if (m_violations.empty() && m_launchCount == 0 && m_outcome.status == "ok") {
                 // Correct output with no launch through the hooks: the work went through a path
@@ -538,6 +597,28 @@ json::Value Evaluation::run() {
     result["correctness"] = correctness;
     if (!timing.isNull()) {
         result["timing"] = timing;
+        if (m_peaks) {
+            try {
+                roofline::Result r = roofline::compute(
+                    m_task.flops(m_task.shape), m_task.minBytes(m_task.shape),
+                    roofline::computePeakTflops(*m_peaks, m_task.dtype("A")), m_peaks->dramGbps);
+                roofline::addRow(r, "candidate", timing.find("median_ms")->asDouble());
+                roofline::addRow(r, "reference", timing.find("reference_median_ms")->asDouble());
+                json::Value rj = roofline::toJson(r);
+                rj["peaks"] = roofline::toJson(*m_peaks);
+                rj["peaks_source"] = m_peaksNote;
+                result["roofline"] = rj;
+            } catch (const std::invalid_argument& e) {
+                result["roofline"] = json::Value::object();
+                result["roofline"]["error"] = e.what();
+            }
+        }
+    }
+    if (!m_lastLaunches.empty()) {
+        result["resources"] = profiler::staticResources(m_lastLaunches, m_props);
+    }
+    if (m_audit) {
+        result["audit"] = m_audit->toJson();
     }
     result["checks"] = m_checks;
     if (!m_violations.empty()) {
@@ -553,6 +634,83 @@ json::Value Evaluation::run() {
     m_stages.values["gpu_total_s"] =
         std::chrono::duration<double>(Clock::now() - m_stages.start).count();
     result["stages"] = m_stages.values;
+    return result;
+}
+
+json::Value Evaluation::profile() {
+    json::Value result = json::Value::object();
+    result["type"] = "result";
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        result["status"] = "no_device";
+        result["message"] = "no CUDA device";
+        return result;
+    }
+    m_device = m_job.find("device") ? static_cast<int>(m_job.find("device")->asInt()) : 0;
+    json::Value timings = json::Value::object();
+    const auto t0 = Clock::now();
+    auto lap = [&timings, t = t0](const char* name) mutable {
+        const auto now = Clock::now();
+        timings[name] = std::chrono::duration<double>(now - t).count();
+        t = now;
+    };
+    try {
+        const metrics::ProfileOptions options = metrics::parseOptions(m_job.find("options"));
+        setUpDevice();
+        lap("setup_s");
+        profiler::RangeProfiler prof;
+        std::string why;
+        const bool ready = !g_noCupti && prof.prepare(m_device, options.metrics, &why);
+        lap("prepare_s");
+        m_bench.emplace(m_task, m_stream, m_cublas, m_kdev);
+        loadCandidate();
+        const GemmShape timed = gemmShape(m_task.shape);
+        m_bench->setShape(timed, workspaceFor(timed));
+        m_bench->fill(0, Distribution::Normal, m_seed);
+        m_bench->candidateOutput().poison(m_stream);
+        m_bench->referenceOutput().poison(m_stream);
+        KEV_CUDA(cudaStreamSynchronize(m_stream));
+        const auto candidate = [this] {
+            launchCandidate(0);
+            syncCandidate("the candidate");
+        };
+        const auto reference = [this] {
+            m_bench->launchReference(0, false);
+            KEV_CUDA(cudaStreamSynchronize(m_stream));
+        };
+        if (g_noCupti) {
+            candidate();
+            reference();
+            result["metrics"] = profiler::metricsUnavailable(
+                "run-one --no-cupti: CUPTI left to an external profiler");
+        } else if (!ready) {
+            candidate();
+            reference();
+            result["metrics"] = profiler::metricsUnavailable(why);
+        } else {
+            std::string candidateError, referenceError;
+            const std::vector<profiler::Range> c = prof.profile(candidate, &candidateError);
+            lap("candidate_s");
+            const std::vector<profiler::Range> r = prof.profile(reference, &referenceError);
+            lap("reference_s");
+            result["metrics"] = profiler::metricsJson(prof, c, candidateError, r, referenceError);
+        }
+        result["status"] = "ok";
+        result["message"] = "profiled";
+        result["resources"] = profiler::staticResources(m_lastLaunches, m_props);
+    } catch (const std::exception& e) {
+        result["status"] = "runtime_error";
+        result["message"] = e.what();
+        if (!result.find("metrics")) {
+            result["metrics"] = profiler::metricsUnavailable(e.what());
+        }
+    }
+    timings["total_s"] = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (json::Value* m = result.find("metrics")) {
+        (*m)["profile_s"] = timings;
+    }
+    result["checks"] = m_checks;
     return result;
 }
 
@@ -576,6 +734,13 @@ int runOne(int argc, char** argv) {
             jobPath = argv[++i];
         } else if (a == "--result-fd" && i + 1 < argc) {
             g_resultFd = std::atoi(argv[++i]);
+        } else if (a == "--profile") {
+            g_profile = true;
+        } else if (a == "--profile-only") {
+            g_profile = true;
+            g_profileOnly = true;
+        } else if (a == "--no-cupti") {
+            g_noCupti = true;
         }
     }
     // Die with the supervisor, even if it is killed without a chance to clean up.
@@ -606,7 +771,7 @@ int runOne(int argc, char** argv) {
         // The evaluation is never destroyed: freeing device memory waits for the device, and a
         // kernel that never ends would then keep the result from being written.
         auto* eval = new Evaluation(job, task);
-        result = eval->run();
+        result = g_profile ? eval->profile() : eval->run();
     } catch (const std::exception& e) {
         result = json::Value::object();
         result["type"] = "result";

@@ -1,0 +1,57 @@
+#include "agenttextview.h"
+
+#include <QScrollBar>
+#include <QTextCursor>
+
+namespace kev {
+
+using namespace Qt::StringLiterals;
+
+namespace {
+// Enough to look live, few enough that the GUI thread stays idle during a fast stream.
+constexpr int kFlushIntervalMs = 50;
+// The view keeps the end of a long session's log; older text is of no use live.
+constexpr int kMaxBlocks = 5000;
+} // namespace
+
+AgentTextView::AgentTextView(QWidget* parent)
+    : QPlainTextEdit(parent) {
+    setReadOnly(true);
+    setMaximumBlockCount(kMaxBlocks);
+    setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    setPlaceholderText(u"The agent's live output appears here."_s);
+    m_flushTimer.setSingleShot(true);
+    m_flushTimer.setInterval(kFlushIntervalMs);
+    connect(&m_flushTimer, &QTimer::timeout, this, &AgentTextView::flush);
+}
+
+void AgentTextView::appendChunk(const QString& chunk) {
+    m_pending += chunk;
+    if (!m_flushTimer.isActive())
+        m_flushTimer.start();
+}
+
+void AgentTextView::startTurn(const QString& header) {
+    flush();
+    if (!document()->isEmpty())
+        m_pending += u"\n"_s;
+    m_pending += u"── "_s + header + u" ──\n"_s;
+    flush();
+}
+
+void AgentTextView::flush() {
+    m_flushTimer.stop();
+    if (m_pending.isEmpty())
+        return;
+    QScrollBar* bar = verticalScrollBar();
+    const bool follow = bar->value() == bar->maximum();
+    QTextCursor cursor(document());
+    cursor.movePosition(QTextCursor::End);
+    cursor.insertText(m_pending);
+    m_pending.clear();
+    if (follow)
+        bar->setValue(bar->maximum());
+    emit textAvailable();
+}
+
+} // namespace kev

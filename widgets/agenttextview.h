@@ -1,0 +1,30 @@
+// The live text of one agent (a streamed LLM reply, or the built-in agent's notes). Chunks are
+// buffered and flushed on a timer, so a fast stream costs one repaint per tick, not one per token.
+#pragma once
+
+#include <QPlainTextEdit>
+#include <QTimer>
+
+namespace kev {
+
+class AgentTextView : public QPlainTextEdit {
+    Q_OBJECT
+public:
+    explicit AgentTextView(QWidget* parent = nullptr);
+
+    void appendChunk(const QString& chunk);
+    // Starts a new turn: a header line, then the chunks that follow.
+    void startTurn(const QString& header);
+    // Writes what is buffered now (tests and the end of a turn).
+    void flush();
+
+signals:
+    // Emitted once per flush that added text, so a panel can raise its live tab.
+    void textAvailable();
+
+private:
+    QString m_pending;
+    QTimer m_flushTimer;
+};
+
+} // namespace kev

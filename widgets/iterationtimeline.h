@@ -1,0 +1,46 @@
+// The timeline of a session: each step with its status, family, speed-up against the reference and
+// the gate's decision. Selecting a row asks the window to show that version.
+#pragma once
+
+#include "core/iterationsummary.h"
+
+#include <QWidget>
+
+class QTableView;
+class QLabel;
+
+namespace kev {
+
+class TimelineModel;
+
+class IterationTimeline : public QWidget {
+    Q_OBJECT
+public:
+    explicit IterationTimeline(QWidget* parent = nullptr);
+
+    void setSteps(const QVector<kev::IterationSummary>& steps);
+    void addStep(const kev::IterationSummary& step);
+    void setBestVersion(int version);
+    void clear();
+
+    // Selects the row of a version without emitting versionSelected.
+    void selectVersion(int version);
+    int selectedVersion() const;
+    TimelineModel* model() const { return m_model; }
+    QTableView* view() const { return m_view; }
+
+signals:
+    void versionSelected(int version);
+    // The person asked to compare two versions (two rows selected, "Diff" from the context menu).
+    void diffRequested(int left, int right);
+
+private:
+    void updateSummary();
+
+    TimelineModel* m_model;
+    QTableView* m_view;
+    QLabel* m_summary;
+    bool m_selecting = false;
+};
+
+} // namespace kev

@@ -1,0 +1,243 @@
+#include "reviewpanel.h"
+
+#include "agenttextview.h"
+#include "reportmetrics.h"
+#include "statusstyle.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLabel>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace kev {
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QString esc(const QString& text) {
+    return text.toHtmlEscaped();
+}
+
+QString num(double value, int precision = 4) {
+    return QString::number(value, 'g', precision);
+}
+
+QString shapeText(const QJsonObject& shape) {
+    return u"%1×%2×%3"_s.arg(shape.value(u"M"_s).toInteger())
+        .arg(shape.value(u"N"_s).toInteger())
+        .arg(shape.value(u"K"_s).toInteger());
+}
+
+QString row(const QStringList& cells, bool header = false) {
+    const QString tag = header ? u"th"_s : u"td"_s;
+    QString html = u"<tr>"_s;
+    for (const auto& cell : cells)
+        html += u"<%1>%2</%1>"_s.arg(tag, cell);
+    return html + u"</tr>"_s;
+}
+
+QString section(const QString& title) {
+    return u"<h3 style='margin-bottom:2px'>"_s + esc(title) + u"</h3>"_s;
+}
+
+QString correctnessHtml(const QJsonObject& correctness) {
+    QString html = section(u"Correctness"_s);
+    const QJsonObject rule = correctness.value(u"rule"_s).toObject();
+    if (!rule.isEmpty())
+        html += u"<p><i>"_s + esc(rule.value(u"text"_s).toString()) + u"</i></p>"_s;
+    html += u"<table border='0' cellspacing='0' cellpadding='2'>"_s;
+    html += row({u"phase"_s, u"shape"_s, u"inputs"_s, u"rel. error"_s, u"reference"_s, u"bound"_s,
+                 u"margin"_s, u"NaN"_s, u""_s},
+                true);
+    for (const auto& value : correctness.value(u"trials"_s).toArray()) {
+        const QJsonObject t = value.toObject();
+        const QJsonObject cand = t.value(u"candidate"_s).toObject();
+        const bool pass = t.value(u"pass"_s).toBool();
+        const qint64 nans = cand.value(u"nan_count"_s).toInteger();
+        html += row({esc(t.value(u"phase"_s).toString()), shapeText(t.value(u"shape"_s).toObject()),
+                     esc(t.value(u"distribution"_s).toString()),
+                     num(cand.value(u"rel_fro"_s).toDouble(), 3),
+                     num(t.value(u"reference"_s).toObject().value(u"rel_fro"_s).toDouble(), 3),
+                     num(t.value(u"bound"_s).toObject().value(u"rel_fro"_s).toDouble(), 3),
+                     num(t.value(u"margin"_s).toDouble(), 3),
+                     nans > 0 ? u"<b style='color:#d03b3b'>%1</b>"_s.arg(nans) : u"0"_s,
+                     pass ? u"<span style='color:#3fa34d'>pass</span>"_s
+                          : u"<b style='color:#d03b3b'>FAIL</b>"_s});
+    }
+    return html + u"</table>"_s;
+}
+
+QString timingHtml(const EvaluationReport& r) {
+    QString html = section(u"Timing (ABBA pairs against cuBLAS)"_s);
+    const QJsonObject t = r.raw.value(u"timing"_s).toObject();
+    html += u"<table cellpadding='2'>"_s;
+    html += row({u"candidate median"_s,
+                 u"%1 ms (%2 TFLOP/s)"_s.arg(num(r.medianMs)).arg(num(r.tflops, 4))});
+    html += row({u"reference median"_s,
+                 u"%1 ms (%2 TFLOP/s)"_s.arg(num(r.referenceMs)).arg(num(r.referenceTflops, 4))});
+    html += row({u"speed-up vs reference"_s,
+                 u"<b>%1</b> &nbsp; CI95 [%2, %3]"_s.arg(StatusStyle::speedup(r.speedup))
+                     .arg(r.ciLow, 0, 'f', 3)
+                     .arg(r.ciHigh, 0, 'f', 3)});
+    QStringList rounds;
+    for (const auto& v : t.value(u"rounds"_s).toArray())
+        rounds << QString::number(v.toObject().value(u"median_ratio"_s).toDouble(), 'f', 3);
+    if (!rounds.isEmpty())
+        html += row(
+            {u"round medians"_s, u"%1 (spread %2 %, %3 re-runs)"_s.arg(rounds.join(u", "_s))
+                                     .arg(t.value(u"round_spread"_s).toDouble() * 100.0, 0, 'f', 1)
+                                     .arg(t.value(u"reruns"_s).toInt())});
+    html += row({u"samples"_s, u"%1 quads, %2 discarded"_s.arg(r.samples.size())
+                                   .arg(t.value(u"discarded_pairs"_s).toInt())});
+    return html + u"</table>"_s;
+}
+
+QString resourcesHtml(const EvaluationReport& r) {
+    QString html = section(u"Hardware"_s);
+    html += u"<table cellpadding='2'>"_s;
+    for (const auto& k : r.kernels) {
+        html += row({u"registers / thread"_s, QString::number(k.registers)});
+        html += row({u"static shared memory"_s, u"%1 B"_s.arg(k.sharedStaticBytes)});
+        html += row({u"spills (store / load)"_s,
+                     u"%1 B / %2 B"_s.arg(k.spillStoreBytes).arg(k.spillLoadBytes)});
+    }
+    const ReportMetrics metrics = ReportMetrics::fromReport(r);
+    for (const auto& m : metrics.candidate) {
+        QString value = ReportMetrics::format(m.key, m.value);
+        if (const auto ref = metrics.referenceValue(m.key))
+            value += u" <span style='color:gray'>(cuBLAS %1)</span>"_s.arg(
+                ReportMetrics::format(m.key, *ref));
+        html += row({esc(ReportMetrics::label(m.key)), value});
+    }
+    if (metrics.isEmpty())
+        html += row({u"profiler metrics"_s, u"<i>not profiled</i>"_s});
+    return html + u"</table>"_s;
+}
+
+} // namespace
+
+ReviewPanel::ReviewPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_tabs(new QTabWidget(this))
+    , m_browser(new QTextBrowser(this))
+    , m_header(new QLabel(this))
+    , m_agent(new AgentTextView(this)) {
+    m_browser->setObjectName(u"reviewBrowser"_s);
+    m_browser->setOpenLinks(false);
+    m_tabs->addTab(m_browser, u"Review"_s);
+    m_tabs->addTab(m_agent, u"Reviewer"_s);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_header);
+    layout->addWidget(m_tabs);
+    render();
+}
+
+void ReviewPanel::setReport(int version, const EvaluationReport& report) {
+    if (version != m_version)
+        m_review.reset();
+    m_version = version;
+    m_report = report;
+    m_progress.clear();
+    render();
+}
+
+void ReviewPanel::setReview(int version, const ReviewFeedback& review) {
+    if (version != m_version)
+        m_report.reset();
+    m_version = version;
+    m_review = review;
+    render();
+}
+
+void ReviewPanel::setProgress(int version, const QString& stage, const QString& message,
+                              double fraction) {
+    if (version != m_version) {
+        m_report.reset();
+        m_review.reset();
+        m_version = version;
+    }
+    m_progress = fraction >= 0 ? u"%1 (%2 %): %3"_s.arg(stage).arg(int(fraction * 100)).arg(message)
+                               : u"%1: %2"_s.arg(stage, message);
+    render();
+}
+
+void ReviewPanel::clear() {
+    m_version = 0;
+    m_report.reset();
+    m_review.reset();
+    m_progress.clear();
+    render();
+}
+
+QString ReviewPanel::plainText() const {
+    return m_browser->toPlainText();
+}
+
+void ReviewPanel::render() {
+    QString header = u"<b>Review</b>"_s;
+    if (m_version > 0)
+        header += u" v%1"_s.arg(m_version);
+    if (m_report) {
+        const QString status = EvaluationReport::statusToString(m_report->status);
+        header += u" — <span style='color:%1'><b>%2</b></span>"_s.arg(
+            StatusStyle::color(status).name(), esc(StatusStyle::label(status)));
+        if (m_report->timed)
+            header += u" %1 cuBLAS"_s.arg(StatusStyle::speedup(m_report->speedup));
+        if (m_report->suspicious)
+            header += u" <b style='color:#b07a00'>⚠ suspicious</b>"_s;
+    }
+    m_header->setText(header);
+
+    QString html;
+    if (!m_progress.isEmpty())
+        html += u"<p><i>harness: "_s + esc(m_progress) + u"</i></p>"_s;
+    if (m_review) {
+        const ReviewFeedback& f = *m_review;
+        html += section(u"Bottleneck"_s);
+        html += u"<p><b>%1</b>: %2</p>"_s.arg(esc(f.bottleneckId), esc(f.bottleneckText));
+        if (!f.suggestions.isEmpty()) {
+            html += section(u"Suggestions"_s) + u"<ol>"_s;
+            for (const auto& s : f.suggestions)
+                html += u"<li>"_s + esc(s) + u"</li>"_s;
+            html += u"</ol>"_s;
+        }
+        html += u"<p>Blame: <b>%1</b></p>"_s.arg(esc(f.blame));
+    }
+    if (m_report) {
+        const EvaluationReport& r = *m_report;
+        html += section(u"Verdict"_s);
+        html += u"<p>"_s + esc(r.message) + u"</p>"_s;
+        if (r.suspicious)
+            html += u"<p style='color:#b07a00'><b>Suspicious:</b> more than 10 % faster than the "
+                    "reference. A person must confirm it before it can be the best.</p>"_s;
+        if (!r.errorMessage.isEmpty())
+            html += u"<p style='color:#d03b3b'>%1 failed: %2</p>"_s.arg(esc(r.errorStage),
+                                                                        esc(r.errorMessage));
+        if (!r.violations.isEmpty())
+            html += u"<p style='color:#8e44ad'>Rule violations: "_s +
+                    esc(r.violations.join(u"; "_s)) + u"</p>"_s;
+        if (r.correctness.present)
+            html += correctnessHtml(r.raw.value(u"correctness"_s).toObject());
+        if (r.timed)
+            html += timingHtml(r);
+        if (r.floorMs || r.percentOfFloor) {
+            html += section(u"Roofline"_s);
+            html +=
+                u"<p>floor %1 ms; the candidate runs at <b>%2 %</b> of the floor's speed (%3-bound)</p>"_s
+                    .arg(num(r.floorMs.value_or(0)))
+                    .arg(r.percentOfFloor.value_or(0), 0, 'f', 1)
+                    .arg(esc(r.bound.isEmpty() ? u"?"_s : r.bound));
+        }
+        if (r.compileOk)
+            html += resourcesHtml(r);
+    }
+    if (html.isEmpty())
+        html = u"<p style='color:gray'>No report yet.</p>"_s;
+    m_browser->setHtml(html);
+}
+
+} // namespace kev

@@ -17,7 +17,7 @@ QString versionLabel(int version) {
 double bestTrustworthySpeedup(const QVector<IterationSummary>& steps) {
     double best = 0;
     for (const auto& s : steps) {
-        if (s.isTrustworthy())
+        if (s.isTrustworthy() && s.decision != QLatin1String("rejected"))
             best = std::max(best, *s.speedup);
     }
     return best;
@@ -624,7 +624,8 @@ void EngineRun::resolveIteration(int chosenVersion, bool approved, const QString
         int best = 0;
         double bestSpeedup = 0;
         for (const auto& s : m_store->steps()) {
-            if (s.isTrustworthy() && *s.speedup > bestSpeedup) {
+            if (s.isTrustworthy() && s.decision != QLatin1String("rejected") &&
+                *s.speedup > bestSpeedup) {
                 best = s.version;
                 bestSpeedup = *s.speedup;
             }

@@ -339,8 +339,11 @@ QString EvaluatorPool::evaluate(const Task& task, const QString& source, const Q
 void EvaluatorPool::dispatch(Request* request) {
     Worker* worker = pickWorker();
     if (!worker) {
-        failRequest(request->id, Failure::WorkerDied,
-                    QStringLiteral("no harness worker is running"));
+        if (m_startFailure.isEmpty())
+            failRequest(request->id, Failure::WorkerDied,
+                        QStringLiteral("no harness worker is running"));
+        else
+            failRequest(request->id, Failure::HarnessMissing, m_startFailure);
         return;
     }
     request->worker = worker;
@@ -353,7 +356,8 @@ void EvaluatorPool::finishRequest(const QString& id) {
     m_requests.erase(id);
 }
 
-void EvaluatorPool::failRequest(const QString& id, Failure failure, const QString& message) {
+void EvaluatorPool::failRequest(QString id, Failure failure, const QString& message) {
+    // By value: the caller's id may live in the request erased here.
     if (m_requests.erase(id) == 0)
         return;
     emit evaluationFailed(id, failure, message);
@@ -414,6 +418,7 @@ void EvaluatorPool::onStartFailed(Worker* worker, const QString& why) {
     }
     const QString message = QStringLiteral("cannot start the harness ") + quote(worker->command) +
                             QStringLiteral(": ") + why;
+    m_startFailure = message;
     emit workerMessageAvailable(worker->index, message);
     QStringList orphans;
     for (const auto& [id, request] : m_requests) {

@@ -103,7 +103,7 @@ private:
     void send(Worker* worker, const QJsonObject& message);
     void dispatch(Request* request);
     void finishRequest(const QString& id);
-    void failRequest(const QString& id, Failure failure, const QString& message);
+    void failRequest(QString id, Failure failure, const QString& message);
     void onRequestTimeout(const QString& id);
     void killWorker(Worker* worker);
     Worker* pickWorker();
@@ -119,6 +119,7 @@ private:
     bool m_started = false;
     bool m_shuttingDown = false;
     QString m_harnessVersion;
+    QString m_startFailure;
 };
 
 } // namespace kev

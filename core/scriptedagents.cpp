@@ -152,6 +152,10 @@ private:
     void answer(const AgentContext& context, const QString& prompt) {
         const int call = m_behaviour.nextCall();
         const bool fails = m_behaviour.failsAt(call);
+        const QString fullPrompt =
+            context.humanNote.isEmpty()
+                ? prompt
+                : prompt + QStringLiteral("\nperson's note: ") + context.humanNote;
         QJsonArray sources = m_behaviour.options().value(QLatin1String("sources")).toArray();
         const QJsonArray beams =
             m_behaviour.options().value(QLatin1String("beam_sources")).toArray();
@@ -161,13 +165,13 @@ private:
         source.replace(QStringLiteral("{iteration}"), QString::number(context.iteration));
         source.replace(QStringLiteral("{beam}"), QString::number(context.beamIndex));
         source.replace(QStringLiteral("{attempt}"), QString::number(m_attempt));
-        later(this, &m_generation, m_behaviour.delayMs(), [this, fails, source, prompt] {
+        later(this, &m_generation, m_behaviour.delayMs(), [this, fails, source, fullPrompt] {
             if (fails) {
                 emit codeFailed(QStringLiteral("scripted coder failure"));
                 return;
             }
             emit textAvailable(source.left(40));
-            emit codeAvailable(source, m_behaviour.turn(prompt, source));
+            emit codeAvailable(source, m_behaviour.turn(fullPrompt, source));
         });
     }
 

@@ -218,6 +218,7 @@ std::optional<int> SessionStore::bestVersion() const {
     double bestSpeedup = 0;
     for (const auto& s : m_steps) {
         const bool eligible = s.status == QLatin1String("ok") && s.speedup &&
+                              s.decision != QLatin1String("rejected") &&
                               (!s.suspicious || s.decision == QLatin1String("approved"));
         if (eligible && (!best || *s.speedup > bestSpeedup)) {
             best = s.version;

@@ -59,7 +59,8 @@ public:
     std::optional<IterationSummary> step(int version) const;
     int nextVersion() const;
     int lastIteration() const;
-    // The fastest step that is correct, timed and either not suspicious or approved by a person.
+    // The fastest step that is correct, timed, not rejected, and either not suspicious or approved
+    // by a person.
     std::optional<int> bestVersion() const;
 
     // Writes the step's files, then appends its index record. Before the first write of a reopened

@@ -1,8 +1,10 @@
 // Hopper GEMM through `wgmma.mma_async` (sm_90a): TMA loads of A and B tiles into a multi-stage
 // shared-memory ring with 128-byte swizzle, completing on mbarriers; one producer warpgroup and one
 // or two consumer warpgroups (setmaxnreg moves registers to the consumers); a persistent grid that
-// walks output tiles in row or grouped order; a bounded epilogue from registers. Row-major A is
-// K-major for wgmma, row-major B is N-major (the instruction's transpose bit for B).
+// walks output tiles in row or grouped order, optionally in 2-CTA clusters that multicast the
+// shared B tile; a bounded epilogue from registers or one staged through shared memory and TMA
+// stores. Row-major A is K-major for wgmma, row-major B is N-major (the instruction's transpose bit
+// for B).
 #ifndef KEV_BUILTIN_FAMILY_WGMMA_H
 #define KEV_BUILTIN_FAMILY_WGMMA_H
 
@@ -23,6 +25,8 @@ struct WgmmaParams {
     int consumerWarpgroups = 2;
     bool groupedRaster = true; // false: row-major tile order
     int groupM = 8;            // tile rows per raster group when grouped
+    int clusterM = 1;          // CTAs per cluster along M, sharing B through TMA multicast (1, 2)
+    bool tmaStore = false;     // epilogue through shared-memory staging and TMA bulk stores
 
     static WgmmaParams fromStrategy(const Strategy& strategy);
     void applyTo(Strategy& strategy) const;
@@ -30,8 +34,8 @@ struct WgmmaParams {
     int mmaSlicesPerWarpgroup() const { return blockM / (64 * consumerWarpgroups); }
     int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * blockN / 2; }
     int threads() const { return 128 * (consumerWarpgroups + 1); }
-    // Dynamic shared memory of the kernel: the stage ring, the mbarriers and 1 KiB of alignment
-    // slack.
+    // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
+    // epilogue, the mbarriers and 1 KiB of alignment slack.
     qint64 smemBytes() const;
 };
 

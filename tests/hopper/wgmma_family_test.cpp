@@ -84,7 +84,30 @@ private slots:
         const auto family = makeWgmmaTmaFamily();
         Strategy clustered = family->defaultStrategy(task, h200);
         clustered.clusterM = 2;
-        QVERIFY(mentions(family->constraints(clustered, task, h200), QStringLiteral("cluster")));
+        QVERIFY(family->constraints(clustered, task, h200).isEmpty());
+        clustered.clusterM = 4;
+        QVERIFY(mentions(family->constraints(clustered, task, h200), QStringLiteral("clusterM")));
+        clustered.clusterM = 1;
+        clustered.clusterN = 2;
+        QVERIFY(mentions(family->constraints(clustered, task, h200), QStringLiteral("clusterN")));
+
+        WgmmaParams oddChunks;
+        oddChunks.blockN = 192; // 3 B chunks cannot be split over 2 CTAs
+        oddChunks.clusterM = 2;
+        QVERIFY(mentions(wgmmaConstraints(oddChunks, task, h200), QStringLiteral("clusterM")));
+
+        WgmmaParams staged; // 4 x 48 KiB stages + 32 KiB C staging fit, 5 x 40 KiB + 32 KiB do not
+        staged.tmaStore = true;
+        QVERIFY(wgmmaConstraints(staged, task, h200).isEmpty());
+        staged.blockN = 192;
+        staged.stages = 5;
+        QVERIFY(mentions(wgmmaConstraints(staged, task, h200), QStringLiteral("tma_store")));
+        staged.tmaStore = false;
+        QVERIFY(wgmmaConstraints(staged, task, h200).isEmpty());
+
+        Strategy badEpilogue = family->defaultStrategy(task, h200);
+        badEpilogue.epilogue = QStringLiteral("smem");
+        QVERIFY(mentions(family->constraints(badEpilogue, task, h200), QStringLiteral("epilogue")));
     }
 
     void defaultStrategyIsValidAndFeasible() {
@@ -112,12 +135,20 @@ private slots:
         QTest::addColumn<int>("stages");
         QTest::addColumn<int>("consumers");
         QTest::addColumn<bool>("grouped");
-        QTest::newRow("f16-f32 128x256 s4 c2 grouped")
-            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true;
-        QTest::newRow("bf16-bf16 256x128 s4 c2 row")
-            << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 128 << 4 << 2 << false;
-        QTest::newRow("f16-f16 64x192 s5 c1 grouped")
-            << QStringLiteral("f16") << QStringLiteral("f16") << 64 << 192 << 5 << 1 << true;
+        QTest::addColumn<int>("cluster");
+        QTest::addColumn<bool>("tmaStore");
+        QTest::newRow("f16-f32 128x256 s4 c2 grouped tma_store")
+            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
+            << true;
+        QTest::newRow("f16-f32 128x256 s4 c2 grouped direct")
+            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
+            << false;
+        QTest::newRow("bf16-bf16 256x128 s4 c2 row cluster2 tma_store")
+            << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 128 << 4 << 2 << false
+            << 2 << true;
+        QTest::newRow("f16-f16 64x192 s5 c1 grouped direct")
+            << QStringLiteral("f16") << QStringLiteral("f16") << 64 << 192 << 5 << 1 << true << 1
+            << false;
     }
 
     void generatedCodeCompilesForSm90a() {
@@ -128,6 +159,8 @@ private slots:
         QFETCH(int, stages);
         QFETCH(int, consumers);
         QFETCH(bool, grouped);
+        QFETCH(int, cluster);
+        QFETCH(bool, tmaStore);
         const QString nvcc = QStringLiteral(KEV_TEST_NVCC);
         if (nvcc.isEmpty())
             QSKIP("no nvcc");
@@ -139,6 +172,8 @@ private slots:
         p.consumerWarpgroups = consumers;
         p.groupedRaster = grouped;
         p.groupM = 4;
+        p.clusterM = cluster;
+        p.tmaStore = tmaStore;
         QVERIFY2(wgmmaConstraints(p, task, DeviceInfo::h200()).isEmpty(),
                  qPrintable(wgmmaConstraints(p, task, DeviceInfo::h200()).join(u'\n')));
         const QString source = generateWgmmaGemm(p, task);
@@ -191,6 +226,8 @@ private slots:
         QVERIFY2(text.contains(mma), mma.constData());
         QVERIFY(text.contains("cp.async.bulk.tensor.2d"));
         QVERIFY(text.contains("setmaxnreg.inc.sync.aligned.u32"));
+        QCOMPARE(text.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), tmaStore);
+        QCOMPARE(text.contains(".multicast::cluster"), cluster > 1);
     }
 };
 

@@ -1,0 +1,38 @@
+// Loads the recorded reports and kernels under tests/widgets/data.
+#pragma once
+
+#include "core/evaluationreport.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QString>
+#include <QTest>
+
+namespace kev::test {
+
+inline QString dataPath(const QString& name) {
+    return QStringLiteral(KEV_WIDGETS_DATA_DIR) + u'/' + name;
+}
+
+inline QString readText(const QString& name) {
+    QFile file(dataPath(name));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read fixture %s", qPrintable(file.fileName()));
+    return QString::fromUtf8(file.readAll());
+}
+
+inline EvaluationReport report(const QString& name) {
+    QJsonParseError parseError;
+    const auto doc = QJsonDocument::fromJson(readText(name).toUtf8(), &parseError);
+    if (!doc.isObject())
+        qFatal("fixture %s is not JSON: %s", qPrintable(name),
+               qPrintable(parseError.errorString()));
+    QString error;
+    const auto parsed = EvaluationReport::fromJson(doc.object(), &error);
+    if (!parsed)
+        qFatal("fixture %s is not a report: %s", qPrintable(name), qPrintable(error));
+    return *parsed;
+}
+
+} // namespace kev::test

@@ -1,0 +1,61 @@
+// Two versions side by side: the kernels' sources with changed, removed and added lines marked,
+// the strategy fields that changed, and the deltas of what the harness measured.
+#pragma once
+
+#include "core/candidate.h"
+#include "textdiff.h"
+
+#include <QWidget>
+
+class QLabel;
+class QPlainTextEdit;
+class QTableWidget;
+
+namespace kev {
+
+class DiffView : public QWidget {
+    Q_OBJECT
+public:
+    struct FieldChange {
+        QString field;
+        QString before;
+        QString after;
+    };
+    struct MetricDelta {
+        QString metric;
+        QString before;
+        QString after;
+        QString delta;
+    };
+
+    explicit DiffView(QWidget* parent = nullptr);
+
+    void setCandidates(const kev::Candidate& left, const kev::Candidate& right);
+    void clear();
+
+    QVector<DiffRow> rows() const { return m_rows; }
+    QVector<FieldChange> strategyChanges() const { return m_fieldChanges; }
+    QVector<MetricDelta> metricDeltas() const { return m_metricDeltas; }
+    int changedLineCount() const;
+
+    static QVector<FieldChange> compareStrategies(const Strategy& left, const Strategy& right);
+    static QVector<MetricDelta> compareReports(const std::optional<EvaluationReport>& left,
+                                               const std::optional<EvaluationReport>& right);
+
+    QPlainTextEdit* leftEditor() const { return m_left; }
+    QPlainTextEdit* rightEditor() const { return m_right; }
+
+private:
+    void showSources();
+
+    QLabel* m_header;
+    QPlainTextEdit* m_left;
+    QPlainTextEdit* m_right;
+    QTableWidget* m_fields;
+    QTableWidget* m_metrics;
+    QVector<DiffRow> m_rows;
+    QVector<FieldChange> m_fieldChanges;
+    QVector<MetricDelta> m_metricDeltas;
+};
+
+} // namespace kev

@@ -1,0 +1,220 @@
+#include "honestyview.h"
+
+#include "statusstyle.h"
+
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace kev {
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QString resultText(HonestyView::Result result) {
+    switch (result) {
+    case HonestyView::Result::Pass:
+        return u"pass"_s;
+    case HonestyView::Result::Fail:
+        return u"FAIL"_s;
+    case HonestyView::Result::Warn:
+        return u"flag"_s;
+    case HonestyView::Result::NotRun:
+        return u"not run"_s;
+    }
+    return {};
+}
+
+QColor resultColor(HonestyView::Result result) {
+    switch (result) {
+    case HonestyView::Result::Pass:
+        return StatusStyle::color(u"ok"_s);
+    case HonestyView::Result::Fail:
+        return StatusStyle::color(u"incorrect"_s);
+    case HonestyView::Result::Warn:
+        return QColor(0xe8, 0xb0, 0x4a);
+    case HonestyView::Result::NotRun:
+        return QColor(0x90, 0x90, 0x90);
+    }
+    return {};
+}
+
+HonestyView::Result passFail(bool ok) {
+    return ok ? HonestyView::Result::Pass : HonestyView::Result::Fail;
+}
+
+} // namespace
+
+QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report) {
+    const QJsonObject raw = report.raw;
+    QVector<Check> checks;
+
+    const QJsonObject rules = raw.value(u"rules"_s).toObject();
+    const QJsonArray ruleChecks = rules.value(u"checks"_s).toArray();
+    bool sawLaunchAudit = false;
+    for (const auto& v : ruleChecks) {
+        const QJsonObject c = v.toObject();
+        const QString name = c.value(u"name"_s).toString();
+        sawLaunchAudit |= name == u"launch_audit";
+        checks.append({u"rules: "_s + name, passFail(c.value(u"ok"_s).toBool()),
+                       c.value(u"evidence"_s).toString()});
+    }
+    if (ruleChecks.isEmpty())
+        checks.append({u"rules"_s, Result::NotRun,
+                       report.compileOk ? u"no rule checks in the report"_s
+                                        : u"the kernel did not compile"_s});
+    if (!rules.value(u"lint"_s).toBool(true))
+        checks.append({u"rules: lint"_s, Result::Warn,
+                       u"static lint switched off for this run (options.lint = false)"_s});
+    if (!sawLaunchAudit && !ruleChecks.isEmpty())
+        checks.append({u"rules: launch_audit"_s, Result::NotRun, u"no launch audit recorded"_s});
+
+    const QJsonObject correctness = raw.value(u"correctness"_s).toObject();
+    const QJsonArray trials = correctness.value(u"trials"_s).toArray();
+    if (trials.isEmpty()) {
+        checks.append({u"poisoning"_s, Result::NotRun, u"no correctness trials ran"_s});
+        checks.append({u"completeness"_s, Result::NotRun, u"no correctness trials ran"_s});
+    } else {
+        qint64 nans = 0, infs = 0;
+        int incomplete = 0, pre = 0, prePassed = 0, post = 0, postPassed = 0;
+        QStringList worst;
+        for (const auto& v : trials) {
+            const QJsonObject t = v.toObject();
+            const QJsonObject cand = t.value(u"candidate"_s).toObject();
+            const qint64 n = cand.value(u"nan_count"_s).toInteger();
+            const qint64 i = cand.value(u"inf_count"_s).toInteger();
+            nans += n;
+            infs += i;
+            if (n + i > 0) {
+                ++incomplete;
+                const QJsonObject s = t.value(u"shape"_s).toObject();
+                worst << u"%1×%2×%3: %4 NaN"_s.arg(s.value(u"M"_s).toInteger())
+                             .arg(s.value(u"N"_s).toInteger())
+                             .arg(s.value(u"K"_s).toInteger())
+                             .arg(n);
+            }
+            if (t.value(u"phase"_s).toString() == u"post") {
+                ++post;
+                postPassed += t.value(u"pass"_s).toBool() ? 1 : 0;
+            } else {
+                ++pre;
+                prePassed += t.value(u"pass"_s).toBool() ? 1 : 0;
+            }
+        }
+        checks.append({u"poisoning"_s, Result::Pass,
+                       u"outputs filled with NaN before each of %1 trials, so unwritten elements "
+                       "show up"_s.arg(trials.size())});
+        checks.append({u"completeness"_s, passFail(nans + infs == 0),
+                       nans + infs == 0 ? u"0 NaN and 0 Inf in %1 outputs"_s.arg(trials.size())
+                                        : u"%1 NaN, %2 Inf in %3 of %4 outputs (%5)"_s.arg(nans)
+                                              .arg(infs)
+                                              .arg(incomplete)
+                                              .arg(trials.size())
+                                              .arg(worst.join(u"; "_s))});
+        checks.append(
+            {u"correctness (before timing)"_s, passFail(prePassed == pre),
+             u"%1 of %2 trials passed; worst margin %3 (< 1 passes)"_s.arg(prePassed).arg(pre).arg(
+                 report.correctness.worstMargin, 0, 'g', 3)});
+        if (post > 0)
+            checks.append(
+                {u"post-timing re-check"_s, passFail(postPassed == post),
+                 u"%1 of %2 fresh-input trials after timing passed"_s.arg(postPassed).arg(post)});
+        else
+            checks.append({u"post-timing re-check"_s, Result::NotRun,
+                           report.timed ? u"no post-timing trial in the report"_s
+                                        : u"not timed, so nothing to re-check"_s});
+    }
+
+    const QJsonObject timing = raw.value(u"timing"_s).toObject();
+    if (!timing.isEmpty()) {
+        const double spread = timing.value(u"round_spread"_s).toDouble();
+        const double limit = raw.value(u"task"_s)
+                                 .toObject()
+                                 .value(u"timing"_s)
+                                 .toObject()
+                                 .value(u"max_round_spread"_s)
+                                 .toDouble(0.15);
+        QStringList rounds;
+        for (const auto& v : timing.value(u"rounds"_s).toArray())
+            rounds << QString::number(v.toObject().value(u"median_ratio"_s).toDouble(), 'f', 3);
+        const bool stable = report.status != EvaluationReport::Status::Unstable && spread <= limit;
+        checks.append(
+            {u"stability"_s, passFail(stable),
+             u"round medians %1: spread %2 % (limit %3 %), %4 re-runs"_s.arg(rounds.join(u", "_s))
+                 .arg(spread * 100, 0, 'f', 1)
+                 .arg(limit * 100, 0, 'f', 0)
+                 .arg(timing.value(u"reruns"_s).toInt())});
+        const QJsonObject method = timing.value(u"method"_s).toObject();
+        double worstCheck = 0;
+        for (const auto& s : report.samples)
+            worstCheck = std::max(worstCheck, s.outputCheck);
+        checks.append({u"timed outputs checked"_s, Result::Pass,
+                       u"%1 pairing, L2 flush %2 MiB, blocking kernel %3, %4 input sets; worst "
+                       "per-sample output check %5"_s.arg(method.value(u"pairing"_s).toString())
+                           .arg(method.value(u"l2_flush_bytes"_s).toDouble() / 1048576.0, 0, 'f', 0)
+                           .arg(method.value(u"blocking_kernel"_s).toBool() ? u"on"_s : u"off"_s)
+                           .arg(method.value(u"input_sets"_s).toInt())
+                           .arg(worstCheck, 0, 'g', 3)});
+    } else {
+        checks.append({u"stability"_s, Result::NotRun, u"not timed (only correct kernels are)"_s});
+    }
+
+    if (report.suspicious)
+        checks.append({u"suspicious"_s, Result::Warn,
+                       u"%1 cuBLAS is more than 10 % faster than the reference: a person must "
+                       "confirm it; it never becomes the best automatically"_s.arg(
+                           StatusStyle::speedup(report.speedup))});
+    else
+        checks.append({u"suspicious"_s, Result::Pass,
+                       report.timed ? u"not flagged (%1 cuBLAS ≤ 1.10×)"_s.arg(
+                                          StatusStyle::speedup(report.speedup))
+                                    : u"not flagged"_s});
+    return checks;
+}
+
+HonestyView::HonestyView(QWidget* parent)
+    : QWidget(parent)
+    , m_tree(new QTreeWidget(this))
+    , m_header(new QLabel(this)) {
+    m_tree->setColumnCount(3);
+    m_tree->setHeaderLabels({u"Check"_s, u"Result"_s, u"Evidence"_s});
+    m_tree->setRootIsDecorated(false);
+    m_tree->setWordWrap(true);
+    m_tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_tree->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_tree->setObjectName(u"honestyTree"_s);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_header);
+    layout->addWidget(m_tree);
+    clear();
+}
+
+void HonestyView::setReport(int version, const EvaluationReport& report) {
+    m_checks = checksOf(report);
+    m_tree->clear();
+    int failed = 0;
+    for (const auto& c : m_checks) {
+        auto* item = new QTreeWidgetItem(m_tree, {c.name, resultText(c.result), c.evidence});
+        item->setForeground(1, resultColor(c.result));
+        item->setToolTip(2, c.evidence);
+        failed += c.result == Result::Fail ? 1 : 0;
+    }
+    m_header->setText(u"<b>Referee checks</b> v%1 — %2 checks, %3 failed"_s.arg(version)
+                          .arg(m_checks.size())
+                          .arg(failed));
+}
+
+void HonestyView::clear() {
+    m_checks.clear();
+    m_tree->clear();
+    m_header->setText(u"<b>Referee checks</b>"_s);
+}
+
+} // namespace kev

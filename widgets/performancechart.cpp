@@ -1,0 +1,232 @@
+#include "performancechart.h"
+
+#include "statusstyle.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace kev {
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QScatterSeries* scatter(const QString& name, const QColor& color, double size,
+                        QScatterSeries::MarkerShape shape, bool hollow = false) {
+    auto* series = new QScatterSeries;
+    series->setName(name);
+    series->setMarkerShape(shape);
+    series->setMarkerSize(size);
+    series->setColor(hollow ? QColor(Qt::white) : color);
+    series->setBorderColor(color);
+    return series;
+}
+
+} // namespace
+
+PerformanceChart::PerformanceChart(QWidget* parent)
+    : QWidget(parent)
+    , m_chart(new QChart)
+    , m_view(new QChartView(m_chart, this))
+    , m_modeBox(new QComboBox(this))
+    , m_line(new QLineSeries)
+    , m_best(new QLineSeries)
+    , m_reference(new QLineSeries)
+    , m_correct(
+          scatter(u"correct"_s, StatusStyle::color(u"ok"_s), 9, QScatterSeries::MarkerShapeCircle))
+    , m_failed(scatter(u"failed (incorrect, compile, rules, runtime)"_s,
+                       StatusStyle::color(u"incorrect"_s), 8, QScatterSeries::MarkerShapeRectangle))
+    , m_rejected(scatter(u"rejected"_s, QColor(0x70, 0x70, 0x70), 10,
+                         QScatterSeries::MarkerShapeCircle, true))
+    , m_suspicious(scatter(u"suspicious (not best until confirmed)"_s, QColor(0xe8, 0xb0, 0x4a), 12,
+                           QScatterSeries::MarkerShapeCircle, true))
+    , m_axisX(new QValueAxis)
+    , m_axisY(new QValueAxis) {
+    m_line->setName(u"speed-up"_s);
+    m_line->setColor(StatusStyle::color(u"ok"_s).lighter(130));
+    m_best->setName(u"best so far"_s);
+    QPen bestPen(QColor(0x1f, 0x6f, 0x8b));
+    bestPen.setWidth(3);
+    m_best->setPen(bestPen);
+    m_reference->setName(u"cuBLAS"_s);
+    QPen refPen(QColor(0xe8, 0x8b, 0x1a));
+    refPen.setStyle(Qt::DashLine);
+    refPen.setWidth(2);
+    m_reference->setPen(refPen);
+
+    m_chart->addSeries(m_reference);
+    m_chart->addSeries(m_line);
+    m_chart->addSeries(m_best);
+    m_chart->addSeries(m_failed);
+    m_chart->addSeries(m_rejected);
+    m_chart->addSeries(m_correct);
+    m_chart->addSeries(m_suspicious);
+    m_axisX->setTitleText(u"version"_s);
+    m_axisX->setLabelFormat(u"%d"_s);
+    m_axisY->setTitleText(u"speed-up vs cuBLAS"_s);
+    m_chart->addAxis(m_axisX, Qt::AlignBottom);
+    m_chart->addAxis(m_axisY, Qt::AlignLeft);
+    for (QAbstractSeries* s : m_chart->series()) {
+        s->attachAxis(m_axisX);
+        s->attachAxis(m_axisY);
+    }
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
+    // Animations would redraw for hundreds of milliseconds per update during a run.
+    m_chart->setAnimationOptions(QChart::NoAnimation);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setObjectName(u"performanceChartView"_s);
+
+    m_modeBox->addItem(u"Speed-up vs cuBLAS"_s);
+    m_modeBox->addItem(u"TFLOP/s"_s);
+    m_modeBox->setObjectName(u"chartMode"_s);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(u"<b>Performance</b>"_s, this));
+    top->addStretch();
+    top->addWidget(m_modeBox);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(top);
+    layout->addWidget(m_view);
+
+    connect(m_modeBox, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setMode(index == 1 ? Mode::Tflops : Mode::Speedup); });
+    for (QScatterSeries* s : {m_correct, m_failed, m_rejected, m_suspicious}) {
+        connect(s, &QScatterSeries::clicked, this,
+                [this](const QPointF& point) { emit versionClicked(int(std::lround(point.x()))); });
+    }
+
+    m_refreshTimer.setSingleShot(true);
+    m_refreshTimer.setInterval(kRefreshIntervalMs);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &PerformanceChart::refresh);
+    refresh();
+}
+
+void PerformanceChart::setTaskFlops(double flops) {
+    m_flops = flops;
+    m_modeBox->setItemData(1, flops > 0 ? QVariant() : QVariant(0), Qt::UserRole - 1);
+    if (flops <= 0 && m_mode == Mode::Tflops)
+        setMode(Mode::Speedup);
+    else
+        scheduleRefresh();
+}
+
+void PerformanceChart::setMode(Mode mode) {
+    if (mode == Mode::Tflops && m_flops <= 0)
+        mode = Mode::Speedup;
+    m_mode = mode;
+    m_modeBox->setCurrentIndex(mode == Mode::Tflops ? 1 : 0);
+    m_axisY->setTitleText(mode == Mode::Tflops ? u"TFLOP/s"_s : u"speed-up vs cuBLAS"_s);
+    m_line->setName(mode == Mode::Tflops ? u"TFLOP/s"_s : u"speed-up"_s);
+    refresh();
+}
+
+void PerformanceChart::setSteps(const QVector<IterationSummary>& steps) {
+    m_steps = steps;
+    refresh();
+}
+
+void PerformanceChart::addStep(const IterationSummary& step) {
+    auto it = std::find_if(m_steps.begin(), m_steps.end(),
+                           [&](const IterationSummary& s) { return s.version == step.version; });
+    if (it != m_steps.end())
+        *it = step;
+    else
+        m_steps.append(step);
+    scheduleRefresh();
+}
+
+void PerformanceChart::clear() {
+    m_steps.clear();
+    refresh();
+}
+
+void PerformanceChart::scheduleRefresh() {
+    if (!m_refreshTimer.isActive())
+        m_refreshTimer.start();
+}
+
+std::optional<double> PerformanceChart::valueOf(const IterationSummary& step) const {
+    if (!step.speedup)
+        return std::nullopt;
+    if (m_mode == Mode::Speedup)
+        return *step.speedup;
+    if (!step.medianMs || *step.medianMs <= 0)
+        return std::nullopt;
+    return m_flops / (*step.medianMs * 1e-3) / 1e12;
+}
+
+void PerformanceChart::refresh() {
+    m_refreshTimer.stop();
+    ++m_refreshCount;
+    QList<QPointF> line, best, correct, failed, rejected, suspicious;
+    double bestValue = 0;
+    double maxY = m_mode == Mode::Speedup ? 1.2 : 0;
+    double referenceSum = 0;
+    int referenceCount = 0;
+    for (const auto& step : m_steps) {
+        const double x = step.version;
+        const auto y = valueOf(step);
+        if (step.referenceMs && *step.referenceMs > 0) {
+            referenceSum += *step.referenceMs;
+            ++referenceCount;
+        }
+        if (step.decision == u"rejected") {
+            rejected.append({x, y.value_or(0)});
+        } else if (!y || step.status != u"ok") {
+            failed.append({x, y.value_or(0)});
+        } else if (step.suspicious) {
+            suspicious.append({x, *y});
+        } else {
+            correct.append({x, *y});
+        }
+        if (y && step.status == u"ok")
+            line.append({x, *y});
+        if (y && step.isTrustworthy() && step.decision != u"rejected")
+            bestValue = std::max(bestValue, *y);
+        if (bestValue > 0)
+            best.append({x, bestValue});
+        if (y)
+            maxY = std::max(maxY, *y);
+    }
+    const double lastX = m_steps.isEmpty() ? 1.0 : double(m_steps.last().version);
+    double referenceY = 1.0;
+    if (m_mode == Mode::Tflops)
+        referenceY =
+            referenceCount > 0 ? m_flops / (referenceSum / referenceCount * 1e-3) / 1e12 : 0;
+    maxY = std::max(maxY, referenceY);
+    m_reference->replace(QList<QPointF>{{0.5, referenceY}, {lastX + 0.5, referenceY}});
+    m_reference->setVisible(referenceY > 0);
+    m_line->replace(line);
+    m_best->replace(best);
+    m_correct->replace(correct);
+    m_failed->replace(failed);
+    m_rejected->replace(rejected);
+    m_suspicious->replace(suspicious);
+    m_axisX->setRange(0.5, lastX + 0.5);
+    // Integer ticks at a round interval, about ten of them whatever the session's length.
+    double interval = 1;
+    for (double decade = 1; lastX / interval > 10; decade *= 10) {
+        for (const double step : {1.0, 2.0, 5.0}) {
+            interval = step * decade;
+            if (lastX / interval <= 10)
+                break;
+        }
+    }
+    m_axisX->setTickType(QValueAxis::TicksDynamic);
+    m_axisX->setTickAnchor(0);
+    m_axisX->setTickInterval(interval);
+    m_axisY->setRange(0, maxY * 1.1);
+}
+
+} // namespace kev

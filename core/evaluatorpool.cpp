@@ -67,15 +67,16 @@ QString EvaluatorPool::defaultCommand() {
     if (!fromEnvironment.isEmpty())
         return fromEnvironment.contains(u' ') ? fromEnvironment
                                               : fromEnvironment + QStringLiteral(" serve");
-    const QString besideUs =
-        QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("kevolve-harness"));
-    if (QFileInfo(besideUs).isExecutable())
-        return QProcess::splitCommand(besideUs).size() == 1
-                   ? besideUs + QStringLiteral(" serve")
-                   : quote(besideUs) + QStringLiteral(" serve");
+    // Installed side by side, or both still in a build tree (app/ and harness/).
+    const QDir here(QCoreApplication::applicationDirPath());
+    for (const QString& candidate : {here.filePath(QStringLiteral("kevolve-harness")),
+                                     here.filePath(QStringLiteral("../harness/kevolve-harness"))}) {
+        if (QFileInfo(candidate).isExecutable())
+            return quote(QFileInfo(candidate).canonicalFilePath()) + QStringLiteral(" serve");
+    }
     const QString onPath = QStandardPaths::findExecutable(QStringLiteral("kevolve-harness"));
     if (!onPath.isEmpty())
-        return onPath + QStringLiteral(" serve");
+        return quote(onPath) + QStringLiteral(" serve");
     return QStringLiteral("kevolve-harness serve");
 }
 

@@ -48,8 +48,8 @@ public:
     explicit EvaluatorPool(QObject* parent = nullptr);
     ~EvaluatorPool() override;
 
-    // The default launcher: $KEVOLVE_HARNESS if set, else kevolve-harness next to this executable,
-    // else on PATH; always with " serve".
+    // The default launcher: $KEVOLVE_HARNESS if set, else kevolve-harness next to this executable
+    // (or in ../harness/, as in a build tree), else on PATH; with " serve".
     static QString defaultCommand();
 
     // One worker per command; an empty list means defaultCommand().

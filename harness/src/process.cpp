@@ -140,6 +140,7 @@ Process::~Process() {
     closeFd(m_outFd);
     closeFd(m_errFd);
     closeFd(m_chanFd);
+    closeFd(m_inFd);
 }
 
 std::string findInPath(const std::string& name) {
@@ -179,14 +180,15 @@ bool Process::start() {
         return false;
     }
 
-    int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, chanPipe[2] = {-1, -1};
+    int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, chanPipe[2] = {-1, -1}, inPipe[2] = {-1, -1};
     const auto closeAll = [&] {
-        for (int* p : {outPipe, errPipe, chanPipe}) {
+        for (int* p : {outPipe, errPipe, chanPipe, inPipe}) {
             closeFd(p[0]);
             closeFd(p[1]);
         }
     };
-    if (!makePipe(outPipe) || !makePipe(errPipe) || (m_spec.channel && !makePipe(chanPipe))) {
+    if (!makePipe(outPipe) || !makePipe(errPipe) || (m_spec.channel && !makePipe(chanPipe)) ||
+        (m_spec.stdinPipe && !makePipe(inPipe))) {
         m_result.spawnError = errnoText("pipe", errno);
         closeAll();
         m_finished = true;
@@ -197,7 +199,10 @@ bool Process::start() {
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (m_spec.stdinPipe)
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
     posix_spawn_file_actions_adddup2(&actions, m_spec.mergeStderr ? outPipe[1] : errPipe[1], 2);
     if (m_spec.channel)
@@ -227,6 +232,7 @@ bool Process::start() {
     closeFd(outPipe[1]);
     closeFd(errPipe[1]);
     closeFd(chanPipe[1]);
+    closeFd(inPipe[0]);
     if (rc != 0) {
         m_result.spawnError = errnoText(("spawn " + program).c_str(), rc);
         closeAll();
@@ -236,6 +242,7 @@ bool Process::start() {
     m_outFd = outPipe[0];
     m_errFd = errPipe[0];
     m_chanFd = chanPipe[0];
+    m_inFd = inPipe[1];
     for (int fd : {m_outFd, m_errFd, m_chanFd}) {
         if (fd >= 0)
             ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -256,37 +263,49 @@ std::vector<int> Process::openFds() const {
     return fds;
 }
 
+void Process::Lines::append(const char* data, size_t n, size_t maxLine) {
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (data[i] != '\n')
+            continue;
+        if (!skipping) {
+            partial.append(data + start, i - start);
+            complete.push_back(std::move(partial));
+        }
+        partial.clear();
+        skipping = false;
+        start = i + 1;
+    }
+    if (!skipping)
+        partial.append(data + start, n - start);
+    if (partial.size() > maxLine) {
+        partial.clear();
+        skipping = true;
+        overflow = true;
+    }
+}
+
+void Process::Lines::flush() {
+    // A final line without '\n' still counts: the child may have been cut off mid-write.
+    if (!partial.empty() && !skipping)
+        complete.push_back(std::move(partial));
+    partial.clear();
+}
+
 void Process::readFrom(int& fd, int which) {
     char buf[65536];
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n > 0) {
             const auto len = static_cast<size_t>(n);
-            if (which == 1) {
+            if (which == 1 && m_spec.stdoutLines)
+                m_outLines.append(buf, len, m_spec.maxChannelLine);
+            else if (which == 1)
                 m_out.append(buf, len);
-            } else if (which == 2) {
+            else if (which == 2)
                 m_err.append(buf, len);
-            } else {
-                size_t start = 0;
-                for (size_t i = 0; i < len; ++i) {
-                    if (buf[i] != '\n')
-                        continue;
-                    if (!m_chanSkipping) {
-                        m_chanPartial.append(buf + start, i - start);
-                        m_chanLines.push_back(std::move(m_chanPartial));
-                    }
-                    m_chanPartial.clear();
-                    m_chanSkipping = false;
-                    start = i + 1;
-                }
-                if (!m_chanSkipping)
-                    m_chanPartial.append(buf + start, len - start);
-                if (m_chanPartial.size() > m_spec.maxChannelLine) {
-                    m_chanPartial.clear();
-                    m_chanSkipping = true;
-                    m_result.channelOverflow = true;
-                }
-            }
+            else
+                m_chan.append(buf, len, m_spec.maxChannelLine);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -305,13 +324,13 @@ void Process::drainAndClose() {
         readFrom(m_errFd, 2);
     if (m_chanFd >= 0)
         readFrom(m_chanFd, 3);
-    // A final line without '\n' still counts: the child may have been cut off mid-write.
-    if (!m_chanPartial.empty() && !m_chanSkipping)
-        m_chanLines.push_back(std::move(m_chanPartial));
-    m_chanPartial.clear();
+    m_chan.flush();
+    m_outLines.flush();
+    m_result.channelOverflow = m_chan.overflow;
     closeFd(m_outFd);
     closeFd(m_errFd);
     closeFd(m_chanFd);
+    closeFd(m_inFd);
 }
 
 void Process::killGroup() {
@@ -381,8 +400,31 @@ void Process::cancel() {
 
 std::vector<std::string> Process::takeChannelLines() {
     std::vector<std::string> lines;
-    lines.swap(m_chanLines);
+    lines.swap(m_chan.complete);
     return lines;
+}
+
+std::vector<std::string> Process::takeStdoutLines() {
+    std::vector<std::string> lines;
+    lines.swap(m_outLines.complete);
+    return lines;
+}
+
+bool Process::writeStdin(const std::string& data) {
+    size_t done = 0;
+    while (m_inFd >= 0 && done < data.size()) {
+        const ssize_t n = ::write(m_inFd, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        done += static_cast<size_t>(n);
+    }
+    return m_inFd >= 0;
+}
+
+void Process::closeStdin() {
+    closeFd(m_inFd);
 }
 
 Result run(const Spec& spec, std::vector<std::string>* channelLines) {

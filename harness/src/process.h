@@ -21,6 +21,8 @@ struct Spec {
     std::string cwd;              // empty: the supervisor's
     bool channel = false;         // an extra pipe the child writes on fd 3
     bool mergeStderr = false;     // stderr into stdout, so a log keeps its order
+    bool stdinPipe = false;       // the parent feeds stdin (writeStdin, closeStdin)
+    bool stdoutLines = false;     // stdout arrives as lines (takeStdoutLines) instead of captured
     double timeoutS = 0;          // 0: no limit
     size_t maxCapture = 4u << 20; // per stream; the middle of longer output is dropped
     size_t maxChannelLine = 64u << 20;
@@ -81,6 +83,10 @@ public:
     void cancel();
     // Complete lines the child wrote on the channel since the last call, without '\n'.
     std::vector<std::string> takeChannelLines();
+    std::vector<std::string> takeStdoutLines();
+    // Blocking write of `data` to the child's stdin; false once the child closed it.
+    bool writeStdin(const std::string& data);
+    void closeStdin();
     const Result& result() const { return m_result; }
 
 private:
@@ -99,9 +105,18 @@ private:
     int m_chanFd = -1;
     BoundedBuffer m_out;
     BoundedBuffer m_err;
-    std::string m_chanPartial;
-    bool m_chanSkipping = false;
-    std::vector<std::string> m_chanLines;
+    // Splits a stream into lines, dropping any line longer than the limit.
+    struct Lines {
+        std::string partial;
+        bool skipping = false;
+        bool overflow = false;
+        std::vector<std::string> complete;
+        void append(const char* data, size_t n, size_t maxLine);
+        void flush();
+    };
+    Lines m_chan;
+    Lines m_outLines;
+    int m_inFd = -1;
     std::chrono::steady_clock::time_point m_startTime;
     std::chrono::steady_clock::time_point m_deadline;
 };

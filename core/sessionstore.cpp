@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QSaveFile>
 #include <QSet>
+#include <QThread>
 #include <QUuid>
 
 #include <algorithm>
@@ -22,6 +23,14 @@ const QString kInfoFile = QStringLiteral("session.json");
 
 QString versioned(const QString& prefix, int version, const QString& suffix) {
     return prefix + QString::number(version) + suffix;
+}
+
+// Crash-safety tests widen the gaps between a step's files ($KEVOLVE_TEST_STEP_WRITE_PAUSE_MS) so
+// that a kill lands between them; unset, this does nothing.
+void pauseForCrashTests() {
+    static const int pauseMs = qEnvironmentVariableIntValue("KEVOLVE_TEST_STEP_WRITE_PAUSE_MS");
+    if (pauseMs > 0)
+        QThread::msleep(static_cast<unsigned long>(pauseMs));
 }
 
 QByteArray pretty(const QJsonObject& json) {
@@ -287,10 +296,15 @@ bool SessionStore::appendStep(const Candidate& candidate, QString* error) {
          {QStringLiteral("plans"), QStringLiteral("generated"), QStringLiteral("logs")})
         root.mkpath(sub);
     if (!writeFileAtomically(planPath(candidate.version), pretty(candidate.strategy.toJson()),
-                             error) ||
-        !writeFileAtomically(kernelPath(candidate.version), candidate.source.toUtf8(), error) ||
-        !writeFileAtomically(logPath(candidate.version), pretty(logJson(candidate)), error))
+                             error))
         return false;
+    pauseForCrashTests();
+    if (!writeFileAtomically(kernelPath(candidate.version), candidate.source.toUtf8(), error))
+        return false;
+    pauseForCrashTests();
+    if (!writeFileAtomically(logPath(candidate.version), pretty(logJson(candidate)), error))
+        return false;
+    pauseForCrashTests();
 
     const IterationSummary summary = IterationSummary::fromCandidate(candidate);
     QFile index(indexPath());

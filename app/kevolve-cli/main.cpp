@@ -19,6 +19,7 @@
 #include <QSocketNotifier>
 #include <QTemporaryDir>
 #include <QTextStream>
+#include <QTimer>
 
 #include <csignal>
 #include <cstdio>
@@ -70,6 +71,7 @@ Options of run and resume:
                               (default: $KEVOLVE_HARNESS, else kevolve-harness next to kevolve-cli,
                               else on PATH)
   --time-budget S             stop after S seconds
+  --plateau N                 stop when N iterations bring no gain of 1% (default 4; 0 = never)
   --json                      machine-readable output: one JSON object per line
 
 Common options:
@@ -143,6 +145,8 @@ struct RunOptions {
                                QStringLiteral("CMD")};
     QCommandLineOption timeBudget{QStringLiteral("time-budget"), QStringLiteral("seconds"),
                                   QStringLiteral("S")};
+    QCommandLineOption plateau{QStringLiteral("plateau"), QStringLiteral("iterations"),
+                               QStringLiteral("N")};
     QCommandLineOption task{QStringLiteral("task"), QStringLiteral("task"), QStringLiteral("T")};
     QCommandLineOption json{QStringLiteral("json"), QStringLiteral("JSON lines")};
     QCommandLineOption tasksDir{QStringLiteral("tasks-dir"), QStringLiteral("task folder"),
@@ -198,6 +202,12 @@ QString applyRunOptions(const QCommandLineParser& p, const RunOptions& o, Engine
         if (!ok || s->timeBudgetS < 0)
             return QStringLiteral("--time-budget: expected seconds, got \"") +
                    p.value(o.timeBudget) + u'"';
+    }
+    if (p.isSet(o.plateau)) {
+        s->plateauIterations = p.value(o.plateau).toInt(&ok);
+        if (!ok || s->plateauIterations < 0)
+            return QStringLiteral("--plateau: expected a non-negative integer, got \"") +
+                   p.value(o.plateau) + u'"';
     }
     if (p.isSet(o.step))
         s->stepMode = true;
@@ -349,39 +359,59 @@ private:
         const int v = m_gate.suggestedVersion > 0 ? m_gate.suggestedVersion
                                                   : m_gate.candidates.first().version;
         out() << "[a]pprove v" << v
-              << ", a N (approve vN), [e]dit code, [p]lan edit, [r]eject with a reason, [s]top > "
+              << ", a N (approve vN), [e]dit code [N], [p]lan edit [N], [r]eject [N] REASON, "
+                 "[s]top > "
               << Qt::flush;
         if (!m_stdin) {
             m_stdin = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
             connect(m_stdin, &QSocketNotifier::activated, this, &Driver::onInput);
         }
         m_stdin->setEnabled(true);
+        // Answers typed ahead (or piped in) wait in the buffer for their gate.
+        if (m_input.contains('\n') || m_inputClosed)
+            QTimer::singleShot(0, this, &Driver::answer);
     }
 
     void onInput() {
-        QFile in;
-        if (!in.open(stdin, QIODevice::ReadOnly))
+        char chunk[4096];
+        const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+        if (n <= 0)
+            m_inputClosed = true;
+        else
+            m_input.append(chunk, n);
+        answer();
+    }
+
+    void answer() {
+        if (!m_stdin || !m_stdin->isEnabled())
             return;
-        const QString line = QString::fromUtf8(in.readLine()).trimmed();
-        if (line.isEmpty() && in.atEnd()) {
-            m_stdin->setEnabled(false);
+        const qsizetype end = m_input.indexOf('\n');
+        if (end < 0 && !m_inputClosed)
+            return;
+        m_stdin->setEnabled(false);
+        if (end < 0) {
+            // End of input at a gate: stop, keeping the iteration as pending.
             m_engine.stop();
             return;
         }
-        m_stdin->setEnabled(false);
+        const QString line = QString::fromUtf8(m_input.left(end)).trimmed();
+        m_input.remove(0, end + 1);
         const QString command = line.section(u' ', 0, 0);
-        const QString argument = line.section(u' ', 1);
-        const int suggested = m_gate.suggestedVersion > 0 ? m_gate.suggestedVersion
-                                                          : m_gate.candidates.first().version;
+        QString argument = line.section(u' ', 1).trimmed();
+        int version = m_gate.suggestedVersion > 0 ? m_gate.suggestedVersion
+                                                  : m_gate.candidates.first().version;
         bool numeric = false;
-        const int given = argument.toInt(&numeric);
-        const int version = numeric ? given : suggested;
+        const int given = argument.section(u' ', 0, 0).toInt(&numeric);
+        if (numeric) {
+            version = given;
+            argument = argument.section(u' ', 1).trimmed();
+        }
         if (command == QLatin1String("a")) {
             m_engine.approve(version);
         } else if (command == QLatin1String("r")) {
-            const QString reason = numeric ? QString() : argument;
-            m_engine.reject(version, reason.isEmpty() ? QStringLiteral("rejected without a reason")
-                                                      : reason);
+            m_engine.reject(version, argument.isEmpty()
+                                         ? QStringLiteral("rejected without a reason")
+                                         : argument);
         } else if (command == QLatin1String("s")) {
             m_engine.stop();
         } else if (command == QLatin1String("e") || command == QLatin1String("p")) {
@@ -512,6 +542,8 @@ private:
     QString m_dir;
     GateRequest m_gate;
     QSocketNotifier* m_stdin = nullptr;
+    QByteArray m_input;
+    bool m_inputClosed = false;
 };
 
 int runEngine(QCoreApplication& app, Driver& driver) {
@@ -664,7 +696,8 @@ int main(int argc, char** argv) {
     p.addOptions({o.json, o.tasksDir});
     if (command == QLatin1String("run") || command == QLatin1String("resume"))
         p.addOptions({o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.iterations,
-                      o.target, o.beam, o.session, o.step, o.harness, o.timeBudget, o.task});
+                      o.target, o.beam, o.session, o.step, o.harness, o.timeBudget, o.plateau,
+                      o.task});
     else if (command == QLatin1String("export"))
         p.addOptions({o.outDir, o.version});
     else if (command != QLatin1String("tasks") && command != QLatin1String("show"))

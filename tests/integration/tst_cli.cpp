@@ -1,0 +1,279 @@
+// kevolve-cli end to end against kev-fake-harness: exit codes, messages, the session folder it
+// leaves, step mode on stdin, Ctrl-C, show and export.
+#include "sessionstore.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+using namespace kev;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_root;
+    int m_counter = 0;
+
+    QString path(const QString& name) const { return m_root.filePath(name); }
+
+    QString harness(const QString& extra = QString()) const {
+        return QString::fromUtf8(KEV_FAKE_HARNESS) + QStringLiteral(" serve --state ") +
+               path(QStringLiteral("state")) + u' ' + extra;
+    }
+
+    QString writeScript(const QStringList& sources) {
+        const QString file =
+            path(QStringLiteral("agents") + QString::number(++m_counter) + QStringLiteral(".json"));
+        QFile f(file);
+        if (!f.open(QIODevice::WriteOnly))
+            qFatal("cannot write %s", qPrintable(file));
+        f.write(QJsonDocument(
+                    QJsonObject{{QStringLiteral("sources"), QJsonArray::fromStringList(sources)}})
+                    .toJson());
+        return file;
+    }
+
+    Result cli(const QStringList& args, const QByteArray& input = QByteArray(),
+               int timeoutMs = 60000) {
+        QProcess p;
+        p.setWorkingDirectory(m_root.path());
+        p.start(QString::fromUtf8(KEV_CLI), args);
+        if (!p.waitForStarted())
+            qFatal("kevolve-cli did not start");
+        if (!input.isEmpty())
+            p.write(input);
+        p.closeWriteChannel();
+        if (!p.waitForFinished(timeoutMs))
+            p.kill();
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                QString::fromUtf8(p.readAllStandardOutput()),
+                QString::fromUtf8(p.readAllStandardError())};
+    }
+
+    static QString marker(const QString& directive) {
+        return QStringLiteral("// fake: ") + directive + u'\n';
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_root.isValid()); }
+
+    void helpDocumentsExitCodes() {
+        const Result r = cli({QStringLiteral("--help")});
+        QCOMPARE(r.code, 0);
+        for (const char* expected :
+             {"Exit codes:", "  2 ", "  3 ", "  4 ", "  5 ", "  130 ", "no CUDA device"})
+            QVERIFY2(r.out.contains(QLatin1String(expected)), expected);
+        QCOMPARE(cli({}).code, 2);
+        const Result unknown = cli({QStringLiteral("fly")});
+        QCOMPARE(unknown.code, 2);
+        QVERIFY(unknown.err.contains(QStringLiteral("unknown command \"fly\"")));
+    }
+
+    void tasksLists() {
+        const Result r = cli({QStringLiteral("tasks"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(json.value(QLatin1String("tasks")).toArray().size() >= 5);
+    }
+
+    void noDeviceEndsWithCode4AndAValidSession() {
+        const QString dir = path(QStringLiteral("nodevice"));
+        const Result r = cli(
+            {QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("gemm_fp16_fp32_4096"),
+             QStringLiteral("--backend"), QStringLiteral("scripted"), QStringLiteral("--harness"),
+             harness(QStringLiteral("--no-device")), QStringLiteral("--session"), dir});
+        QCOMPARE(r.code, 4);
+        QVERIFY2(r.err.contains(QStringLiteral("no CUDA device")), qPrintable(r.err));
+        QString error;
+        const auto store = SessionStore::open(dir, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->steps().size(), 1);
+        QCOMPARE(store->steps().first().status, QStringLiteral("no_device"));
+        QVERIFY(store->loadCandidate(1, &error));
+    }
+
+    void badTaskNamesTheField() {
+        const QString file = path(QStringLiteral("bad_task.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            R"({"name":"bad","op":"gemm","dtypes":{"A":"f16","B":"f16","C":"f32","accumulate":"f32"},
+                    "shape":{"M":64,"N":64,"K":4100}})");
+        f.close();
+        const Result r = cli({QStringLiteral("run"), QStringLiteral("--task"), file,
+                              QStringLiteral("--backend"), QStringLiteral("scripted")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("task.shape.K: 4100 is not a multiple")),
+                 qPrintable(r.err));
+        const Result unknown =
+            cli({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("gemm_nope")});
+        QCOMPARE(unknown.code, 2);
+        QVERIFY(unknown.err.contains(QStringLiteral("unknown task \"gemm_nope\"")));
+        const Result iterations = cli({QStringLiteral("run"), QStringLiteral("--task"),
+                                       QStringLiteral("gemm_fp16_fp32_4096"),
+                                       QStringLiteral("--iterations"), QStringLiteral("many")});
+        QCOMPARE(iterations.code, 2);
+        QVERIFY(iterations.err.contains(QStringLiteral("--iterations")));
+    }
+
+    void unavailableBackendIsAnAgentFailure() {
+        const Result r = cli({QStringLiteral("run"), QStringLiteral("--task"),
+                              QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--planner"),
+                              QStringLiteral("oracle")});
+        QCOMPARE(r.code, 5);
+        QVERIFY2(r.err.contains(QStringLiteral("agent backend \"oracle\" is not available")),
+                 qPrintable(r.err));
+    }
+
+    void missingHarnessIsCode3() {
+        const Result r = cli({QStringLiteral("run"), QStringLiteral("--task"),
+                              QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--backend"),
+                              QStringLiteral("scripted"), QStringLiteral("--harness"),
+                              QStringLiteral("/nonexistent/kevolve-harness serve"),
+                              QStringLiteral("--session"), path(QStringLiteral("missing"))});
+        QCOMPARE(r.code, 3);
+        QVERIFY2(r.err.contains(QStringLiteral("/nonexistent/kevolve-harness")), qPrintable(r.err));
+    }
+
+    void runShowExport() {
+        const QString dir = path(QStringLiteral("run"));
+        const QString script = writeScript({marker(QStringLiteral("ok speedup=0.5")),
+                                            marker(QStringLiteral("ok speedup=0.8")),
+                                            marker(QStringLiteral("ok speedup=1.3 suspicious"))});
+        const Result r =
+            cli({QStringLiteral("run"), QStringLiteral("--task"),
+                 QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--backend"),
+                 QStringLiteral("scripted"), QStringLiteral("--agent-options"), script,
+                 QStringLiteral("--harness"), harness(), QStringLiteral("--session"), dir,
+                 QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = r.out.split(u'\n', Qt::SkipEmptyParts);
+        const QJsonObject last = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+        QCOMPARE(last.value(QLatin1String("event")).toString(), QStringLiteral("finished"));
+        QCOMPARE(last.value(QLatin1String("best")).toInt(), 2);
+        int stepEvents = 0;
+        for (const auto& line : lines)
+            stepEvents +=
+                QJsonDocument::fromJson(line.toUtf8()).object().value(QLatin1String("event")) ==
+                QStringLiteral("step");
+        QCOMPARE(stepEvents, 3);
+
+        const Result show = cli({QStringLiteral("show"), dir});
+        QCOMPARE(show.code, 0);
+        QVERIFY2(show.out.contains(QStringLiteral("* v2")), qPrintable(show.out));
+        QVERIFY(show.out.contains(QStringLiteral("ok!")));
+        const Result showJson = cli({QStringLiteral("show"), dir, QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(showJson.out.toUtf8())
+                     .object()
+                     .value(QLatin1String("steps"))
+                     .toArray()
+                     .size(),
+                 3);
+
+        const QString outDir = path(QStringLiteral("export"));
+        const Result ex = cli({QStringLiteral("export"), dir, QStringLiteral("--out"), outDir});
+        QCOMPARE(ex.code, 0);
+        QFile kernel(QDir(outDir).filePath(QStringLiteral("kernel.cu")));
+        QVERIFY(kernel.open(QIODevice::ReadOnly));
+        QVERIFY(kernel.readAll().contains("speedup=0.8"));
+        const Result exV3 = cli({QStringLiteral("export"), dir, QStringLiteral("--out"),
+                                 path(QStringLiteral("export3")), QStringLiteral("--version"),
+                                 QStringLiteral("3")});
+        QCOMPARE(exV3.code, 0);
+        const Result exBad =
+            cli({QStringLiteral("export"), dir, QStringLiteral("--out"), path(QStringLiteral("x")),
+                 QStringLiteral("--version"), QStringLiteral("9")});
+        QCOMPARE(exBad.code, 2);
+        QVERIFY(exBad.err.contains(QStringLiteral("no v9")));
+        QCOMPARE(cli({QStringLiteral("export"), dir}).code, 2);
+        QCOMPARE(cli({QStringLiteral("show"), path(QStringLiteral("nowhere"))}).code, 1);
+
+        // An existing session is never overwritten.
+        const Result again =
+            cli({QStringLiteral("run"), QStringLiteral("--task"),
+                 QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--backend"),
+                 QStringLiteral("scripted"), QStringLiteral("--session"), dir});
+        QCOMPARE(again.code, 2);
+        QVERIFY(again.err.contains(QStringLiteral("use kevolve-cli resume")));
+
+        const Result resumed = cli({QStringLiteral("resume"), dir, QStringLiteral("--iterations"),
+                                    QStringLiteral("1"), QStringLiteral("--harness"), harness()});
+        QCOMPARE(resumed.code, 0);
+        QString error;
+        QCOMPARE(SessionStore::open(dir, &error)->steps().size(), 4);
+    }
+
+    void stepModeOnTheTerminal() {
+        const QString dir = path(QStringLiteral("step"));
+        const QString script = writeScript({marker(QStringLiteral("ok speedup=0.5")),
+                                            marker(QStringLiteral("ok speedup=0.6")),
+                                            marker(QStringLiteral("ok speedup=0.7"))});
+        const Result r =
+            cli({QStringLiteral("run"), QStringLiteral("--task"),
+                 QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--backend"),
+                 QStringLiteral("scripted"), QStringLiteral("--agent-options"), script,
+                 QStringLiteral("--harness"), harness(), QStringLiteral("--session"), dir,
+                 QStringLiteral("--iterations"), QStringLiteral("5"), QStringLiteral("--step")},
+                "a\nr 2 ignored\nr too slow\ns\n");
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("--- gate: result of iteration 1 ---")),
+                 qPrintable(r.out));
+        QString error;
+        const auto store = SessionStore::open(dir, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->steps().size(), 4);
+        QCOMPARE(store->steps()[0].decision, QStringLiteral("approved"));
+        QCOMPARE(store->steps()[1].decision, QStringLiteral("rejected"));
+        QCOMPARE(store->steps()[1].decisionReason, QStringLiteral("ignored"));
+        QCOMPARE(store->steps()[2].decision, QStringLiteral("rejected"));
+        QCOMPARE(store->steps()[2].decisionReason, QStringLiteral("too slow"));
+        QCOMPARE(store->steps()[3].decision, QStringLiteral("pending"));
+    }
+
+    void ctrlCSavesAndExits130() {
+        const QString dir = path(QStringLiteral("interrupt"));
+        const QString script = writeScript(
+            {marker(QStringLiteral("ok speedup=0.5")), marker(QStringLiteral("ok hang"))});
+        QProcess p;
+        p.setWorkingDirectory(m_root.path());
+        p.start(QString::fromUtf8(KEV_CLI),
+                {QStringLiteral("run"), QStringLiteral("--task"),
+                 QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--backend"),
+                 QStringLiteral("scripted"), QStringLiteral("--agent-options"), script,
+                 QStringLiteral("--harness"), harness(), QStringLiteral("--session"), dir,
+                 QStringLiteral("--json")});
+        QVERIFY(p.waitForStarted());
+        QString seen;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (seen += QString::fromUtf8(p.readAllStandardOutput()))
+                    .contains(QStringLiteral("\"state\":\"Evaluating\",\"detail\":\"v2\"")) ||
+                seen.contains(QStringLiteral(
+                    "\"detail\":\"v2\",\"event\":\"state\",\"state\":\"Evaluating\"")),
+            20000);
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(10000));
+        QCOMPARE(p.exitCode(), 130);
+        QString error;
+        const auto store = SessionStore::open(dir, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->steps().size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

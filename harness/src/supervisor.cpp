@@ -134,6 +134,8 @@ json::Value EvalOptions::toJson() const {
     v["run_timeout_s"] = runTimeoutS;
     if (timeBudgetS)
         v["time_budget_s"] = *timeBudgetS;
+    if (kernelTimeoutS)
+        v["kernel_timeout_s"] = *kernelTimeoutS;
     v["keep_dir"] = keepDir;
     return v;
 }
@@ -164,6 +166,8 @@ EvalOptions parseEvalOptions(const json::Value& options, int defaultDevice) {
             o.runTimeoutS = readPositive(value, path, 3600);
         } else if (key == "time_budget_s") {
             o.timeBudgetS = readPositive(value, path, 600);
+        } else if (key == "kernel_timeout_s") {
+            o.kernelTimeoutS = readPositive(value, path, 3600);
         } else {
             throw std::invalid_argument(path + ": unknown option");
         }

@@ -22,7 +22,8 @@ struct EvalOptions {
     bool lint = true;
     double compileTimeoutS = 60;
     double runTimeoutS = 120;
-    std::optional<double> timeBudgetS; // overrides task.timing.budget_s
+    std::optional<double> timeBudgetS;    // overrides task.timing.budget_s
+    std::optional<double> kernelTimeoutS; // the GPU child's watchdog for one kernel
     bool keepDir = false;
 
     json::Value toJson() const;

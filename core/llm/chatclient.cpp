@@ -500,9 +500,9 @@ void ChatClient::onTotalTimeout() {
 void ChatClient::dropReply() {
     m_phaseTimer.stop();
     m_totalTimer.stop();
-    if (!m_reply)
+    QNetworkReply* reply = m_reply.data();
+    if (!reply)
         return;
-    QNetworkReply* reply = m_reply;
     m_reply = nullptr;
     reply->disconnect(this);
     reply->abort();

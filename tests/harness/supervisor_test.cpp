@@ -1,0 +1,273 @@
+// The supervisor's GPU path without a GPU: a fake NVML reports one device, a fake nvcc copies a
+// prebuilt object, and a script stands in for the `run-one` child, speaking its fd-3 protocol (or
+// crashing, hanging, tripping the sandbox). What is tested is how the real `serve` turns each
+// child outcome into a report.
+#include "compile.h"
+#include "serve_client.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sys/stat.h>
+
+using kev::json::Value;
+using kev::test::request;
+using kev::test::ServeClient;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kClean = R"(#include <kevolve/abi.h>
+__global__ void zero(float* c) { c[threadIdx.x] = 0.f; }
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t s) {
+    zero<<<1, 32, 0, s>>>(static_cast<float*>(a->outputs[0].data));
+    return cudaGetLastError() != cudaSuccess;
+}
+)";
+
+// clang-format off
+// Stands in for nvcc: copies the prebuilt object to the -o path.
+const char* kFakeNvcc = R"SH(#!/bin/sh
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0; fi
+out=""
+while [ $# -gt 0 ]; do
+    if [ "$1" = "-o" ]; then out="$2"; shift; fi
+    shift
+done
+echo "ptxas info    : Compiling entry function '_Z4zeroPf' for 'sm_90a'"
+cp "$KEV_PREBUILT" "$out"
+)SH";
+
+// Stands in for `kevolve-harness run-one --job JOB --result-fd 3`; what it does depends on the id.
+const char* kFakeChild = R"SH(#!/bin/sh
+job="$3"
+id=$(sed -n 's/^  "id": "\(.*\)",$/\1/p' "$job")
+cp "$job" "$KEV_JOB_DIR/$id.json"
+result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
+case "$id" in
+ok)
+    echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
+    echo "$result" >&3 ;;
+garbage)
+    echo 'this is not json' >&3
+    echo "$result" >&3 ;;
+sigsys)
+    echo 'the candidate tries fork' >&2
+    kill -SYS $$ ;;
+hang)
+    sleep 100 ;;
+crash)
+    echo 'boom: segmentation fault in kevolve_launch' >&2
+    exit 3 ;;
+two)
+    echo "$result" >&3
+    echo "$result" >&3 ;;
+silent)
+    exit 0 ;;
+violation)
+    echo '{"type":"result","status":"rule_violation","message":"launch on another stream","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' >&3 ;;
+esac
+)SH";
+// clang-format on
+
+class Supervisor : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        s_dir = fs::temp_directory_path() / "kev_supervisor_test";
+        fs::remove_all(s_dir);
+        fs::create_directories(s_dir / "jobs");
+        std::ofstream(s_dir / "clean.cu") << kClean;
+        kev::compile::Options o;
+        o.source = (s_dir / "clean.cu").string();
+        o.output = (s_dir / "clean.so").string();
+        o.timeoutS = 300;
+        s_prebuilt = kev::compile::compile(o).ok;
+        for (const auto& [name, text] :
+             {std::pair<const char*, const char*>{"nvcc", kFakeNvcc}, {"child.sh", kFakeChild}}) {
+            std::ofstream(s_dir / name) << text;
+            ::chmod((s_dir / name).c_str(), 0755);
+        }
+    }
+
+    static std::vector<std::pair<std::string, std::string>> env() {
+        return {{"KEVOLVE_NVML_LIBRARY", KEVOLVE_FAKE_NVML},
+                {"KEVOLVE_NVCC", (s_dir / "nvcc").string()},
+                {"KEVOLVE_TEST_CHILD", (s_dir / "child.sh").string()},
+                {"KEV_PREBUILT", (s_dir / "clean.so").string()},
+                {"KEV_JOB_DIR", (s_dir / "jobs").string()}};
+    }
+
+    static Value eval(const std::string& id, double runTimeout = 60) {
+        Value r = request("eval", id);
+        r["task_path"] =
+            std::string(KEVOLVE_SOURCE_DIR) + "/resources/tasks/gemm_fp16_fp32_4096.json";
+        r["kernel"]["source"] = kClean;
+        r["kernel"]["name"] = id + ".cu";
+        r["options"]["run_timeout_s"] = runTimeout;
+        r["options"]["time_budget_s"] = 1.5;
+        r["options"]["self_check"] = true;
+        return r;
+    }
+
+    // Runs evaluations with these ids through one server; their reports by id.
+    static std::map<std::string, Value> reports(const std::vector<std::string>& ids,
+                                                double runTimeout = 60) {
+        ServeClient server(env());
+        for (const auto& id : ids)
+            server.send(eval(id, runTimeout));
+        std::map<std::string, Value> out;
+        for (const auto& id : ids) {
+            auto r = server.waitFor("result", Value(id), 120);
+            if (r)
+                out[id] = *r->find("report");
+        }
+        s_history = server.history();
+        server.send(request("shutdown", "s"));
+        server.waitFor("bye", Value("s"), 30);
+        return out;
+    }
+
+    static fs::path s_dir;
+    static bool s_prebuilt;
+    static std::vector<Value> s_history;
+};
+
+fs::path Supervisor::s_dir;
+bool Supervisor::s_prebuilt = false;
+std::vector<Value> Supervisor::s_history;
+
+std::string str(const Value* v) {
+    return v && v->isString() ? v->asString() : std::string("<missing>");
+}
+
+} // namespace
+
+TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"ok", "garbage"});
+    ASSERT_EQ(r.count("ok"), 1u);
+    const Value& ok = r["ok"];
+    EXPECT_EQ(str(ok.find("status")), "ok") << ok.dump(2);
+    EXPECT_EQ(str(ok.find("message")), "correct; 0.93x cuBLAS");
+    // The child's environment extends and overrides the supervisor's.
+    const Value& env = *ok.find("environment");
+    EXPECT_EQ(str(env.find("gpu")->find("name")), "Child H200");
+    EXPECT_EQ(env.find("gpu")->find("sm_count")->asInt(), 132);
+    EXPECT_EQ(str(env.find("gpu")->find("uuid")), "GPU-00000000-fake"); // from NVML
+    EXPECT_EQ(str(env.find("driver_version")), "999.99.99");
+    EXPECT_EQ(str(env.find("nvcc")), "13.0.88");
+    EXPECT_EQ(str(env.find("arch")), "sm_90a");
+    EXPECT_EQ(env.find("cuda_runtime_version")->asInt(), 13000);
+    EXPECT_DOUBLE_EQ(ok.find("timing")->find("speedup_vs_reference")->asDouble(), 0.93);
+    EXPECT_TRUE(ok.find("correctness")->find("ok")->asBool());
+    // Lint checks first, then the child's.
+    const Value& checks = *ok.find("rules")->find("checks");
+    ASSERT_EQ(checks.size(), 4u) << checks.dump();
+    EXPECT_EQ(str(checks.at(0).find("name")), "undefined_symbols");
+    EXPECT_EQ(str(checks.at(3).find("name")), "launch_audit");
+    EXPECT_TRUE(ok.find("rules")->find("ok")->asBool());
+    const Value& stages = *ok.find("stages");
+    for (const char* k : {"compile_s", "lint_s", "gpu_s", "validate_s", "time_s", "total_s"})
+        EXPECT_TRUE(stages.find(k) && stages.find(k)->isNumber()) << k;
+    EXPECT_EQ(str(ok.find("reverify")),
+              "kevolve-harness eval --task gemm_fp16_fp32_4096.json --kernel ok.cu --self-check");
+
+    bool forwarded = false;
+    for (const auto& e : s_history) {
+        if (str(e.find("event")) == "progress" && str(e.find("stage")) == "time" &&
+            str(e.find("message")) == "round 1")
+            forwarded = true;
+    }
+    EXPECT_TRUE(forwarded) << "the child's progress is forwarded";
+
+    ASSERT_EQ(r.count("garbage"), 1u);
+    EXPECT_EQ(str(r["garbage"].find("status")), "ok") << "a garbage line is ignored";
+
+    // The job file the child was given.
+    std::ifstream in(s_dir / "jobs" / "ok.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const Value job = kev::json::parse(text);
+    EXPECT_EQ(job.find("v")->asInt(), 1);
+    EXPECT_EQ(str(job.find("id")), "ok");
+    EXPECT_EQ(job.find("device")->asInt(), 0);
+    EXPECT_EQ(str(job.find("pci_bus_id")), "00000000:19:00.0");
+    EXPECT_TRUE(job.find("self_check")->asBool());
+    EXPECT_TRUE(job.find("lint")->asBool());
+    EXPECT_TRUE(job.find("seed")->isInt());
+    EXPECT_LT(job.find("seed")->asUint(), uint64_t{1} << 53);
+    EXPECT_EQ(str(job.find("library")), str(job.find("workdir")) + "/cand.so");
+    EXPECT_DOUBLE_EQ(job.find("task")->find("timing")->find("budget_s")->asDouble(), 1.5)
+        << "time_budget_s overrides the task's budget for the child";
+    EXPECT_DOUBLE_EQ(job.find("options")->find("run_timeout_s")->asDouble(), 60.0);
+    EXPECT_FALSE(fs::exists(str(job.find("workdir")))) << "the work dir is removed";
+}
+
+TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"sigsys", "crash", "two", "silent", "violation"});
+    ASSERT_EQ(r.size(), 5u);
+
+    EXPECT_EQ(str(r["sigsys"].find("status")), "rule_violation");
+    EXPECT_EQ(str(r["sigsys"].find("message")),
+              "the sandbox killed the candidate: forbidden system call");
+    EXPECT_NE(r["sigsys"].find("rules")->find("violations")->dump().find("SIGSYS"),
+              std::string::npos);
+    EXPECT_EQ(str(r["sigsys"].find("error")->find("signal_name")), "SIGSYS");
+    EXPECT_NE(str(r["sigsys"].find("error")->find("stderr")).find("tries fork"), std::string::npos);
+
+    EXPECT_EQ(str(r["crash"].find("status")), "runtime_error");
+    EXPECT_EQ(str(r["crash"].find("message")), "the GPU child exited with code 3 without a result");
+    EXPECT_EQ(r["crash"].find("error")->find("exit_code")->asInt(), 3);
+    EXPECT_NE(str(r["crash"].find("error")->find("stderr")).find("boom"), std::string::npos);
+    EXPECT_EQ(r["crash"].find("correctness"), nullptr);
+
+    EXPECT_EQ(str(r["two"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["two"].find("message")).find("more than one result"), std::string::npos);
+
+    EXPECT_EQ(str(r["silent"].find("status")), "runtime_error");
+
+    const Value& v = r["violation"];
+    EXPECT_EQ(str(v.find("status")), "rule_violation");
+    EXPECT_FALSE(v.find("rules")->find("ok")->asBool());
+    EXPECT_NE(v.find("rules")->find("violations")->dump().find("not the harness stream"),
+              std::string::npos);
+}
+
+TEST_F(Supervisor, HungChildTimesOut) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"hang"}, 1.0);
+    ASSERT_EQ(r.count("hang"), 1u);
+    EXPECT_EQ(str(r["hang"].find("status")), "timeout");
+    EXPECT_EQ(str(r["hang"].find("message")),
+              "the GPU child did not finish within 1 s (run_timeout_s) and was killed");
+    EXPECT_LT(r["hang"].find("stages")->find("gpu_s")->asDouble(), 10.0);
+}
+
+TEST_F(Supervisor, CancelKillsARunningChild) {
+    ASSERT_TRUE(s_prebuilt);
+    ServeClient server(env());
+    server.send(eval("hang", 600));
+    ASSERT_TRUE(server.waitFor("progress", Value("hang"), 60)); // compile
+    // Wait until the child runs (the "validate" stage starts it), then cancel.
+    for (int i = 0; i < 100; ++i) {
+        bool started = false;
+        for (const auto& e : server.history())
+            started = started || str(e.find("stage")) == "validate";
+        if (started)
+            break;
+        server.next(0.1);
+    }
+    Value cancel = request("cancel", "c");
+    cancel["target"] = "hang";
+    const auto t0 = std::chrono::steady_clock::now();
+    server.send(cancel);
+    EXPECT_TRUE(server.waitFor("cancelled", Value("hang"), 30));
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+    server.send(request("hello", "h"));
+    EXPECT_TRUE(server.waitFor("hello", Value("h"), 30));
+    server.send(request("shutdown", "s"));
+    EXPECT_TRUE(server.waitFor("bye", Value("s"), 30));
+    EXPECT_EQ(server.wait(30).exitCode, 0);
+}

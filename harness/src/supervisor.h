@@ -79,11 +79,12 @@ private:
     struct Eval;
     void startCompile(Eval& e);
     void afterCompile(Eval& e);
+    void afterReferenceCompile(Eval& e);
     void startChild(Eval& e);
     void afterChild(Eval& e);
     void handleChildLine(Eval& e, const std::string& line);
     void finish(Eval& e, const std::string& status, const std::string& message);
-    void fail(Eval& e, const std::string& message);
+    void fail(Eval& e, const std::string& message, const char* code = "internal");
     void progress(const Eval& e, const std::string& stage, const std::string& message,
                   double fraction);
     json::Value environment(const Eval& e);

@@ -3,6 +3,7 @@
 // crashing, hanging, tripping the sandbox). What is tested is how the real `serve` turns each
 // child outcome into a report.
 #include "compile.h"
+#include "task.h"
 #include "serve_client.h"
 
 #include <gtest/gtest.h>
@@ -233,6 +234,37 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_FALSE(v.find("rules")->find("ok")->asBool());
     EXPECT_NE(v.find("rules")->find("violations")->dump().find("not the harness stream"),
               std::string::npos);
+}
+
+TEST_F(Supervisor, FileReferenceIsCompiledForTheChild) {
+    ASSERT_TRUE(s_prebuilt);
+    std::ofstream(s_dir / "ref.cu") << kClean;
+    Value task = kev::toJson(kev::loadTaskFile(std::string(KEVOLVE_SOURCE_DIR) +
+                                               "/resources/tasks/gemm_fp16_fp32_4096.json"));
+    task["reference"] = Value::object();
+    task["reference"]["file"] = "ref.cu";
+    std::ofstream(s_dir / "with_ref.json") << task.dump(2);
+
+    ServeClient server(env());
+    Value r = eval("ref");
+    r.erase("task_path");
+    r["task_path"] = (s_dir / "with_ref.json").string();
+    server.send(r);
+    Value inlineRelative = eval("inline");
+    inlineRelative.erase("task_path");
+    inlineRelative["task"] = task;
+    server.send(inlineRelative);
+    auto bad = server.waitFor("error", Value("inline"), 60);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(str(bad->find("code")), "bad_task");
+    EXPECT_NE(str(bad->find("message")).find("task.reference.file: ref.cu"), std::string::npos);
+    ASSERT_TRUE(server.waitFor("result", Value("ref"), 120));
+
+    std::ifstream in(s_dir / "jobs" / "ref.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const Value job = kev::json::parse(text);
+    EXPECT_EQ(str(job.find("reference_library")), str(job.find("workdir")) + "/ref.so");
+    EXPECT_EQ(str(job.find("task")->find("reference")->find("file")), (s_dir / "ref.cu").string());
 }
 
 TEST_F(Supervisor, HungChildTimesOut) {

@@ -60,6 +60,10 @@ Options of run and resume:
                               {"planner": {...}, "coder": {...}, "reviewer": {...}}
                               (e.g. llm: base_url, model, preset; never put keys here: keys come
                               from KEVOLVE_API_KEY or <PRESET>_API_KEY)
+  --provider P                llm: a preset that fills in defaults: openai, vllm, ollama,
+                              llamacpp, openrouter, deepseek, custom (the default)
+  --base-url URL              llm: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
+  --model M                   llm: the model's name on that server
   --iterations N              iterations to run (default 10)
   --target R                  stop when a correct, non-suspicious kernel reaches R x the
                               reference's speed (default 1.0; 0 = never)
@@ -132,6 +136,12 @@ struct RunOptions {
                                 QStringLiteral("B")};
     QCommandLineOption agentOptions{QStringLiteral("agent-options"),
                                     QStringLiteral("agent options"), QStringLiteral("FILE")};
+    QCommandLineOption provider{QStringLiteral("provider"), QStringLiteral("llm preset"),
+                                QStringLiteral("P")};
+    QCommandLineOption baseUrl{QStringLiteral("base-url"), QStringLiteral("llm endpoint"),
+                               QStringLiteral("URL")};
+    QCommandLineOption model{QStringLiteral("model"), QStringLiteral("llm model"),
+                             QStringLiteral("M")};
     QCommandLineOption iterations{QStringLiteral("iterations"), QStringLiteral("iterations"),
                                   QStringLiteral("N")};
     QCommandLineOption target{QStringLiteral("target"), QStringLiteral("target speedup"),
@@ -178,6 +188,27 @@ QString applyRunOptions(const QCommandLineParser& p, const RunOptions& o, Engine
         s->plannerOptions = perRole ? json->value(QLatin1String("planner")).toObject() : *json;
         s->coderOptions = perRole ? json->value(QLatin1String("coder")).toObject() : *json;
         s->reviewerOptions = perRole ? json->value(QLatin1String("reviewer")).toObject() : *json;
+    }
+    // --provider, --base-url and --model fill in the options of every role played by "llm".
+    const QList<std::pair<const QCommandLineOption*, QString>> llmOptions = {
+        {&o.provider, QStringLiteral("preset")},
+        {&o.baseUrl, QStringLiteral("base_url")},
+        {&o.model, QStringLiteral("model")}};
+    for (const auto& [option, key] : llmOptions) {
+        if (!p.isSet(*option))
+            continue;
+        bool used = false;
+        for (auto [backend, options] : {std::pair{s->plannerBackend, &s->plannerOptions},
+                                        std::pair{s->coderBackend, &s->coderOptions},
+                                        std::pair{s->reviewerBackend, &s->reviewerOptions}}) {
+            if (backend != QLatin1String("llm"))
+                continue;
+            options->insert(key, p.value(*option));
+            used = true;
+        }
+        if (!used)
+            return QStringLiteral("--") + option->names().constFirst() +
+                   QStringLiteral(": no role is played by the llm backend (add --backend llm)");
     }
     bool ok = true;
     if (p.isSet(o.iterations)) {
@@ -695,9 +726,9 @@ int main(int argc, char** argv) {
     p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     p.addOptions({o.json, o.tasksDir});
     if (command == QLatin1String("run") || command == QLatin1String("resume"))
-        p.addOptions({o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.iterations,
-                      o.target, o.beam, o.session, o.step, o.harness, o.timeBudget, o.plateau,
-                      o.task});
+        p.addOptions({o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.provider,
+                      o.baseUrl, o.model, o.iterations, o.target, o.beam, o.session, o.step,
+                      o.harness, o.timeBudget, o.plateau, o.task});
     else if (command == QLatin1String("export"))
         p.addOptions({o.outDir, o.version});
     else if (command != QLatin1String("tasks") && command != QLatin1String("show"))

@@ -1,0 +1,71 @@
+#include "appsettings.h"
+
+#include <QDir>
+#include <QSettings>
+#include <QStandardPaths>
+
+namespace kev {
+
+using namespace Qt::StringLiterals;
+
+AppSettings AppSettings::load(QSettings& settings) {
+    AppSettings s;
+    s.llmPreset = settings.value(u"llm/preset"_s, s.llmPreset).toString();
+    s.llmBaseUrl = settings.value(u"llm/baseUrl"_s).toString();
+    s.llmModel = settings.value(u"llm/model"_s).toString();
+    s.harnessCommands = settings.value(u"harness/commands"_s).toStringList();
+    s.gpu = settings.value(u"harness/gpu"_s, 0).toInt();
+    s.recentSessions = settings.value(u"sessions/recent"_s).toStringList();
+    s.sessionsRoot =
+        settings
+            .value(u"sessions/root"_s,
+                   QDir(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation))
+                       .filePath(u"sessions"_s))
+            .toString();
+    return s;
+}
+
+void AppSettings::save(QSettings& settings) const {
+    settings.setValue(u"llm/preset"_s, llmPreset);
+    settings.setValue(u"llm/baseUrl"_s, llmBaseUrl);
+    settings.setValue(u"llm/model"_s, llmModel);
+    settings.setValue(u"harness/commands"_s, harnessCommands);
+    settings.setValue(u"harness/gpu"_s, gpu);
+    settings.setValue(u"sessions/recent"_s, recentSessions);
+    settings.setValue(u"sessions/root"_s, sessionsRoot);
+}
+
+void AppSettings::addRecent(const QString& dir) {
+    const QString path = QDir(dir).absolutePath();
+    recentSessions.removeAll(path);
+    recentSessions.prepend(path);
+    while (recentSessions.size() > kMaxRecent)
+        recentSessions.removeLast();
+}
+
+QString AppSettings::keyService() const {
+    return llmPreset.isEmpty() ? u"custom"_s : llmPreset;
+}
+
+QJsonObject AppSettings::llmOptions() const {
+    QJsonObject options{{u"preset"_s, keyService()}, {u"key_service"_s, keyService()}};
+    if (!llmBaseUrl.isEmpty())
+        options.insert(u"base_url"_s, llmBaseUrl);
+    if (!llmModel.isEmpty())
+        options.insert(u"model"_s, llmModel);
+    return options;
+}
+
+void AppSettings::applyTo(EngineSettings& settings) const {
+    settings.harnessCommands = harnessCommands;
+    settings.evalOptions.insert(u"device"_s, gpu);
+    const QJsonObject llm = llmOptions();
+    if (settings.plannerBackend == u"llm")
+        settings.plannerOptions = llm;
+    if (settings.coderBackend == u"llm")
+        settings.coderOptions = llm;
+    if (settings.reviewerBackend == u"llm")
+        settings.reviewerOptions = llm;
+}
+
+} // namespace kev

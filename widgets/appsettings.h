@@ -1,0 +1,40 @@
+// What the workbench remembers between runs (QSettings): the LLM endpoint and model, the harness
+// launcher, the GPU, and the recent sessions. Never a key: keys live in the keyring.
+#pragma once
+
+#include "core/enginesettings.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+class QSettings;
+
+namespace kev {
+
+struct AppSettings {
+    // An id of kev::ProviderPreset ("openai", "vllm", "ollama", ...) or "custom".
+    QString llmPreset = QStringLiteral("openai");
+    QString llmBaseUrl;
+    QString llmModel;
+    // One `kevolve-harness serve` command per worker; empty = the one next to the executable.
+    QStringList harnessCommands;
+    int gpu = 0;
+    QStringList recentSessions;
+    QString sessionsRoot;
+
+    static constexpr int kMaxRecent = 10;
+
+    static AppSettings load(QSettings& settings);
+    void save(QSettings& settings) const;
+    void addRecent(const QString& dir);
+
+    // The keyring service of the LLM key: the preset's id.
+    QString keyService() const;
+    // Options for an "llm" role (llm/llmsettings.h): preset, base_url, model, key_service.
+    QJsonObject llmOptions() const;
+    // Applies the launcher and GPU to engine settings, and llmOptions() to every "llm" role.
+    void applyTo(EngineSettings& settings) const;
+};
+
+} // namespace kev

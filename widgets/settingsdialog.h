@@ -1,0 +1,36 @@
+// The workbench's settings: the LLM endpoint (preset, base URL, model), its key (kept in the
+// system keyring, never in a file), the harness launcher and the GPU.
+#pragma once
+
+#include "appsettings.h"
+
+#include <QDialog>
+
+class QComboBox;
+class QLineEdit;
+class QSpinBox;
+
+namespace kev {
+
+class SettingsDialog : public QDialog {
+    Q_OBJECT
+public:
+    SettingsDialog(const AppSettings& settings, QWidget* parent = nullptr);
+
+    AppSettings settings() const;
+    // The key typed in, or empty when the person left the field untouched.
+    QString newKey() const;
+    bool keyChanged() const { return m_keyChanged; }
+
+private:
+    AppSettings m_settings;
+    QComboBox* m_preset;
+    QLineEdit* m_baseUrl;
+    QLineEdit* m_model;
+    QLineEdit* m_key;
+    QLineEdit* m_harness;
+    QSpinBox* m_gpu;
+    bool m_keyChanged = false;
+};
+
+} // namespace kev

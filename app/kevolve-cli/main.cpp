@@ -267,6 +267,10 @@ public:
                 [this](const QString& dir, const SessionInfo& info,
                        const QVector<IterationSummary>& steps) {
                     m_dir = dir;
+                    for (const auto& earlier : steps) {
+                        m_sessionTokens += earlier.tokens;
+                        m_sessionCost += earlier.costUsd;
+                    }
                     if (m_json)
                         printJson({{QStringLiteral("event"), QStringLiteral("session")},
                                    {QStringLiteral("dir"), dir},
@@ -323,9 +327,15 @@ public:
                               << Qt::endl;
                 });
         connect(&m_engine, &Engine::stepAvailable, this, [this](const IterationSummary& s) {
+            m_sessionTokens += s.tokens;
+            m_sessionCost += s.costUsd;
             if (m_json)
                 printJson({{QStringLiteral("event"), QStringLiteral("step")},
                            {QStringLiteral("step"), s.toJson()}});
+            else if (s.tokens > 0)
+                out() << "  v" << s.version << ": " << s.tokens << " tokens, $"
+                      << QString::number(s.costUsd, 'f', 4) << " (session: " << m_sessionTokens
+                      << " tokens, $" << QString::number(m_sessionCost, 'f', 4) << ")" << Qt::endl;
         });
         connect(&m_engine, &Engine::iterationFinished, this,
                 [this](int iteration, int parent, int best) {
@@ -571,6 +581,9 @@ private:
     bool m_step = false;
     bool m_interrupted = false;
     QString m_dir;
+    // What the agents' model calls cost so far, this run and the steps before it.
+    qint64 m_sessionTokens = 0;
+    double m_sessionCost = 0;
     GateRequest m_gate;
     QSocketNotifier* m_stdin = nullptr;
     QByteArray m_input;

@@ -6,6 +6,7 @@
 
 #include <QDirIterator>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -129,6 +130,10 @@ void TestLlmCli::runsThreeIterations() {
     QVERIFY2(run.exitCode == 0, qPrintable(run.output));
     QVERIFY2(run.output.contains(u"finished: 3 iterations done"_s), qPrintable(run.output));
     QVERIFY(run.output.contains(u"iteration 3 done"_s));
+    // Accounting: each step's tokens and cost, and the session's running total.
+    static const QRegularExpression accounting(
+        u"v3: [1-9][0-9]* tokens, \\$0\\.0000 \\(session: [1-9][0-9]* tokens"_s);
+    QVERIFY2(accounting.match(run.output).hasMatch(), qPrintable(run.output));
 
     const QString exported = dir.filePath(u"export"_s);
     const Run exportRun = cli({u"export"_s, session, u"--out"_s, exported}, keyVariable);

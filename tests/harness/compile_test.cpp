@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +38,8 @@ ptxas info    : Used 168 registers, 49152 bytes smem, 388 bytes cmem[0]
 )";
 
 fs::path workDir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("kev_compile_test_" + name);
+    const fs::path dir =
+        fs::temp_directory_path() / ("kev_compile_test_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;

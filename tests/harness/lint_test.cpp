@@ -86,8 +86,13 @@ int kevolve_launch(const KevolveArgs* a, cudaStream_t s) { fill<<<1, 32, 0, s>>>
 
 class Lint : public ::testing::Test {
 protected:
+    static void TearDownTestSuite() {
+        std::error_code ec;
+        fs::remove_all(s_dir, ec);
+    }
+
     static void SetUpTestSuite() {
-        s_dir = fs::temp_directory_path() / "kev_lint_test";
+        s_dir = fs::temp_directory_path() / ("kev_lint_test_" + std::to_string(::getpid()));
         fs::remove_all(s_dir);
         fs::create_directories(s_dir);
         // nvcc costs seconds per object: compile them all at once.
@@ -214,7 +219,8 @@ TEST_F(Lint, MissingEntryPointIsAViolation) {
 }
 
 TEST(LintElf, GarbageIsReportedNotCrashed) {
-    const fs::path p = fs::temp_directory_path() / "kev_lint_garbage.so";
+    const fs::path p =
+        fs::temp_directory_path() / ("kev_lint_garbage_" + std::to_string(::getpid()) + ".so");
     std::ofstream(p) << "this is not an ELF file";
     const auto r = kev::lint::lintObject(p.string());
     EXPECT_FALSE(r.ok);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -254,7 +256,8 @@ kev::process::Result runEval(const std::vector<std::string>& args) {
 } // namespace
 
 TEST(EvalCommand, ExitCodes) {
-    const fs::path dir = fs::temp_directory_path() / "kev_eval_command";
+    const fs::path dir =
+        fs::temp_directory_path() / ("kev_eval_command_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     Value task = headlineTask();
     task["shape"]["K"] = 4100;

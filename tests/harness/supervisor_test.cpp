@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -75,8 +77,13 @@ esac
 
 class Supervisor : public ::testing::Test {
 protected:
+    static void TearDownTestSuite() {
+        std::error_code ec;
+        fs::remove_all(s_dir, ec);
+    }
+
     static void SetUpTestSuite() {
-        s_dir = fs::temp_directory_path() / "kev_supervisor_test";
+        s_dir = fs::temp_directory_path() / ("kev_supervisor_test_" + std::to_string(::getpid()));
         fs::remove_all(s_dir);
         fs::create_directories(s_dir / "jobs");
         std::ofstream(s_dir / "clean.cu") << kClean;

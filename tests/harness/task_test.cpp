@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -120,7 +122,8 @@ TEST(Task, FileErrorsNameTheFile) {
         EXPECT_EQ(std::string(e.what()), "/nonexistent/task.json: cannot read the task file (no "
                                          "such file)");
     }
-    const auto dir = std::filesystem::temp_directory_path() / "kev_task_test";
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("kev_task_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto bad = dir / "bad.json";
     std::ofstream(bad) << "{\n \"name\": \"x\",\n}";
@@ -144,7 +147,8 @@ TEST(Task, FileErrorsNameTheFile) {
 }
 
 TEST(Task, ReferenceFileResolvesAgainstTheTaskFile) {
-    const auto dir = std::filesystem::temp_directory_path() / "kev_task_ref";
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("kev_task_ref_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "ref.cu") << "// reference\n";
     const auto taskPath = dir / "t.json";

@@ -1,5 +1,7 @@
 #include "compile.h"
 
+#include "temp_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -36,14 +38,6 @@ ptxas info    : Function properties for _Z4gemmPK6__halfS1_Pfiii
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 168 registers, 49152 bytes smem, 388 bytes cmem[0]
 )";
-
-fs::path workDir(const std::string& name) {
-    const fs::path dir =
-        fs::temp_directory_path() / ("kev_compile_test_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
 
 } // namespace
 
@@ -127,7 +121,8 @@ TEST(Compile, FindsToolsOfThisBuild) {
 }
 
 TEST(Compile, SyntaxErrorComesBackVerbatim) {
-    const fs::path dir = workDir("syntax");
+    const kev::test::TempDir tmp("kev_compile_syntax");
+    const fs::path& dir = tmp.path();
     std::ofstream(dir / "cand.cu") << "#include <kevolve/abi.h>\nint broken = ;\n";
     kev::compile::Options o;
     o.source = (dir / "cand.cu").string();
@@ -148,7 +143,8 @@ TEST(Compile, SyntaxErrorComesBackVerbatim) {
 }
 
 TEST(Compile, CleanKernelCompilesWithResources) {
-    const fs::path dir = workDir("clean");
+    const kev::test::TempDir tmp("kev_compile_clean");
+    const fs::path& dir = tmp.path();
     std::ofstream(dir / "cand.cu") << R"(#include <kevolve/abi.h>
 __global__ void scale(float* p, int n) {
     __shared__ float s[128];
@@ -182,7 +178,8 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t 
 }
 
 TEST(Compile, TimeoutKillsNvcc) {
-    const fs::path dir = workDir("timeout");
+    const kev::test::TempDir tmp("kev_compile_timeout");
+    const fs::path& dir = tmp.path();
     std::ofstream(dir / "cand.cu") << "#include <kevolve/abi.h>\n";
     kev::compile::Options o;
     o.source = (dir / "cand.cu").string();

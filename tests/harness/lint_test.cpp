@@ -1,6 +1,8 @@
 #include "compile.h"
 #include "elf_lint.h"
 
+#include "temp_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -219,8 +221,8 @@ TEST_F(Lint, MissingEntryPointIsAViolation) {
 }
 
 TEST(LintElf, GarbageIsReportedNotCrashed) {
-    const fs::path p =
-        fs::temp_directory_path() / ("kev_lint_garbage_" + std::to_string(::getpid()) + ".so");
+    const kev::test::TempDir tmp("kev_lint_garbage");
+    const fs::path p = tmp / "garbage.so";
     std::ofstream(p) << "this is not an ELF file";
     const auto r = kev::lint::lintObject(p.string());
     EXPECT_FALSE(r.ok);

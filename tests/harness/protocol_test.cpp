@@ -2,6 +2,8 @@
 #include "serve_client.h"
 #include "task.h"
 
+#include "temp_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -256,9 +258,8 @@ kev::process::Result runEval(const std::vector<std::string>& args) {
 } // namespace
 
 TEST(EvalCommand, ExitCodes) {
-    const fs::path dir =
-        fs::temp_directory_path() / ("kev_eval_command_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    const kev::test::TempDir tmp("kev_eval_command");
+    const fs::path& dir = tmp.path();
     Value task = headlineTask();
     task["shape"]["K"] = 4100;
     std::ofstream(dir / "bad.json") << task.dump(2);

@@ -1,5 +1,7 @@
 #include "task.h"
 
+#include "temp_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -122,9 +124,8 @@ TEST(Task, FileErrorsNameTheFile) {
         EXPECT_EQ(std::string(e.what()), "/nonexistent/task.json: cannot read the task file (no "
                                          "such file)");
     }
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("kev_task_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const kev::test::TempDir tmp("kev_task_test");
+    const auto& dir = tmp.path();
     const auto bad = dir / "bad.json";
     std::ofstream(bad) << "{\n \"name\": \"x\",\n}";
     try {
@@ -147,9 +148,8 @@ TEST(Task, FileErrorsNameTheFile) {
 }
 
 TEST(Task, ReferenceFileResolvesAgainstTheTaskFile) {
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("kev_task_ref_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const kev::test::TempDir tmp("kev_task_ref");
+    const auto& dir = tmp.path();
     std::ofstream(dir / "ref.cu") << "// reference\n";
     const auto taskPath = dir / "t.json";
     std::ofstream(taskPath) << R"({"name":"t","op":"gemm","dtypes":{"A":"f16","B":"f16","C":"f32"},

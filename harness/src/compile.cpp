@@ -165,6 +165,9 @@ process::Spec spec(const Options& options) {
     s.argv = command(options);
     if (!options.guardExe.empty()) {
         s.argv.insert(s.argv.begin(), {options.guardExe, "exec-guard", "--"});
+        // exec-guard compares its parent with this to notice a supervisor that died before it
+        // could arm PR_SET_PDEATHSIG (comparing with 1 fails when the supervisor is PID 1).
+        s.env.emplace_back("KEVOLVE_PARENT_PID", std::to_string(::getpid()));
     }
     s.timeoutS = options.timeoutS;
     s.mergeStderr = true;

@@ -94,6 +94,16 @@ void closeDescriptors(int keep) {
         ::close(fd);
 }
 
+// False when the process that started us is gone. $KEVOLVE_PARENT_PID names it; without it, being
+// adopted by init is the sign.
+bool parentAlive() {
+    const char* expected = std::getenv("KEVOLVE_PARENT_PID");
+    int pid = 0;
+    if (expected && parseInt(expected, pid) && pid > 0)
+        return ::getppid() == pid;
+    return ::getppid() != 1;
+}
+
 int execGuard(int argc, char** argv) {
     int keep = -1;
     int i = 2;
@@ -113,7 +123,7 @@ int execGuard(int argc, char** argv) {
         return usageError("exec-guard: no program after --");
     // Die with the supervisor; if it is already gone, the orphan must not start at all.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() == 1)
+    if (!parentAlive())
         return 1;
     closeDescriptors(keep);
     ::execvp(argv[i], argv + i);

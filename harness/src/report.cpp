@@ -240,6 +240,8 @@ ChildFailure childFailure(const process::Result& run, double timeoutS) {
         f.message =
             "the GPU child exited with code " + std::to_string(run.exitCode) + " without a result";
     }
+    if (run.channelOverflow)
+        f.message += " (a line longer than the channel's limit was dropped)";
     f.error["message"] = f.message;
     if (run.signal != 0) {
         f.error["signal"] = run.signal;

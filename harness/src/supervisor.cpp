@@ -521,7 +521,9 @@ void Supervisor::startChild(Eval& e) {
     spec.channel = true;
     spec.timeoutS = e.req.options.runTimeoutS;
     spec.cwd = e.workDir;
-    spec.env = {{"CUDA_MODULE_LOADING", "EAGER"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+    spec.env = {{"CUDA_MODULE_LOADING", "EAGER"},
+                {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+                {"KEVOLVE_PARENT_PID", std::to_string(::getpid())}};
     e.proc = std::make_unique<process::Process>(spec);
     e.proc->start();
     e.state = Eval::State::Running;

@@ -340,4 +340,13 @@ TEST(Cli, ExecGuardClosesDescriptorsAndDiesWithItsParent) {
 
     s.argv = {KEVOLVE_HARNESS_EXE, "exec-guard", "--", "/nonexistent/prog"};
     EXPECT_EQ(kev::process::run(s).exitCode, 127);
+
+    // Started by a supervisor that is already gone: the program never runs.
+    s.argv = {KEVOLVE_HARNESS_EXE, "exec-guard", "--", "/bin/echo", "ran"};
+    s.env = {{"KEVOLVE_PARENT_PID", std::to_string(::getpid())}};
+    EXPECT_EQ(kev::process::run(s).out, "ran\n");
+    s.env = {{"KEVOLVE_PARENT_PID", "999999999"}};
+    const auto orphan = kev::process::run(s);
+    EXPECT_EQ(orphan.exitCode, 1);
+    EXPECT_EQ(orphan.out, "");
 }

@@ -205,6 +205,11 @@ constexpr int kTileK = 64; // one 128-byte swizzle row of 16-bit elements
 constexpr int kStages = ${STAGES};
 constexpr int kConsumerGroups = ${CONSUMERS};
 constexpr int kSlices = ${SLICES}; // m64 wgmma slices per consumer warpgroup
+// Ping-pong: each consumer warpgroup owns whole tiles (the CTA's odd or even ones) and the two take
+// turns on the tensor cores, so one's epilogue runs under the other's main loop; cooperative: both
+// split every tile by rows and run the epilogue together.
+constexpr bool kPingPong = ${PING_PONG};
+constexpr int kTileWarpgroups = kPingPong ? 1 : kConsumerGroups; // consumer warpgroups per tile
 constexpr int kThreads = 128 * (kConsumerGroups + 1);
 constexpr int kCluster = ${CLUSTER}; // CTAs along M sharing (multicasting) the B tile
 constexpr bool kTmaStore = ${TMA_STORE}; // epilogue through shared memory and TMA bulk stores
@@ -215,7 +220,8 @@ constexpr int kConsumerRegs = ${CONSUMER_REGS};
 // each buffer and the wgmma descriptors' base offset is 0):
 //   A stage: kTileM rows of 64 elements (128 bytes), TMA box {64, kTileM}: the K-major 128B-swizzle
 //            canonical layout, 8-row groups 1024 bytes apart (SBO), LBO unused; a k16 step is +32
-//            bytes. Slice s of consumer warpgroup g starts at row 64 * (g * kSlices + s).
+//            bytes. Slice s of consumer warpgroup g starts at row 64 * s (ping-pong) or
+//            64 * (g * kSlices + s) (cooperative).
 //   B stage: kTileN / 64 chunks of 64 K-rows x 64 elements (8192 bytes), one TMA box {64, 64} each.
 //            Row-major B is N-major for wgmma (imm-trans-b = 1): LBO is the distance between
 //            64-element N chunks (8192 bytes), SBO between 8-row K groups (1024 bytes); a k16 step
@@ -272,6 +278,16 @@ __device__ inline void clusterSync() {
 
 __device__ inline void namedBarrier(int id) {
     asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+}
+
+// The ping-pong turn: warpgroup g waits on barrier 3 + g until the other warpgroup has arrived,
+// i.e. has issued its whole main loop.
+__device__ inline void waitTurn(int group) {
+    asm volatile("bar.sync %0, 256;" ::"r"(3 + group) : "memory");
+}
+
+__device__ inline void passTurn(int group) {
+    asm volatile("bar.arrive %0, 256;" ::"r"(3 + (1 - group)) : "memory");
 }
 
 __device__ inline void mbarInit(uint32_t bar, uint32_t count) {
@@ -435,10 +451,11 @@ __device__ inline void storeTile(const float (&acc)[kSlices][kTileN / 2], const 
 
     const int warp = (threadIdx.x / 32) % 4;
     const int lane = threadIdx.x % 32;
+    const int sliceBase = kPingPong ? 0 : group * kSlices;
     const int colBase = tc.n * kTileN + 2 * (lane % 4);
 #pragma unroll
     for (int s = 0; s < kSlices; ++s) {
-        const int row = tc.m * kTileM + (group * kSlices + s) * 64 + warp * 16 + lane / 4;
+        const int row = tc.m * kTileM + (sliceBase + s) * 64 + warp * 16 + lane / 4;
         OutT* rowLo = p.c + int64_t(row) * p.ldc;
         OutT* rowHi = rowLo + 8 * p.ldc;
         const bool loIn = row < p.m;
@@ -468,11 +485,12 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kTileN / 2],
     const int local = threadIdx.x % 128;
     const int lane = local % 32;
     const int r = (local / 32) * 16 + lane / 4;
+    const int sliceBase = kPingPong ? 0 : group * kSlices;
     const uint32_t buffers = smemC + group * 2 * kCBoxBytes;
     int box = 0;
 #pragma unroll
     for (int s = 0; s < kSlices; ++s) {
-        const int rowLo = tc.m * kTileM + (group * kSlices + s) * 64 + r;
+        const int rowLo = tc.m * kTileM + (sliceBase + s) * 64 + r;
         const OutT* cLo = p.c + int64_t(rowLo) * p.ldc;
         const OutT* cHi = cLo + 8 * p.ldc;
 #pragma unroll
@@ -501,7 +519,7 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kTileN / 2],
             namedBarrier(1 + group);
             if (local == 0) {
                 tmaStore2d(mapC, buf, tc.n * kTileN + q * int(kCBoxCols),
-                           tc.m * kTileM + (group * kSlices + s) * 64);
+                           tc.m * kTileM + (sliceBase + s) * 64);
             }
         }
     }
@@ -519,14 +537,24 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
             acc[s][i] = 0.0f;
         }
     }
-    uint32_t it = 0;
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+    // Ping-pong: warpgroup g takes the CTA's tiles g, g + 2, ...; the producer fills the ring in
+    // tile order, so tile j's k-blocks are ring iterations j * kBlocks onwards.
+    const int firstTile = kPingPong ? group : 0;
+    const int tileStep = kPingPong ? 2 : 1;
+    for (int j = firstTile, unit = sc.first + firstTile * sc.stride; unit < sc.units;
+         j += tileStep, unit += tileStep * sc.stride) {
         const TileCoord uc = unitCoord(unit, sc.unitsM, sc.tilesN);
         const TileCoord tc = {uc.m * kCluster + sc.rank, uc.n};
+        uint32_t it = uint32_t(j) * uint32_t(sc.kBlocks);
+        if constexpr (kPingPong) {
+            if (j > 0) {
+                waitTurn(group);
+            }
+        }
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
             const uint32_t st = it % kStages;
             mbarWait(fullBars + 8 * st, (it / kStages) & 1);
-            const uint32_t a = smemA + st * kABytes + group * kSlices * 64 * 128;
+            const uint32_t a = smemA + st * kABytes + (kPingPong ? 0 : group * kSlices * 64 * 128);
             const uint32_t b = smemB + st * kBBytes;
             wgmmaFence();
 #pragma unroll
@@ -544,6 +572,13 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
             wgmmaWait<1>();
             if (kb > 0) {
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
+            }
+        }
+        if constexpr (kPingPong) {
+            // The other warpgroup's next tile may start issuing; only passed when it exists, so
+            // every arrival meets a wait.
+            if (unit + sc.stride < sc.units) {
+                passTurn(group);
             }
         }
         wgmmaWait<0>();
@@ -576,7 +611,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbarInit(fullBars + 8 * s, 1);
-            mbarInit(emptyBars + 8 * s, kConsumerGroups * 4 * kCluster);
+            mbarInit(emptyBars + 8 * s, kTileWarpgroups * 4 * kCluster);
         }
         // Make the initialised barriers visible to the async proxy (TMA complete_tx) and to the
         // other CTAs of the cluster.
@@ -737,6 +772,8 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.groupM = strategy.groupSize;
     p.clusterM = strategy.clusterM;
     p.tmaStore = strategy.epilogue == QLatin1String("tma_store");
+    p.pingPong =
+        strategy.params.value(QLatin1String("schedule")).toString() == QLatin1String("pingpong");
     return p;
 }
 
@@ -761,6 +798,8 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.raster = groupedRaster ? QStringLiteral("grouped") : QStringLiteral("row");
     strategy.groupSize = groupedRaster ? groupM : 1;
     strategy.epilogue = tmaStore ? QStringLiteral("tma_store") : QStringLiteral("direct");
+    strategy.params.insert(QStringLiteral("schedule"),
+                           pingPong ? QStringLiteral("pingpong") : QStringLiteral("cooperative"));
 }
 
 qint64 WgmmaParams::smemBytes() const {
@@ -800,12 +839,17 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     if (params.blockN != 128 && params.blockN != 192 && params.blockN != 256)
         problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
                         QStringLiteral(" is not 128, 192 or 256");
+    const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
     const int slices = params.mmaSlicesPerWarpgroup();
-    if (params.blockM % (64 * params.consumerWarpgroups) != 0 || slices < 1 || slices > 2)
+    if (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2)
         problems << QStringLiteral("blockM: ") + QString::number(params.blockM) +
                         QStringLiteral(" must be 64 or 128 rows per consumer warpgroup (") +
-                        QString::number(params.consumerWarpgroups) +
-                        QStringLiteral(" consumer warpgroups)");
+                        QString::number(tileGroups) +
+                        QStringLiteral(" consumer warpgroup(s) per tile)");
+    if (params.pingPong && params.consumerWarpgroups != 2)
+        problems << QStringLiteral("schedule: pingpong alternates two consumer warpgroups, "
+                                   "consumerWarpgroups is ") +
+                        QString::number(params.consumerWarpgroups);
     if (params.stages < 3 || params.stages > 6)
         problems << QStringLiteral("stages: ") + QString::number(params.stages) +
                         QStringLiteral(" is outside 3..6");
@@ -867,6 +911,8 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
                                   "kCluster : 1;\n")
              : QString()},
         {QStringLiteral("CLUSTER"), QString::number(params.clusterM)},
+        {QStringLiteral("PING_PONG"),
+         params.pingPong ? QStringLiteral("true") : QStringLiteral("false")},
         {QStringLiteral("TMA_STORE"),
          params.tmaStore ? QStringLiteral("true") : QStringLiteral("false")},
         {QStringLiteral("TMAP_C_TYPE"), task.c == QLatin1String("f32")
@@ -890,9 +936,12 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         QString::number(params.blockM) + u'x' + QString::number(params.blockN) +
         QStringLiteral("x64 tile, ") + QString::number(params.stages) +
         QStringLiteral(" stages, ") + QString::number(params.consumerWarpgroups) +
-        QStringLiteral(" consumer warpgroup(s) of\n// ") +
-        QString::number(params.mmaSlicesPerWarpgroup()) + QStringLiteral(" m64n") +
-        QString::number(params.blockN) + QStringLiteral("k16 slice(s), ") +
+        QStringLiteral(" consumer warpgroup(s) ") +
+        (params.pingPong ? QStringLiteral("in ping-pong (one tile each)")
+                         : QStringLiteral("cooperative")) +
+        QStringLiteral(" of\n// ") + QString::number(params.mmaSlicesPerWarpgroup()) +
+        QStringLiteral(" m64n") + QString::number(params.blockN) +
+        QStringLiteral("k16 slice(s), ") +
         (params.groupedRaster ? QStringLiteral("grouped raster (") +
                                     QString::number(params.groupM) + QStringLiteral(" tile rows)")
                               : QStringLiteral("row raster")) +
@@ -924,7 +973,8 @@ public:
             "swizzle, zero fill out of bounds) into a multi-stage shared-memory ring completing on "
             "mbarriers; a producer warpgroup and one or two consumer warpgroups (setmaxnreg "
             "moves registers to the consumers), each issuing m64nNk16 wgmma from shared memory "
-            "with fp32 accumulators in registers; a persistent grid of one CTA per SM walking "
+            "with fp32 accumulators in registers, either splitting each tile (cooperative) or "
+            "taking whole tiles in turns (ping-pong); a persistent grid of one CTA per SM walking "
             "output tiles in row or grouped order; a bounded epilogue from registers. Its "
             "bottlenecks are the tensor pipe (tile shape, wgmma issue), barrier waits (too few "
             "stages), DRAM/L2 (raster order) and the epilogue (C bytes per tile).");
@@ -967,6 +1017,11 @@ public:
                            QStringLiteral("CTAs per cluster along M sharing the B tile through "
                                           "TMA multicast"),
                            QJsonArray{1, 2}, &Strategy::clusterM),
+            paramsParameter(QStringLiteral("schedule"),
+                            QStringLiteral("consumer warpgroups splitting each tile "
+                                           "(cooperative) or taking whole tiles in turns so "
+                                           "that epilogues overlap main loops (pingpong)"),
+                            QJsonArray{QStringLiteral("cooperative"), QStringLiteral("pingpong")}),
             fieldParameter(QStringLiteral("epilogue"),
                            QStringLiteral("direct register stores, or staging through shared "
                                           "memory and asynchronous TMA bulk stores"),

@@ -19,7 +19,7 @@ namespace kev {
 
 // The knobs of one wgmma_tma configuration, as the generator reads them.
 struct WgmmaParams {
-    int blockM = 128; // 64 * consumer warpgroups * m64 slices per warpgroup (1 or 2)
+    int blockM = 128; // 64 * m64 slices per warpgroup (1 or 2) * consumer warpgroups per tile
     int blockN = 256; // the wgmma N: 128, 192 or 256
     int stages = 4;   // shared-memory ring depth, 3..6
     int consumerWarpgroups = 2;
@@ -27,11 +27,17 @@ struct WgmmaParams {
     int groupM = 8;            // tile rows per raster group when grouped
     int clusterM = 1;          // CTAs per cluster along M, sharing B through TMA multicast (1, 2)
     bool tmaStore = false;     // epilogue through shared-memory staging and TMA bulk stores
+    // Ping-pong: each consumer warpgroup computes whole blockM x blockN tiles, the two alternating
+    // on the tensor cores so that one's epilogue overlaps the other's main loop (needs two consumer
+    // warpgroups); cooperative: both split each tile by rows. Strategy::params["schedule"].
+    bool pingPong = false;
 
     static WgmmaParams fromStrategy(const Strategy& strategy);
     void applyTo(Strategy& strategy) const;
 
-    int mmaSlicesPerWarpgroup() const { return blockM / (64 * consumerWarpgroups); }
+    int mmaSlicesPerWarpgroup() const {
+        return blockM / (64 * (pingPong ? 1 : consumerWarpgroups));
+    }
     int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * blockN / 2; }
     int threads() const { return 128 * (consumerWarpgroups + 1); }
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store

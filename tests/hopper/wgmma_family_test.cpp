@@ -105,6 +105,31 @@ private slots:
         staged.tmaStore = false;
         QVERIFY(wgmmaConstraints(staged, task, h200).isEmpty());
 
+        WgmmaParams pingPong; // each warpgroup a whole 128x128 tile: 128 accumulators
+        pingPong.pingPong = true;
+        pingPong.blockN = 128;
+        pingPong.stages = 6;
+        pingPong.tmaStore = true;
+        QVERIFY(wgmmaConstraints(pingPong, task, h200).isEmpty());
+        QCOMPARE(pingPong.mmaSlicesPerWarpgroup(), 2);
+        pingPong.blockN = 256; // a whole 128x256 tile per warpgroup: 256 accumulators
+        pingPong.stages = 4;
+        QVERIFY(mentions(wgmmaConstraints(pingPong, task, h200), QStringLiteral("registers")));
+        pingPong.blockM = 64;
+        QVERIFY(wgmmaConstraints(pingPong, task, h200).isEmpty());
+        pingPong.consumerWarpgroups = 1;
+        QVERIFY(mentions(wgmmaConstraints(pingPong, task, h200), QStringLiteral("schedule")));
+
+        Strategy scheduled = family->defaultStrategy(task, h200);
+        QCOMPARE(scheduled.params.value(QLatin1String("schedule")).toString(),
+                 QStringLiteral("cooperative"));
+        scheduled.params.insert(QStringLiteral("schedule"), QStringLiteral("pingpong"));
+        scheduled.blockN = 128;
+        QVERIFY(WgmmaParams::fromStrategy(scheduled).pingPong);
+        QVERIFY(family->constraints(scheduled, task, h200).isEmpty());
+        QVERIFY(generateWgmmaGemm(WgmmaParams::fromStrategy(scheduled), task)
+                    .contains(QStringLiteral("constexpr bool kPingPong = true;")));
+
         Strategy badEpilogue = family->defaultStrategy(task, h200);
         badEpilogue.epilogue = QStringLiteral("smem");
         QVERIFY(mentions(family->constraints(badEpilogue, task, h200), QStringLiteral("epilogue")));
@@ -137,21 +162,28 @@ private slots:
         QTest::addColumn<bool>("grouped");
         QTest::addColumn<int>("cluster");
         QTest::addColumn<bool>("tmaStore");
+        QTest::addColumn<bool>("pingPong");
         QTest::newRow("f16-f32 128x256 s4 c2 grouped tma_store")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
-            << true;
+            << true << false;
         QTest::newRow("f16-f32 128x256 s4 c2 grouped direct")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
-            << false;
+            << false << false;
         QTest::newRow("f16-f32 128x256 s4 c2 grouped cluster2 tma_store")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 2
-            << true;
+            << true << false;
         QTest::newRow("bf16-bf16 256x128 s4 c2 row cluster2 tma_store")
             << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 128 << 4 << 2 << false
-            << 2 << true;
+            << 2 << true << false;
         QTest::newRow("f16-f16 64x192 s5 c1 grouped direct")
             << QStringLiteral("f16") << QStringLiteral("f16") << 64 << 192 << 5 << 1 << true << 1
-            << false;
+            << false << false;
+        QTest::newRow("f16-f32 128x128 s6 pingpong grouped tma_store")
+            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 128 << 6 << 2 << true << 1
+            << true << true;
+        QTest::newRow("bf16-bf16 64x256 s4 pingpong grouped cluster2 tma_store")
+            << QStringLiteral("bf16") << QStringLiteral("bf16") << 64 << 256 << 4 << 2 << true << 2
+            << true << true;
     }
 
     void generatedCodeCompilesForSm90a() {
@@ -164,6 +196,7 @@ private slots:
         QFETCH(bool, grouped);
         QFETCH(int, cluster);
         QFETCH(bool, tmaStore);
+        QFETCH(bool, pingPong);
         const QString nvcc = QStringLiteral(KEV_TEST_NVCC);
         if (nvcc.isEmpty())
             QSKIP("no nvcc");
@@ -177,6 +210,7 @@ private slots:
         p.groupM = 4;
         p.clusterM = cluster;
         p.tmaStore = tmaStore;
+        p.pingPong = pingPong;
         QVERIFY2(wgmmaConstraints(p, task, DeviceInfo::h200()).isEmpty(),
                  qPrintable(wgmmaConstraints(p, task, DeviceInfo::h200()).join(u'\n')));
         const QString source = generateWgmmaGemm(p, task);
@@ -235,6 +269,8 @@ private slots:
         // k-block (0.60x cuBLAS on an H200); the remote arrival keeps the default semantics.
         QVERIFY(!text.contains("mbarrier.arrive.release.cluster"));
         QCOMPARE(text.contains("mbarrier.arrive.shared::cluster.b64"), cluster > 1);
+        // Only the ping-pong turn hands over with bar.arrive.
+        QCOMPARE(text.contains("bar.arrive"), pingPong);
     }
 };
 

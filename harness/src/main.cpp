@@ -98,9 +98,12 @@ void closeDescriptors(int keep) {
 // adopted by init is the sign.
 bool parentAlive() {
     const char* expected = std::getenv("KEVOLVE_PARENT_PID");
-    int pid = 0;
-    if (expected && parseInt(expected, pid) && pid > 0)
-        return ::getppid() == pid;
+    if (expected && *expected) {
+        char* end = nullptr;
+        const long pid = std::strtol(expected, &end, 10);
+        if (*end == '\0' && pid > 0)
+            return ::getppid() == pid;
+    }
     return ::getppid() != 1;
 }
 

@@ -316,6 +316,16 @@ TEST(Cli, HelpVersionAndProbe) {
     EXPECT_EQ(probe.find("devices")->size(), 0u);
     EXPECT_FALSE(probe.find("nvml")->asBool());
     EXPECT_NE(str(probe.find("reason")).find("/nonexistent/libnvidia-ml.so.1"), std::string::npos);
+
+    s.env = {{"KEVOLVE_NVML_LIBRARY", KEVOLVE_FAKE_NVML}};
+    r = kev::process::run(s);
+    const Value fake = kev::json::parse(r.out);
+    ASSERT_EQ(fake.find("devices")->size(), 1u) << r.out;
+    EXPECT_EQ(str(fake.find("devices")->at(0).find("name")), "Fake H200");
+    EXPECT_EQ(str(fake.find("devices")->at(0).find("cc")), "9.0");
+    EXPECT_EQ(str(fake.find("driver_version")), "999.99.99");
+    EXPECT_TRUE(fake.find("nvml")->asBool());
+    EXPECT_EQ(fake.find("reason"), nullptr);
 }
 
 TEST(Cli, ExecGuardClosesDescriptorsAndDiesWithItsParent) {

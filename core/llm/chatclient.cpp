@@ -125,6 +125,8 @@ void ChatClient::startAttempt() {
     wire.dialect = m_settings.dialect;
     wire.sendSchema = !m_schemaRefused;
     wire.requestStreamUsage = m_settings.requestStreamUsage && !m_streamUsageRefused;
+    wire.maxCompletionTokens = m_maxCompletionTokens;
+    wire.sendTemperature = !m_temperatureRefused;
     const QByteArray body =
         QJsonDocument(chatRequestJson(m_request, wire)).toJson(QJsonDocument::Compact);
 
@@ -295,6 +297,19 @@ bool ChatClient::tryFallback(int status) {
     if (status != 400 && status != 422)
         return false;
     const QString said = serverErrorMessage(m_body);
+    if (m_request.maxTokens > 0 && !m_maxCompletionTokens &&
+        said.contains(u"max_completion_tokens"_s)) {
+        m_maxCompletionTokens = true;
+        emit statusChanged(u"%1 wants max_completion_tokens instead of max_tokens; asking "
+                           u"again"_s.arg(endpoint().toString()));
+        return true;
+    }
+    if (m_request.temperature && !m_temperatureRefused && said.contains(u"temperature"_s)) {
+        m_temperatureRefused = true;
+        emit statusChanged(u"%1 rejected the temperature (%2); asking with the model's "
+                           u"default"_s.arg(endpoint().toString(), scrub(said)));
+        return true;
+    }
     const bool schemaSent =
         m_request.jsonSchema && m_settings.dialect != SchemaDialect::None && !m_schemaRefused;
     if (schemaSent &&

@@ -93,6 +93,8 @@ private:
     bool m_busy = false;
     bool m_schemaRefused = false;
     bool m_streamUsageRefused = false;
+    bool m_maxCompletionTokens = false;
+    bool m_temperatureRefused = false;
     int m_attempt = 0;
 
     // State of the attempt in flight.

@@ -19,10 +19,11 @@ QJsonObject chatRequestJson(const ChatRequest& request, const WireOptions& optio
         messages.append(QJsonObject{{u"role"_s, message.role}, {u"content"_s, message.content}});
 
     QJsonObject body{{u"model"_s, request.model}, {u"messages"_s, messages}};
-    if (request.temperature)
+    if (request.temperature && options.sendTemperature)
         body[u"temperature"_s] = *request.temperature;
     if (request.maxTokens > 0)
-        body[u"max_tokens"_s] = request.maxTokens;
+        body[options.maxCompletionTokens ? u"max_completion_tokens"_s : u"max_tokens"_s] =
+            request.maxTokens;
     body[u"stream"_s] = request.stream;
     if (request.stream && options.requestStreamUsage)
         body[u"stream_options"_s] = QJsonObject{{u"include_usage"_s, true}};

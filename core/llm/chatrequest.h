@@ -37,6 +37,9 @@ struct WireOptions {
     SchemaDialect dialect = SchemaDialect::None;
     bool sendSchema = true;         // false once a server has refused the schema field
     bool requestStreamUsage = true; // stream_options.include_usage
+    // OpenAI's reasoning models take max_completion_tokens and only the default temperature.
+    bool maxCompletionTokens = false;
+    bool sendTemperature = true;
 };
 
 QJsonObject chatRequestJson(const ChatRequest& request, const WireOptions& options);

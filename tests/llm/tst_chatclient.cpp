@@ -122,6 +122,7 @@ private slots:
     void serverThatRejectsSchemaIsAskedWithout();
     void serverThatRejectsStreamOptionsIsAskedWithout();
     void keyIsSentOnlyAsBearerHeader();
+    void reasoningModelParametersAreAdapted();
 
     void wrongKeyIs401WithoutTheKey();
     void wrongModelIs404NamingTheModel();
@@ -340,6 +341,27 @@ void TestChatClient::keyIsSentOnlyAsBearerHeader() {
     ChatClient anonymous(noKey);
     QVERIFY(exchange(anonymous, hello()).reply);
     QVERIFY(server.requests().last().authorization.isEmpty());
+}
+
+void TestChatClient::reasoningModelParametersAreAdapted() {
+    FakeChatServer server(ServerDialect::OpenAiReasoning);
+    QVERIFY(server.listen());
+    ChatClient client(settingsFor(server));
+    ChatRequest request = hello();
+    request.maxTokens = 1000;
+    request.temperature = 0.2;
+    Outcome outcome = exchange(client, request);
+    QVERIFY2(outcome.reply, outcome.error ? qPrintable(outcome.error->message) : "");
+    QCOMPARE(server.requests().size(), 3);
+    const QJsonObject last = server.requests().last().body;
+    QCOMPARE(last[u"max_completion_tokens"_s].toInt(), 1000);
+    QVERIFY(!last.contains(u"max_tokens"_s));
+    QVERIFY(!last.contains(u"temperature"_s));
+    QCOMPARE(outcome.statuses.size(), 2);
+    // Remembered for the next request.
+    outcome = exchange(client, request);
+    QVERIFY(outcome.reply);
+    QCOMPARE(server.requests().size(), 4);
 }
 
 void TestChatClient::wrongKeyIs401WithoutTheKey() {

@@ -127,6 +127,8 @@ QString serverDialectToString(ServerDialect dialect) {
         return u"rejects-schema"_s;
     case ServerDialect::RejectsStreamUsage:
         return u"rejects-stream-usage"_s;
+    case ServerDialect::OpenAiReasoning:
+        return u"openai-reasoning"_s;
     }
     return u"openai"_s;
 }
@@ -227,6 +229,15 @@ std::optional<QString> FakeChatServer::rejectedField(const QJsonObject& body) co
     const QStringList schemaFields = {u"response_format"_s, u"guided_json"_s, u"json_schema"_s,
                                       u"format"_s};
     switch (m_dialect) {
+    case ServerDialect::OpenAiReasoning:
+        if (body.contains(u"max_tokens"_s))
+            return u"Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                   u"'max_completion_tokens' instead."_s;
+        if (body.contains(u"temperature"_s) && body.value(u"temperature"_s).toDouble() != 1.0)
+            return u"Unsupported value: 'temperature' does not support %1 with this model. Only "
+                   u"the default (1) value is supported."_s.arg(
+                       body.value(u"temperature"_s).toDouble());
+        [[fallthrough]];
     case ServerDialect::OpenAi:
         for (const auto& field : {u"guided_json"_s, u"json_schema"_s, u"format"_s}) {
             if (body.contains(field))

@@ -29,6 +29,7 @@ enum class ServerDialect {
     Ollama,             // format or response_format; usage when asked
     RejectsSchema,      // any schema field is a 400 naming response_format
     RejectsStreamUsage, // stream_options is a 400
+    OpenAiReasoning,    // like OpenAi, but max_tokens and a temperature other than 1 are 400s
 };
 
 std::optional<ServerDialect> serverDialectFromString(const QString& text);

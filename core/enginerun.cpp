@@ -563,7 +563,17 @@ void EngineRun::resultGate() {
             return;
         }
     }
-    if (m_settings.stepMode && !m_stopRequested) {
+    if (m_settings.stepMode && m_stopRequested) {
+        // Nobody decided: the steps are kept as pending, for a person to judge after a resume.
+        for (auto& slot : m_slots) {
+            slot.candidate.decision = Decision{Decision::Kind::Pending, QString()};
+            if (!persist(slot))
+                return;
+        }
+        finish(Engine::StopReason::UserStop, QStringLiteral("stopped by the user"));
+        return;
+    }
+    if (m_settings.stepMode) {
         GateRequest request;
         request.kind = GateRequest::Kind::Result;
         request.iteration = m_iteration;

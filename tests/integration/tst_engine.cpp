@@ -383,6 +383,24 @@ private slots:
         QCOMPARE(plan1->rationale, QStringLiteral("two stages, by hand"));
     }
 
+    void stopDuringAStepModeIterationKeepsItPending() {
+        Run run;
+        const QString dir = sessionDir();
+        EngineSettings s =
+            settings(sources({marker(QStringLiteral("ok speedup=0.5 delay_ms=400"))}));
+        s.stepMode = true;
+        run.engine.start(headline(), s, dir);
+        QTRY_COMPARE_WITH_TIMEOUT(run.codes.size(), 1, 10000);
+        run.engine.stop();
+        QVERIFY(run.waitForEnd());
+        QCOMPARE(run.reason(), Engine::StopReason::UserStop);
+        QCOMPARE(run.gates.size(), 0);
+        QString error;
+        const auto store = SessionStore::open(dir, &error);
+        QCOMPARE(store->steps().size(), 1);
+        QCOMPARE(store->steps()[0].decision, QStringLiteral("pending"));
+    }
+
     void cancelKillsInFlightWorkAndKeepsCompletedSteps() {
         Run run;
         const QString dir = sessionDir();

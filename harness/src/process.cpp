@@ -268,7 +268,9 @@ void Process::Lines::append(const char* data, size_t n, size_t maxLine) {
     for (size_t i = 0; i < n; ++i) {
         if (data[i] != '\n')
             continue;
-        if (!skipping) {
+        if (!skipping && partial.size() + (i - start) > maxLine) {
+            overflow = true;
+        } else if (!skipping) {
             partial.append(data + start, i - start);
             complete.push_back(std::move(partial));
         }

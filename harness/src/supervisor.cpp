@@ -907,7 +907,10 @@ int serve(int defaultDevice, const std::string& archOverride) {
                 for (size_t i = 0; i < len && !shutdown; ++i) {
                     if (chunk[i] != '\n')
                         continue;
-                    if (!skipping) {
+                    if (!skipping && buffer.size() + (i - start) > kMaxLine) {
+                        writer.write(errorEvent(json::Value(), "bad_request",
+                                                "line longer than 64 MiB refused"));
+                    } else if (!skipping) {
                         buffer.append(chunk + start, i - start);
                         handleLine(buffer);
                     }

@@ -207,6 +207,22 @@ TEST(Process, OverlongChannelLineIsDropped) {
     EXPECT_EQ(lines, (std::vector<std::string>{"ok"}));
 }
 
+TEST(Process, OverlongLineInOneReadIsDropped) {
+    // The whole stream sits in the pipe before the first read: the check must not wait for the
+    // end of a read to notice the line is too long.
+    Spec s = shell("f=kev_big_$$; head -c 3000 /dev/zero | tr '\\0' x > $f; "
+                   "printf '\\nok\\n' >> $f; cat $f >&3; rm $f");
+    s.channel = true;
+    s.maxChannelLine = 1000;
+    s.cwd = "/tmp";
+    kev::process::Process p(s);
+    ASSERT_TRUE(p.start());
+    while (!p.service())
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(p.result().channelOverflow);
+    EXPECT_EQ(p.takeChannelLines(), (std::vector<std::string>{"ok"}));
+}
+
 TEST(Process, EnvironmentOverridesAndCwd) {
     Spec s = shell("echo \"$KEV_A $KEV_B\"; pwd");
     s.env = {{"KEV_A", "one"}, {"KEV_B", "two"}};

@@ -28,7 +28,7 @@ if [ "$mode" = no-device ]; then
 fi
 [ "$code" = 0 ] || fail "exit code $code, expected 0"
 "$cli" show "$work/session" || fail "show"
-"$cli" show "$work/session" | grep -q '^\* v' || fail "no correct kernel in $iterations iterations"
+"$cli" show "$work/session" | grep -q '^ *\* v' || fail "no correct kernel in $iterations iterations"
 "$cli" export "$work/session" --out "$work/export" || fail "export"
 for f in kernel.cu task.json report.md report.html samples.csv environment.json reverify.sh; do
     [ -s "$work/export/$f" ] || fail "export lacks $f"

@@ -213,8 +213,8 @@ void PerformanceChart::refresh() {
     m_failed->replace(failed);
     m_rejected->replace(rejected);
     m_suspicious->replace(suspicious);
-    m_axisX->setRange(0.5, lastX + 0.5);
-    // Integer ticks at a round interval, about ten of them whatever the session's length.
+    // Integer ticks at a round interval, about ten of them whatever the session's length. The
+    // interval is set before the range: the other order lays out one label per version first.
     double interval = 1;
     for (double decade = 1; lastX / interval > 10; decade *= 10) {
         for (const double step : {1.0, 2.0, 5.0}) {
@@ -225,7 +225,13 @@ void PerformanceChart::refresh() {
     }
     m_axisX->setTickType(QValueAxis::TicksDynamic);
     m_axisX->setTickAnchor(0);
-    m_axisX->setTickInterval(interval);
+    if (m_axisX->tickInterval() < interval) {
+        m_axisX->setTickInterval(interval);
+        m_axisX->setRange(0.5, lastX + 0.5);
+    } else {
+        m_axisX->setRange(0.5, lastX + 0.5);
+        m_axisX->setTickInterval(interval);
+    }
     m_axisY->setRange(0, maxY * 1.1);
 }
 

@@ -146,18 +146,19 @@ __global__ void errorKernel(const void* out, int dtype, int64_t rows, int64_t co
 
 __global__ void matVecKernel(const void* x, int dtype, int64_t rows, int64_t cols, int64_t ld,
                              const double* v, double* y) {
-    const int64_t row = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+    // One warp per row, grid-stride over rows: tall matrices (millions of rows) exceed any grid.
     const int lane = threadIdx.x & 31;
-    if (row >= rows) {
-        return;
-    }
-    double s = 0;
-    for (int64_t c = lane; c < cols; c += 32) {
-        s += loadAsDouble(x, dtype, row * ld + c) * v[c];
-    }
-    s = warpSum(s);
-    if (lane == 0) {
-        y[row] = s;
+    const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+    for (int64_t row = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+         row < rows; row += warps) {
+        double s = 0;
+        for (int64_t c = lane; c < cols; c += 32) {
+            s += loadAsDouble(x, dtype, row * ld + c) * v[c];
+        }
+        s = warpSum(s);
+        if (lane == 0) {
+            y[row] = s;
+        }
     }
 }
 

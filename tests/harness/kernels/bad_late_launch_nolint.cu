@@ -38,7 +38,9 @@ void launchRows(const KevolveArgs a, int64_t row0, int64_t rows, cudaStream_t st
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream) {
     const int64_t m = KEVOLVE_GEMM_M(args);
     const int64_t half = m / 2;
-    launchRows(*args, 0, half, stream);
+    if (half > 0) {
+        launchRows(*args, 0, half, stream);
+    }
     const KevolveArgs copy = *args;
     std::thread([copy, half, m, stream] {
         std::this_thread::sleep_for(std::chrono::microseconds(100));

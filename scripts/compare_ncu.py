@@ -87,6 +87,28 @@ def within(metric, ours, theirs):
     return k, abs(ours - theirs) / scale <= tol, abs(ours - theirs) / scale
 
 
+def base_name(name):
+    """The bare function name of a kernel, whether CUPTI or ncu gave it mangled
+    (_Z13gemmConflict4PK6__half...), demangled with parameters, or bare."""
+    if name.startswith("_Z"):
+        # _Z<len><id>... or _ZN<len><ns>...<len><id>E...: the last length-prefixed identifier.
+        nested = name[2:3] == "N"
+        ids, i = [], 3 if nested else 2
+        while i < len(name) and name[i].isdigit():
+            j = i
+            while name[j].isdigit():
+                j += 1
+            n = int(name[i:j])
+            ids.append(name[j:j + n])
+            i = j + n
+            if not nested:
+                break
+        if ids:
+            return ids[-1]
+    name = name.split("(", 1)[0].strip()
+    return name.split()[-1].split("::")[-1] if name else name
+
+
 def parse_ncu_csv(text):
     """{kernel name: {metric: value}} of the first launch of each kernel in ncu's raw CSV page."""
     start = text.find('"ID"')
@@ -99,7 +121,7 @@ def parse_ncu_csv(text):
         if len(row) != len(header):
             continue
         rec = dict(zip(header, row))
-        name = rec.get("Kernel Name", "")
+        name = base_name(rec.get("Kernel Name", ""))
         if name in out:
             continue
         values = {}
@@ -150,8 +172,9 @@ def main():
         fail(f"missing a profiled kernel: {kernels}")
 
     log = os.path.join(work, "ncu.csv")
-    pattern = "regex:^(" + "|".join(re.escape(k) for k in kernels.values()) + ")$"
-    run([args.ncu, "--cache-control", "none", "--clock-control", "none", "--kernel-name-base", "mangled",
+    # Names are matched by their bare function name: CUPTI and ncu may print them differently.
+    pattern = "regex:^(" + "|".join(re.escape(base_name(k)) for k in kernels.values()) + ")$"
+    run([args.ncu, "--cache-control", "none", "--clock-control", "none", "--kernel-name-base", "function",
          "--kernel-name", pattern, "--metrics", ",".join(names), "--csv", "--page", "raw",
          "--log-file", log, args.harness, "run-one", "--job", job_path, "--no-cupti", "--profile-only"],
         env=env)
@@ -163,7 +186,7 @@ def main():
     bad = 0
     for side, kernel in kernels.items():
         mine = metrics.get(side, {})
-        ref = theirs.get(kernel)
+        ref = theirs.get(base_name(kernel))
         if ref is None:
             fail(f"ncu did not profile {kernel}; it saw {sorted(theirs)}")
         for name in names:

@@ -216,8 +216,10 @@ ElfFile ElfFile::load(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw ElfError(path + ": cannot open");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string data = text.str();
+    std::vector<uint8_t> bytes(data.begin(), data.end());
     return fromBytes(std::move(bytes), path);
 }
 

@@ -48,8 +48,8 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t 
 )";
 
 Value headlineTask() {
-    std::ifstream in(std::string(KEVOLVE_SOURCE_DIR) + "/resources/tasks/gemm_fp16_fp32_4096.json");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = kev::test::readFile(std::string(KEVOLVE_SOURCE_DIR) +
+                                                 "/resources/tasks/gemm_fp16_fp32_4096.json");
     return kev::json::parse(text);
 }
 
@@ -289,8 +289,7 @@ TEST(EvalCommand, ExitCodes) {
     r = runEval({"--task", good, "--kernel", (dir / "broken.cu").string(), "--compile-timeout",
                  "300", "--out", (dir / "report.json").string()});
     EXPECT_EQ(r.exitCode, 0) << r.err;
-    std::ifstream in(dir / "report.json");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = kev::test::readFile(dir / "report.json");
     const Value report = kev::json::parse(text);
     EXPECT_EQ(str(report.find("status")), "compile_error");
     EXPECT_EQ(str(report.find("reverify")),

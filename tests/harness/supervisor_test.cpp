@@ -6,6 +6,8 @@
 #include "task.h"
 #include "serve_client.h"
 
+#include "temp_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -194,8 +196,7 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_EQ(str(r["garbage"].find("status")), "ok") << "a garbage line is ignored";
 
     // The job file the child was given.
-    std::ifstream in(s_dir / "jobs" / "ok.json");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = kev::test::readFile(s_dir / "jobs" / "ok.json");
     const Value job = kev::json::parse(text);
     EXPECT_EQ(job.find("v")->asInt(), 1);
     EXPECT_EQ(str(job.find("id")), "ok");
@@ -267,8 +268,7 @@ TEST_F(Supervisor, FileReferenceIsCompiledForTheChild) {
     EXPECT_NE(str(bad->find("message")).find("task.reference.file: ref.cu"), std::string::npos);
     ASSERT_TRUE(server.waitFor("result", Value("ref"), 120));
 
-    std::ifstream in(s_dir / "jobs" / "ref.json");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = kev::test::readFile(s_dir / "jobs" / "ref.json");
     const Value job = kev::json::parse(text);
     EXPECT_EQ(str(job.find("reference_library")), str(job.find("workdir")) + "/ref.so");
     EXPECT_EQ(str(job.find("task")->find("reference")->find("file")), (s_dir / "ref.cu").string());

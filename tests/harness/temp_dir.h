@@ -1,7 +1,10 @@
 #pragma once
-// A fresh directory for one test, removed with everything in it when the test ends.
+// Files for tests: a fresh directory removed with everything in it when the test ends, and
+// reading a file whole.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -29,5 +32,13 @@ public:
 private:
     std::filesystem::path m_path;
 };
+
+// The whole file, or empty when it cannot be read.
+inline std::string readFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 } // namespace kev::test

@@ -39,6 +39,7 @@ struct Api {
     Return (*init)() = nullptr;
     const char* (*errorString)(Return) = nullptr;
     Return (*systemGetDriverVersion)(char*, unsigned) = nullptr;
+    Return (*systemGetCudaDriverVersion)(int*) = nullptr; // optional
     Return (*deviceGetCount)(unsigned*) = nullptr;
     Return (*deviceGetHandleByIndex)(unsigned, Handle*) = nullptr;
     Return (*deviceGetHandleByPciBusId)(const char*, Handle*) = nullptr;
@@ -102,6 +103,8 @@ Api loadApi() {
         api.lib = nullptr;
         return api;
     }
+    if (!bind(api.lib, api.systemGetCudaDriverVersion, "nvmlSystemGetCudaDriverVersion_v2"))
+        bind(api.lib, api.systemGetCudaDriverVersion, "nvmlSystemGetCudaDriverVersion");
     const Return rc = api.init();
     if (rc != kSuccess) {
         api.why = std::string("nvmlInit failed: ") + api.errorString(rc);
@@ -138,6 +141,14 @@ std::string driverVersion() {
     if (api().systemGetDriverVersion(buf, sizeof buf) != kSuccess)
         return {};
     return buf;
+}
+
+int cudaDriverVersion() {
+    int version = 0;
+    if (!available() || !api().systemGetCudaDriverVersion ||
+        api().systemGetCudaDriverVersion(&version) != kSuccess)
+        return 0;
+    return version;
 }
 
 std::vector<DeviceInfo> devices(std::string* error) {

@@ -42,6 +42,8 @@ struct ClockSample {
 // Every device, in NVML (PCI bus) order; empty with `error` set when NVML is unavailable.
 std::vector<DeviceInfo> devices(std::string* error = nullptr);
 std::string driverVersion();
+// The CUDA version the driver supports (13000 for 13.0), or 0 when unknown.
+int cudaDriverVersion();
 
 class Device {
 public:

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -185,6 +186,11 @@ json::Value probeJson() {
         devices.push(nvml::toJson(d));
     v["devices"] = std::move(devices);
     v["driver_version"] = ok ? json::Value(nvml::driverVersion()) : json::Value();
+    const int cudaDriver = nvml::cudaDriverVersion();
+    v["cuda_driver_version"] = cudaDriver > 0 ? json::Value(cudaDriver) : json::Value();
+    // The runtime this harness was built with (and that candidates share); SM count and L2 size
+    // need CUDA, which the supervisor never initialises: the GPU child reports them.
+    v["cuda_runtime_version"] = CUDART_VERSION;
     v["nvml"] = ok;
     if (!ok)
         v["reason"] = why;

@@ -37,6 +37,10 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(int) {
 __attribute__((visibility("default"))) int nvmlSystemGetDriverVersion(char* v, unsigned n) {
     return copy(v, n, "999.99.99");
 }
+__attribute__((visibility("default"))) int nvmlSystemGetCudaDriverVersion_v2(int* v) {
+    *v = 13000;
+    return 0;
+}
 __attribute__((visibility("default"))) int nvmlDeviceGetCount_v2(unsigned* n) {
     *n = 1;
     return 0;

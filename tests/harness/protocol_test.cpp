@@ -323,6 +323,8 @@ TEST(Cli, HelpVersionAndProbe) {
     EXPECT_EQ(str(fake.find("devices")->at(0).find("name")), "Fake H200");
     EXPECT_EQ(str(fake.find("devices")->at(0).find("cc")), "9.0");
     EXPECT_EQ(str(fake.find("driver_version")), "999.99.99");
+    EXPECT_EQ(fake.find("cuda_driver_version")->asInt(), 13000);
+    EXPECT_GE(fake.find("cuda_runtime_version")->asInt(), 12040);
     EXPECT_TRUE(fake.find("nvml")->asBool());
     EXPECT_EQ(fake.find("reason"), nullptr);
 }

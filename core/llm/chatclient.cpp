@@ -198,6 +198,11 @@ void ChatClient::consume(const QByteArray& bytes) {
         if (!m_reply)
             return;
     }
+    // [DONE] ends the reply: a server that keeps the connection open after it is not waited for.
+    if (m_done) {
+        dropReply();
+        completeReply();
+    }
 }
 
 void ChatClient::handleEvent(const QByteArray& data) {
@@ -424,8 +429,13 @@ void ChatClient::onFinished() {
             return;
         }
     }
+    completeReply();
+}
 
+void ChatClient::completeReply() {
     if (!m_refusal.isEmpty() || m_finishReason == u"content_filter"_s) {
+        ChatError error;
+        error.httpStatus = m_status;
         error.kind = ChatError::Kind::Refused;
         error.message =
             m_refusal.isEmpty()

@@ -74,6 +74,7 @@ private:
     void handleEvent(const QByteArray& data);
     std::optional<ChatError> parseCompleteBody();
     bool tryFallback(int status);
+    void completeReply();
     void succeed();
     void failAttempt(ChatError error, std::optional<qint64> retryAfterMs = std::nullopt);
     void dropReply();

@@ -138,6 +138,7 @@ private slots:
     void slowFirstByteTimesOut();
     void stallInStreamTimesOut();
     void streamCutBeforeDoneIsNotUsed();
+    void doneEndsTheReplyEvenIfTheConnectionStaysOpen();
     void streamCutThenRetryKeepsOnlyTheGoodReply();
     void invalidJsonIsMalformed_data();
     void invalidJsonIsMalformed();
@@ -578,6 +579,23 @@ void TestChatClient::streamCutBeforeDoneIsNotUsed() {
     QVERIFY2(outcome.error->message.contains(u"ended before [DONE]"_s),
              qPrintable(outcome.error->message));
     QVERIFY(!outcome.streamed.isEmpty());
+}
+
+void TestChatClient::doneEndsTheReplyEvenIfTheConnectionStaysOpen() {
+    FakeChatServer server;
+    QVERIFY(server.listen());
+    auto held = ScriptedReply::text(u"complete, but the server keeps the stream open"_s);
+    held.holdOpenAfterDone = true;
+    server.enqueue(held);
+    auto settings = settingsFor(server);
+    settings.stallTimeoutMs = 2'000;
+    settings.maxRetries = 0;
+    ChatClient client(settings);
+    const Outcome outcome = exchange(client, hello());
+    QVERIFY2(outcome.reply, outcome.error ? qPrintable(outcome.error->message) : "");
+    QCOMPARE(outcome.reply->content, u"complete, but the server keeps the stream open"_s);
+    QVERIFY(!outcome.reply->usageEstimated);
+    QVERIFY2(outcome.ms < 1'500, qPrintable(QString::number(outcome.ms)));
 }
 
 void TestChatClient::streamCutThenRetryKeepsOnlyTheGoodReply() {

@@ -59,12 +59,13 @@ void resetConnection(QTcpSocket* socket) {
 // Writes the events of one stream, one HTTP chunk each, paced by a delay; dies with its socket.
 class EventWriter : public QObject {
 public:
-    EventWriter(QTcpSocket* socket, QList<QByteArray> events, int delayMs, bool cut)
+    EventWriter(QTcpSocket* socket, QList<QByteArray> events, int delayMs, bool cut, bool holdOpen)
         : QObject(socket)
         , m_socket(socket)
         , m_events(std::move(events))
         , m_delayMs(delayMs)
-        , m_cut(cut) {
+        , m_cut(cut)
+        , m_holdOpen(holdOpen) {
         if (m_delayMs > 0)
             QTimer::singleShot(m_delayMs, this, [this] { writeNext(); });
         else
@@ -90,7 +91,7 @@ private:
     void end() {
         if (m_cut)
             m_socket->disconnectFromHost();
-        else
+        else if (!m_holdOpen)
             m_socket->write("0\r\n\r\n"_ba);
         deleteLater();
     }
@@ -99,6 +100,7 @@ private:
     QList<QByteArray> m_events;
     int m_delayMs;
     bool m_cut;
+    bool m_holdOpen;
 };
 
 } // namespace
@@ -460,7 +462,7 @@ void FakeChatServer::stream(QTcpSocket* socket, const ReceivedRequest& request,
     // OpenRouter-style keep-alive comment: clients must skip it.
     socket->write(httpChunk(": keep-alive\n\n"_ba));
 
-    new EventWriter(socket, std::move(events), reply.chunkDelayMs, cut);
+    new EventWriter(socket, std::move(events), reply.chunkDelayMs, cut, reply.holdOpenAfterDone);
 }
 
 } // namespace kev::test

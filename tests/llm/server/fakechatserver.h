@@ -56,6 +56,7 @@ struct ScriptedReply {
     int firstByteDelayMs = 0;
     int chunkChars = 16;
     int chunkDelayMs = 0;
+    bool holdOpenAfterDone = false; // the chunked stream is not ended after [DONE]
 
     static ScriptedReply text(const QString& content);
     static ScriptedReply error(int status, const QString& message, const QString& code = {});

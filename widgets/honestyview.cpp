@@ -65,7 +65,13 @@ QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report
         checks.append({u"rules: "_s + name, passFail(c.value(u"ok"_s).toBool()),
                        c.value(u"evidence"_s).toString()});
     }
-    if (ruleChecks.isEmpty())
+    const bool aCheckFailed = std::any_of(checks.begin(), checks.end(),
+                                          [](const Check& c) { return c.result == Result::Fail; });
+    if (!report.rulesOk && !aCheckFailed)
+        checks.append({u"rules: violations"_s, Result::Fail,
+                       report.violations.isEmpty() ? u"rules.ok is false"_s
+                                                   : report.violations.join(u"; "_s)});
+    else if (ruleChecks.isEmpty())
         checks.append({u"rules"_s, Result::NotRun,
                        report.compileOk ? u"no rule checks in the report"_s
                                         : u"the kernel did not compile"_s});
@@ -74,6 +80,15 @@ QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report
                        u"static lint switched off for this run (options.lint = false)"_s});
     if (!sawLaunchAudit && !ruleChecks.isEmpty())
         checks.append({u"rules: launch_audit"_s, Result::NotRun, u"no launch audit recorded"_s});
+
+    if (!report.errorMessage.isEmpty()) {
+        const QJsonObject error = raw.value(u"error"_s).toObject();
+        const QString signal = error.value(u"signal_name"_s).toString();
+        checks.append(
+            {u"child process"_s, Result::Fail,
+             u"%1 stage: %2%3"_s.arg(report.errorStage, report.errorMessage,
+                                     signal.isEmpty() ? QString() : u" ("_s + signal + u')')});
+    }
 
     const QJsonObject correctness = raw.value(u"correctness"_s).toObject();
     const QJsonArray trials = correctness.value(u"trials"_s).toArray();

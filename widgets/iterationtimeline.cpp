@@ -36,6 +36,7 @@ IterationTimeline::IterationTimeline(QWidget* parent)
     m_view->setColumnWidth(TimelineModel::FamilyColumn, 100);
     m_view->setColumnWidth(TimelineModel::SpeedupColumn, 80);
     m_view->setAlternatingRowColors(true);
+    m_view->setMinimumWidth(480);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     m_view->setObjectName(u"timelineView"_s);
 

@@ -2,6 +2,8 @@
 
 #include "reportmetrics.h"
 
+#include "core/task.h"
+
 #include <QChart>
 #include <QChartView>
 #include <QHeaderView>
@@ -140,13 +142,21 @@ void MetricsView::addReport(int version, const EvaluationReport& report) {
     if (report.timed && report.medianMs > 0) {
         Point p;
         p.version = version;
-        const double flops = m_flops > 0 ? m_flops : roof.value(u"flops"_s).toDouble();
+        // The report's own task when it carries one (the harness normalises it), else the
+        // session's.
+        double flops = m_flops > 0 ? m_flops : roof.value(u"flops"_s).toDouble();
+        double minBytes = m_minBytes;
+        QString taskError;
+        if (const auto task = Task::fromJson(report.raw.value(u"task"_s).toObject(), &taskError)) {
+            flops = task->flops();
+            minBytes = task->minBytes();
+        }
         p.tflops = report.tflops > 0 ? report.tflops : flops / (report.medianMs * 1e-3) / 1e12;
         if (const auto dram = metrics.value(u"dram_bytes"_s); dram && *dram > 0 && flops > 0) {
             p.intensity = flops / *dram;
             p.measuredIntensity = true;
-        } else if (m_minBytes > 0) {
-            p.intensity = m_flops / m_minBytes;
+        } else if (minBytes > 0 && flops > 0) {
+            p.intensity = flops / minBytes;
         } else if (roof.value(u"intensity"_s).isDouble()) {
             p.intensity = roof.value(u"intensity"_s).toDouble();
         }

@@ -233,6 +233,7 @@ void PerformanceChart::refresh() {
         m_axisX->setTickInterval(interval);
     }
     m_axisY->setRange(0, maxY * 1.1);
+    m_axisY->applyNiceNumbers();
 }
 
 } // namespace kev

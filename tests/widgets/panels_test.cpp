@@ -15,6 +15,7 @@
 #include <Qsci/qsciscintilla.h>
 
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QApplication>
 #include <QLabel>
 #include <QLineSeries>
@@ -100,6 +101,7 @@ private slots:
     void honestyViewFlagsFailures();
     void metricsViewTablesAndRoofline();
     void agentTextViewBuffersChunks();
+    void recordedH200Reports();
 };
 
 void PanelsTest::timelineShowsStepsAndSelects() {
@@ -402,6 +404,44 @@ void PanelsTest::agentTextViewBuffersChunks() {
     QTRY_VERIFY_WITH_TIMEOUT(view.toPlainText().contains(u"tok99"_s), 2000);
     QCOMPARE(spy.size(), afterHeader + 1);
     QVERIFY(view.toPlainText().startsWith(u"── planner v1 ──"_s));
+}
+
+void PanelsTest::recordedH200Reports() {
+    // Every report recorded on the H200 (tests/data/reports): the panels show it, and the honesty
+    // view fails a check exactly when the referee refused the kernel.
+    const QDir dir(QStringLiteral(KEV_SOURCE_DIR) + u"/tests/data/reports"_s);
+    const QStringList files = dir.entryList({u"h200_*.json"_s}, QDir::Files);
+    if (files.isEmpty())
+        QSKIP("no recorded reports under tests/data/reports");
+    ReviewPanel review;
+    HonestyView honesty;
+    MetricsView metrics;
+    int version = 0;
+    for (const QString& name : files) {
+        QFile file(dir.filePath(name));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QString error;
+        const auto r =
+            EvaluationReport::fromJson(QJsonDocument::fromJson(file.readAll()).object(), &error);
+        QVERIFY2(r, qPrintable(name + u": "_s + error));
+        review.setReport(++version, *r);
+        honesty.setReport(version, *r);
+        metrics.addReport(version, *r);
+        QVERIFY2(review.plainText().contains(r->message.left(20)), qPrintable(name));
+        const auto checks = honesty.checks();
+        const bool anyFailed = std::any_of(checks.begin(), checks.end(), [](const auto& c) {
+            return c.result == HonestyView::Result::Fail;
+        });
+        const auto status = r->status;
+        if (status == EvaluationReport::Status::Incorrect ||
+            status == EvaluationReport::Status::RuleViolation)
+            QVERIFY2(anyFailed, qPrintable(name));
+        if (status == EvaluationReport::Status::Ok)
+            QVERIFY2(!anyFailed, qPrintable(name));
+        if (r->timed)
+            QVERIFY2(review.plainText().contains(u"CI95"_s), qPrintable(name));
+    }
+    QVERIFY(metrics.points().size() >= 5);
 }
 
 QTEST_MAIN(PanelsTest)

@@ -90,6 +90,14 @@ std::optional<std::string> readFile(const std::string& path, std::string* error)
 }
 
 // A seed that survives every JSON reader exactly, doubles included.
+// 128 random bits in hex: the token the GPU child echoes in its result line.
+std::string resultToken() {
+    std::random_device rd;
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+    return buf;
+}
+
 uint64_t freshSeed() {
     std::random_device rd;
     const uint64_t hi = rd();
@@ -218,6 +226,8 @@ struct Supervisor::Eval {
     double gpuS = 0;
     json::Value childResult;
     int resultLines = 0;
+    int forgedLines = 0; // result lines without the child's token
+    std::string token;   // handed to the child in its environment, echoed in its result
     bool done = false;
 };
 
@@ -509,6 +519,7 @@ void Supervisor::startChild(Eval& e) {
     job["options"] = e.req.options.toJson();
     job["workdir"] = e.workDir;
     job["lint"] = e.req.options.lint;
+    e.token = resultToken();
     const std::string jobPath = e.workDir + "/job.json";
     if (!writeFile(jobPath, job.dump(2))) {
         fail(e, "cannot write " + jobPath);
@@ -529,7 +540,8 @@ void Supervisor::startChild(Eval& e) {
     spec.cwd = e.workDir;
     spec.env = {{"CUDA_MODULE_LOADING", "EAGER"},
                 {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
-                {"KEVOLVE_PARENT_PID", std::to_string(::getpid())}};
+                {"KEVOLVE_PARENT_PID", std::to_string(::getpid())},
+                {"KEVOLVE_RESULT_TOKEN", e.token}};
     e.proc = std::make_unique<process::Process>(spec);
     e.proc->start();
     e.state = Eval::State::Running;
@@ -556,7 +568,15 @@ void Supervisor::handleChildLine(Eval& e, const std::string& line) {
                  message && message->isString() ? message->asString() : std::string(),
                  fraction && fraction->isNumber() ? fraction->asDouble() : 0.0);
     } else if (type->asString() == "result") {
+        // The child learns its token from its environment and scrubs it before the candidate is
+        // loaded: a result line without it was written by someone else on the child's fd.
+        const json::Value* token = v->find("token");
+        if (!token || !token->isString() || token->asString() != e.token) {
+            ++e.forgedLines;
+            return;
+        }
         ++e.resultLines;
+        v->erase("token");
         e.childResult = std::move(*v);
     }
 }
@@ -566,6 +586,15 @@ void Supervisor::afterChild(Eval& e) {
     e.proc.reset();
     e.gpuS = run.seconds;
     const json::Value* status = e.childResult.isObject() ? e.childResult.find("status") : nullptr;
+    if (e.forgedLines > 0) {
+        e.childResult = json::Value::object();
+        json::Value violations = json::Value::array();
+        violations.push("the GPU child's result channel carried " + std::to_string(e.forgedLines) +
+                        " result line(s) without the child's token (written by the candidate)");
+        e.childResult["violations"] = std::move(violations);
+        finish(e, "rule_violation", "rule violation: a forged result on the result channel");
+        return;
+    }
     if (e.resultLines > 1) {
         // The harness's child writes exactly one result; a second one was forged on its fd.
         e.childResult = json::Value::object();

@@ -50,14 +50,15 @@ const char* kFakeChild = R"SH(#!/bin/sh
 job="$3"
 id=$(sed -n 's/^  "id": "\(.*\)",$/\1/p' "$job")
 cp "$job" "$KEV_JOB_DIR/$id.json"
+tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
 result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
 case "$id" in
 ok)
     echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
-    echo "$result" >&3 ;;
+    echo "$result" | tok >&3 ;;
 garbage)
     echo 'this is not json' >&3
-    echo "$result" >&3 ;;
+    echo "$result" | tok >&3 ;;
 sigsys)
     echo 'the candidate tries fork' >&2
     kill -SYS $$ ;;
@@ -67,12 +68,14 @@ crash)
     echo 'boom: segmentation fault in kevolve_launch' >&2
     exit 3 ;;
 two)
-    echo "$result" >&3
+    echo "$result" | tok >&3
+    echo "$result" | tok >&3 ;;
+forged)
     echo "$result" >&3 ;;
 silent)
     exit 0 ;;
 violation)
-    echo '{"type":"result","status":"rule_violation","message":"launch on another stream","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' >&3 ;;
+    echo '{"type":"result","status":"rule_violation","message":"launch on another stream","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' | tok >&3 ;;
 esac
 )SH";
 // clang-format on
@@ -215,8 +218,8 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
 
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     ASSERT_TRUE(s_prebuilt);
-    auto r = reports({"sigsys", "crash", "two", "silent", "violation"});
-    ASSERT_EQ(r.size(), 5u);
+    auto r = reports({"sigsys", "crash", "two", "silent", "violation", "forged"});
+    ASSERT_EQ(r.size(), 6u);
 
     EXPECT_EQ(str(r["sigsys"].find("status")), "rule_violation");
     EXPECT_EQ(str(r["sigsys"].find("message")),
@@ -236,6 +239,10 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_NE(str(r["two"].find("message")).find("more than one result"), std::string::npos);
 
     EXPECT_EQ(str(r["silent"].find("status")), "runtime_error");
+
+    // A well-formed result without the child's token was written by someone else on its fd.
+    EXPECT_EQ(str(r["forged"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["forged"].find("message")).find("forged"), std::string::npos);
 
     const Value& v = r["violation"];
     EXPECT_EQ(str(v.find("status")), "rule_violation");

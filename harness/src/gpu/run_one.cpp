@@ -45,6 +45,32 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int g_resultFd = 3;
+// The supervisor's token for this child: echoed in the result line so that a line the candidate
+// writes on the result descriptor is recognised as forged.
+std::string g_token;
+
+// Takes the token out of the environment, overwriting the original bytes too: the kernel exposes
+// the initial environment block in /proc/self/environ, which unsetenv alone leaves intact.
+std::string takeToken() {
+    char* value = std::getenv("KEVOLVE_RESULT_TOKEN");
+    if (!value) {
+        return {};
+    }
+    std::string token = value;
+    std::memset(value, 'x', token.size());
+    unsetenv("KEVOLVE_RESULT_TOKEN");
+    return token;
+}
+
+// Whether the process that started us is still there: $KEVOLVE_PARENT_PID names it (the
+// supervisor may itself be PID 1 in a container); without it, adoption by init is the sign.
+bool parentAlive() {
+    const char* expected = std::getenv("KEVOLVE_PARENT_PID");
+    if (expected && *expected) {
+        return getppid() == static_cast<pid_t>(std::atol(expected));
+    }
+    return getppid() != 1;
+}
 bool g_resultWritten = false;
 // run-one --profile: counters of one candidate and one reference launch instead of an evaluation;
 // --profile-only: the same launches without the sandbox; --no-cupti: CUPTI untouched, so that an
@@ -91,6 +117,7 @@ void onExit() {
     err["stage"] = "run";
     err["message"] = v["message"];
     v["error"] = err;
+    v["token"] = g_token;
     writeLine(v);
 }
 
@@ -745,9 +772,10 @@ int runOne(int argc, char** argv) {
     }
     // Die with the supervisor, even if it is killed without a chance to clean up.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1) {
+    if (!parentAlive()) {
         return 1;
     }
+    g_token = takeToken();
     if (fcntl(g_resultFd, F_GETFD) == -1) {
         g_resultFd = STDOUT_FILENO;
     }
@@ -778,6 +806,7 @@ int runOne(int argc, char** argv) {
         result["status"] = "runtime_error";
         result["message"] = std::string("harness child failed: ") + e.what();
     }
+    result["token"] = g_token;
     writeLine(result);
     g_resultWritten = true;
     // Process exit tears the context down (and with it any kernel still running) without the

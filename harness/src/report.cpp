@@ -189,7 +189,8 @@ json::Value assemble(const Parts& parts) {
         r["compile"] = compile::toJson(*parts.compile);
     r["rules"] = rulesJson(parts);
     if (parts.child.isObject()) {
-        for (const char* key : {"correctness", "timing"}) {
+        for (const char* key :
+             {"correctness", "timing", "roofline", "resources", "audit", "metrics"}) {
             if (const json::Value* v = parts.child.find(key); v && !v->isNull())
                 r[key] = *v;
         }

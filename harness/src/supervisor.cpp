@@ -3,6 +3,7 @@
 #include "compile.h"
 #include "elf_lint.h"
 #include "kevolve/harness_version.h"
+#include "metrics.h"
 #include "nvml.h"
 #include "process.h"
 #include "report.h"
@@ -146,6 +147,8 @@ json::Value EvalOptions::toJson() const {
     if (kernelTimeoutS)
         v["kernel_timeout_s"] = *kernelTimeoutS;
     v["keep_dir"] = keepDir;
+    for (const auto& [key, value] : profiling.members())
+        v[key] = value;
     return v;
 }
 
@@ -177,9 +180,16 @@ EvalOptions parseEvalOptions(const json::Value& options, int defaultDevice) {
             o.timeBudgetS = readPositive(value, path, 600);
         } else if (key == "kernel_timeout_s") {
             o.kernelTimeoutS = readPositive(value, path, 3600);
+        } else if (key == "profile" || key == "profile_best_speedup" || key == "metrics") {
+            o.profiling[key] = value;
         } else {
             throw std::invalid_argument(path + ": unknown option");
         }
+    }
+    try {
+        metrics::parseOptions(&o.profiling);
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(e.what());
     }
     return o;
 }
@@ -208,7 +218,7 @@ json::Value probeJson() {
 }
 
 struct Supervisor::Eval {
-    enum class State { Queued, Compiling, CompilingReference, WaitingGpu, Running };
+    enum class State { Queued, Compiling, CompilingReference, WaitingGpu, Running, Profiling };
     EvalRequest req;
     State state = State::Queued;
     Clock::time_point start = Clock::now();
@@ -228,6 +238,10 @@ struct Supervisor::Eval {
     int resultLines = 0;
     int forgedLines = 0; // result lines without the child's token
     std::string token;   // handed to the child in its environment, echoed in its result
+    // The evaluation's verdict while the profiling child (run-one --profile) runs.
+    std::string status, message;
+    json::Value profileResult;
+    double profileS = 0;
     bool done = false;
 };
 
@@ -357,7 +371,9 @@ void Supervisor::service() {
         case Eval::State::WaitingGpu: {
             bool deviceBusy = false;
             for (const auto& other : m_evals) {
-                if (other.get() != &e && !other->done && other->state == Eval::State::Running &&
+                if (other.get() != &e && !other->done &&
+                    (other->state == Eval::State::Running ||
+                     other->state == Eval::State::Profiling) &&
                     other->req.options.device == e.req.options.device)
                     deviceBusy = true;
             }
@@ -371,6 +387,14 @@ void Supervisor::service() {
                 handleChildLine(e, line);
             if (finished)
                 afterChild(e);
+            break;
+        }
+        case Eval::State::Profiling: {
+            const bool finished = e.proc->service();
+            for (const auto& line : e.proc->takeChannelLines())
+                handleProfileLine(e, line);
+            if (finished)
+                afterProfile(e);
             break;
         }
         }
@@ -526,15 +550,23 @@ void Supervisor::startChild(Eval& e) {
         return;
     }
 
+    spawnChild(e, {});
+    e.state = Eval::State::Running;
+    progress(e, "validate",
+             "starting the GPU child on device " + std::to_string(e.req.options.device), 0.0);
+}
+
+void Supervisor::spawnChild(Eval& e, const std::vector<std::string>& extraArgs) {
     process::Spec spec;
     // Tests stand in for the GPU child with a script that speaks the same fd-3 protocol.
     const char* stand = std::getenv("KEVOLVE_TEST_CHILD");
     spec.argv = {stand && *stand ? std::string(stand) : m_config.selfExe,
                  "run-one",
                  "--job",
-                 jobPath,
+                 e.workDir + "/job.json",
                  "--result-fd",
                  "3"};
+    spec.argv.insert(spec.argv.end(), extraArgs.begin(), extraArgs.end());
     spec.channel = true;
     spec.timeoutS = e.req.options.runTimeoutS;
     spec.cwd = e.workDir;
@@ -544,9 +576,38 @@ void Supervisor::startChild(Eval& e) {
                 {"KEVOLVE_RESULT_TOKEN", e.token}};
     e.proc = std::make_unique<process::Process>(spec);
     e.proc->start();
-    e.state = Eval::State::Running;
-    progress(e, "validate",
-             "starting the GPU child on device " + std::to_string(e.req.options.device), 0.0);
+}
+
+void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
+    auto v = json::tryParse(line, nullptr);
+    if (!v || !v->isObject())
+        return;
+    const json::Value* type = v->find("type");
+    const json::Value* token = v->find("token");
+    if (type && type->isString() && type->asString() == "result" && token && token->isString() &&
+        token->asString() == e.token)
+        e.profileResult = std::move(*v);
+}
+
+// Counters never change the verdict: a profiling child that fails leaves the reason in
+// `metrics` and the report is otherwise the evaluation's.
+void Supervisor::afterProfile(Eval& e) {
+    const process::Result run = e.proc->result();
+    e.proc.reset();
+    e.profileS = run.seconds;
+    json::Value metrics;
+    if (const json::Value* m =
+            e.profileResult.isObject() ? e.profileResult.find("metrics") : nullptr;
+        m && m->isObject()) {
+        metrics = *m;
+    } else {
+        metrics = json::Value::object();
+        metrics["available"] = false;
+        const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
+        metrics["reason"] = "the profiling child ended without metrics: " + f.message;
+    }
+    e.childResult["metrics"] = std::move(metrics);
+    finish(e, e.status, e.message);
 }
 
 void Supervisor::handleChildLine(Eval& e, const std::string& line) {
@@ -607,8 +668,20 @@ void Supervisor::afterChild(Eval& e) {
     }
     if (status && status->isString() && report::isStatus(status->asString())) {
         const json::Value* message = e.childResult.find("message");
-        finish(e, status->asString(),
-               message && message->isString() ? message->asString() : std::string());
+        e.status = status->asString();
+        e.message = message && message->isString() ? message->asString() : std::string();
+        const json::Value* timing = e.childResult.find("timing");
+        const json::Value* speedup = timing ? timing->find("speedup_vs_reference") : nullptr;
+        if (!e.req.options.selfCheck &&
+            metrics::shouldProfile(metrics::parseOptions(&e.req.options.profiling), e.status,
+                                   speedup && speedup->isNumber() ? speedup->asDouble() : 0.0)) {
+            progress(e, "profile", "hardware counters of the candidate and the reference", 0.95);
+            e.token = resultToken();
+            spawnChild(e, {"--profile"});
+            e.state = Eval::State::Profiling;
+            return;
+        }
+        finish(e, e.status, e.message);
         return;
     }
     const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
@@ -671,6 +744,8 @@ void Supervisor::finish(Eval& e, const std::string& status, const std::string& m
     stages["compile_s"] = e.compiled ? e.compiled->seconds : 0.0;
     stages["lint_s"] = e.lintS;
     stages["gpu_s"] = e.gpuS;
+    if (e.profileS > 0)
+        stages["profile_s"] = e.profileS;
     if (p.child.isObject()) {
         if (const json::Value* s = p.child.find("stages"); s && s->isObject())
             stages = report::mergeObjects(stages, *s);

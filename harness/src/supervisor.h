@@ -25,6 +25,8 @@ struct EvalOptions {
     std::optional<double> timeBudgetS;    // overrides task.timing.budget_s
     std::optional<double> kernelTimeoutS; // the GPU child's watchdog for one kernel
     bool keepDir = false;
+    // "profile", "profile_best_speedup" and "metrics" as metrics::parseOptions reads them.
+    json::Value profiling = json::Value::object();
 
     json::Value toJson() const;
 };
@@ -83,6 +85,9 @@ private:
     void startChild(Eval& e);
     void afterChild(Eval& e);
     void handleChildLine(Eval& e, const std::string& line);
+    void spawnChild(Eval& e, const std::vector<std::string>& extraArgs);
+    void handleProfileLine(Eval& e, const std::string& line);
+    void afterProfile(Eval& e);
     void finish(Eval& e, const std::string& status, const std::string& message);
     void fail(Eval& e, const std::string& message, const char* code = "internal");
     void progress(const Eval& e, const std::string& stage, const std::string& message,

@@ -52,8 +52,15 @@ id=$(sed -n 's/^  "id": "\(.*\)",$/\1/p' "$job")
 cp "$job" "$KEV_JOB_DIR/$id.json"
 tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
 result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
+if [ "$6" = "--profile" ]; then
+    case "$id" in
+    profiled) echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9}}}' | tok >&3 ;;
+    profiled_crash) exit 7 ;;
+    esac
+    exit 0
+fi
 case "$id" in
-ok)
+profiled|profiled_crash|ok)
     echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
     echo "$result" | tok >&3 ;;
 garbage)
@@ -120,7 +127,8 @@ protected:
         r["kernel"]["name"] = id + ".cu";
         r["options"]["run_timeout_s"] = runTimeout;
         r["options"]["time_budget_s"] = 1.5;
-        r["options"]["self_check"] = true;
+        // Profiling (a second child, run-one --profile) runs only for the ids that ask for it.
+        r["options"]["self_check"] = id.rfind("profiled", 0) != 0;
         return r;
     }
 
@@ -214,6 +222,27 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
         << "time_budget_s overrides the task's budget for the child";
     EXPECT_DOUBLE_EQ(job.find("options")->find("run_timeout_s")->asDouble(), 60.0);
     EXPECT_FALSE(fs::exists(str(job.find("workdir")))) << "the work dir is removed";
+}
+
+TEST_F(Supervisor, ProfilingChildAddsMetricsWithoutChangingTheVerdict) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"profiled", "profiled_crash"});
+    ASSERT_EQ(r.size(), 2u);
+    const Value& p = r["profiled"];
+    EXPECT_EQ(str(p.find("status")), "ok") << p.dump(2);
+    ASSERT_NE(p.find("metrics"), nullptr) << p.dump(2);
+    EXPECT_TRUE(p.find("metrics")->find("available")->asBool());
+    EXPECT_DOUBLE_EQ(p.find("metrics")
+                         ->find("candidate")
+                         ->find("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+                         ->asDouble(),
+                     85.9);
+    EXPECT_TRUE(p.find("stages")->find("profile_s")->isNumber());
+    // A profiling child that dies leaves the reason, and the evaluation's verdict stands.
+    const Value& c = r["profiled_crash"];
+    EXPECT_EQ(str(c.find("status")), "ok") << c.dump(2);
+    EXPECT_FALSE(c.find("metrics")->find("available")->asBool());
+    EXPECT_NE(str(c.find("metrics")->find("reason")).find("exited with code 7"), std::string::npos);
 }
 
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {

@@ -1,6 +1,7 @@
 #include "llm/llmhooks.h"
 
 #include "builtin/kernelfamily.h"
+#include "llm/promptbuilder.h"
 
 #include <QJsonArray>
 #include <QMutex>
@@ -23,6 +24,25 @@ Hooks& hooks() {
     return instance;
 }
 
+// A knob as the strategy JSON names it: a Strategy field in snake_case ("blockM" -> "block_m"),
+// else a family-specific entry of "params".
+QString jsonName(const QString& knob) {
+    static const QJsonObject properties =
+        PromptBuilder::wireSchema(u":/schemas/strategy.schema.json"_s)
+            .value(u"properties"_s)
+            .toObject();
+    QString snake;
+    for (const QChar c : knob) {
+        if (c.isUpper()) {
+            snake += u'_';
+            snake += c.toLower();
+        } else {
+            snake += c;
+        }
+    }
+    return properties.contains(snake) ? snake : u"params."_s + knob;
+}
+
 QString valueText(const QJsonValue& value) {
     return value.isString() ? value.toString() : QString::number(value.toDouble());
 }
@@ -40,7 +60,7 @@ QString familySummary(const Task& task, const DeviceInfo& device) {
             QStringList values;
             for (const QJsonValue& value : spec.values)
                 values << valueText(value);
-            knobs << u"%1 {%2}"_s.arg(spec.name, values.join(u", "_s));
+            knobs << u"%1 {%2}"_s.arg(jsonName(spec.name), values.join(u", "_s));
         }
         if (!knobs.isEmpty())
             text += u"\n  knobs: "_s + knobs.join(u"; "_s);

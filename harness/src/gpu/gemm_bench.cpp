@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace kev::gpu {
 
@@ -150,9 +152,34 @@ const KevolveArgs& GemmBench::args(int set) {
     return m_args;
 }
 
+void GemmBench::setReferenceLibrary(LaunchFn launch, WorkspaceFn workspace) {
+    m_refLaunch = launch;
+    m_refWorkspaceBytes = workspace;
+}
+
 void GemmBench::launchReference(int set, bool intoCandidateOutput) {
-    const float alpha = 1.0f, beta = 0.0f;
     void* c = intoCandidateOutput ? m_cCand.data() : m_cRef.data();
+    if (m_refLaunch) {
+        KevolveArgs a = shapeArgs();
+        if (m_refWorkspaceBytes) {
+            const uint64_t bytes = m_refWorkspaceBytes(&a);
+            if (bytes != m_refWorkspace.bytes()) {
+                m_refWorkspace = DeviceBuffer(bytes);
+            }
+        }
+        a.inputs[0].data = m_A[set].data();
+        a.inputs[1].data = m_B[set].data();
+        a.outputs[0].data = c;
+        a.workspace = m_refWorkspace.bytes() ? m_refWorkspace.data() : nullptr;
+        a.workspace_bytes = m_refWorkspace.bytes();
+        const int rc = m_refLaunch(&a, m_stream);
+        if (rc != 0) {
+            throw std::runtime_error("the task's reference library returned " + std::to_string(rc));
+        }
+        KEV_CUDA(cudaGetLastError());
+        return;
+    }
+    const float alpha = 1.0f, beta = 0.0f;
     const int m = static_cast<int>(m_shape.m), n = static_cast<int>(m_shape.n),
               k = static_cast<int>(m_shape.k);
     // Row-major C = A B is column-major C^T = B^T A^T.

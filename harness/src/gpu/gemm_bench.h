@@ -3,6 +3,7 @@
 // (cublasGemmEx, CUBLAS_COMPUTE_32F, pedantic math for f32 so no TF32); the fp64 truth
 // (cublasDgemm on upcast inputs) with the componentwise scale |A||B|; and the per-sample output
 // check C v against A (B v).
+#include "candidate.h"
 #include "cuda_util.h"
 #include "device_kernels.h"
 #include "task.h"
@@ -41,8 +42,12 @@ public:
     const DeviceBuffer& referenceOutput() const { return m_cRef; }
     const DeviceBuffer& workspace() const { return m_workspace; }
 
-    // The reference into referenceOutput(), or into candidateOutput() for the A/A self-check.
+    // The reference into referenceOutput(), or into candidateOutput() for the A/A self-check:
+    // cuBLAS, or the task's own reference library when one is set.
     void launchReference(int set, bool intoCandidateOutput);
+    // A user reference implementing the candidate ABI (task.reference = {"file": ...}). Its
+    // workspace, if it asks for one, is its own.
+    void setReferenceLibrary(LaunchFn launch, WorkspaceFn workspace);
 
     // fp64 truth and |A||B| for input set `set`; then error statistics of an output against them.
     void computeTruth(int set);
@@ -65,7 +70,9 @@ private:
     int m_a, m_b, m_c;
     GemmShape m_shape;
     DeviceBuffer m_A[kInputSets], m_B[kInputSets];
-    DeviceBuffer m_cCand, m_cRef, m_workspace;
+    DeviceBuffer m_cCand, m_cRef, m_workspace, m_refWorkspace;
+    LaunchFn m_refLaunch = nullptr;
+    WorkspaceFn m_refWorkspaceBytes = nullptr;
     DeviceBuffer m_truth, m_scale, m_a64, m_b64;
     DeviceBuffer m_vecN, m_vecK, m_vecM1, m_vecM2, m_acc;
     KevolveArgs m_args{};

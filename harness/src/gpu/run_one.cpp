@@ -171,6 +171,7 @@ private:
     std::optional<nvml::Device> m_nvml;
     std::string m_pciBusId;
     CandidateLibrary m_library;
+    CandidateLibrary m_reference; // the task's own reference, when it names a .cu file
     std::optional<GemmBench> m_bench;
     std::vector<std::string> m_violations;
     json::Value m_checks = json::Value::array();
@@ -254,11 +255,17 @@ void Evaluation::loadCandidate() {
              sandboxed ? "seccomp filter installed before the candidate was loaded (no fork, exec, "
                          "ptrace or sockets)"
                        : "seccomp filter not installed: " + why);
+    std::string error;
+    if (const json::Value* ref = m_job.find("reference_library"); ref && ref->isString()) {
+        if (!m_reference.load(ref->asString(), &error)) {
+            throw std::runtime_error("the task's reference library: " + error);
+        }
+        m_bench->setReferenceLibrary(m_reference.launch(), m_reference.workspace());
+    }
     if (m_selfCheck) {
         return;
     }
     enterCandidate("library load (static initialisers)");
-    std::string error;
     const bool ok = m_library.load(m_job.find("library")->asString(), &error);
     leaveCandidate();
     if (!ok) {

@@ -588,14 +588,14 @@ void TestChatClient::doneEndsTheReplyEvenIfTheConnectionStaysOpen() {
     held.holdOpenAfterDone = true;
     server.enqueue(held);
     auto settings = settingsFor(server);
-    settings.stallTimeoutMs = 2'000;
+    settings.stallTimeoutMs = 6'000;
     settings.maxRetries = 0;
     ChatClient client(settings);
     const Outcome outcome = exchange(client, hello());
     QVERIFY2(outcome.reply, outcome.error ? qPrintable(outcome.error->message) : "");
     QCOMPARE(outcome.reply->content, u"complete, but the server keeps the stream open"_s);
     QVERIFY(!outcome.reply->usageEstimated);
-    QVERIFY2(outcome.ms < 1'500, qPrintable(QString::number(outcome.ms)));
+    QVERIFY2(outcome.ms < 5'000, qPrintable(QString::number(outcome.ms)));
 }
 
 void TestChatClient::streamCutThenRetryKeepsOnlyTheGoodReply() {

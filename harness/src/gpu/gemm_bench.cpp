@@ -152,9 +152,9 @@ const KevolveArgs& GemmBench::args(int set) {
     return m_args;
 }
 
-void GemmBench::setReferenceLibrary(LaunchFn launch, WorkspaceFn workspace) {
+void GemmBench::setReferenceLibrary(LaunchFn launch, WorkspaceFn workspaceBytes) {
     m_refLaunch = launch;
-    m_refWorkspaceBytes = workspace;
+    m_refWorkspaceBytes = workspaceBytes;
 }
 
 void GemmBench::launchReference(int set, bool intoCandidateOutput) {

@@ -47,7 +47,7 @@ public:
     void launchReference(int set, bool intoCandidateOutput);
     // A user reference implementing the candidate ABI (task.reference = {"file": ...}). Its
     // workspace, if it asks for one, is its own.
-    void setReferenceLibrary(LaunchFn launch, WorkspaceFn workspace);
+    void setReferenceLibrary(LaunchFn launch, WorkspaceFn workspaceBytes);
 
     // fp64 truth and |A||B| for input set `set`; then error statistics of an output against them.
     void computeTruth(int set);

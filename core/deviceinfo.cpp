@@ -18,8 +18,12 @@ DeviceInfo DeviceInfo::fromJson(const QJsonObject& json) {
             d.ccMinor = parts.at(1).toInt();
         }
     }
-    d.smCount = json.value(QLatin1String("sm_count")).toInt(d.smCount);
-    d.l2Bytes = json.value(QLatin1String("l2_bytes")).toInteger(d.l2Bytes);
+    // NVML (the supervisor's only view of the GPU) does not give these; a report's environment
+    // (measured by the CUDA child) does. Until then a Hopper part is described as an H200.
+    const DeviceInfo hopper = h200();
+    const bool assumeHopper = d.ccMajor == 9;
+    d.smCount = json.value(QLatin1String("sm_count")).toInt(assumeHopper ? hopper.smCount : 0);
+    d.l2Bytes = json.value(QLatin1String("l2_bytes")).toInteger(assumeHopper ? hopper.l2Bytes : 0);
     d.smemPerBlockOptin =
         json.value(QLatin1String("smem_per_block_optin")).toInteger(d.smemPerBlockOptin);
     d.smemPerSm = json.value(QLatin1String("smem_per_sm")).toInteger(d.smemPerSm);

@@ -24,7 +24,8 @@ struct DeviceInfo {
     QString driver;
 
     // Accepts "cc": "9.0" or "cc_major"/"cc_minor", and snake_case sizes; fields it does not know
-    // keep their defaults, so an older harness still yields a usable description.
+    // keep their defaults (an sm_90 part without sm_count/l2_bytes, as NVML describes it, gets the
+    // H200's), so any harness yields a usable description.
     static DeviceInfo fromJson(const QJsonObject& json);
     QJsonObject toJson() const;
 

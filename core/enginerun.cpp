@@ -133,10 +133,11 @@ bool EngineRun::open(SessionStore store) {
                 if (!m_store)
                     return;
                 SessionInfo info = m_store->info();
-                if (!devices.isEmpty())
+                // A restarted worker greets again; keep what a report measured about the same GPU.
+                if (!devices.isEmpty() && devices.first().uuid != m_device.uuid)
                     m_device = devices.first();
                 info.device =
-                    devices.isEmpty() ? std::nullopt : std::optional<DeviceInfo>(devices.first());
+                    devices.isEmpty() ? std::nullopt : std::optional<DeviceInfo>(m_device);
                 info.harnessVersion = harnessVersion;
                 QString error;
                 if (!m_store->updateInfo(info, &error))
@@ -447,6 +448,7 @@ void EngineRun::onResult(const QString& requestId, const EvaluationReport& repor
             continue;
         slot.requestId.clear();
         slot.candidate.report = report;
+        learnDevice(report);
         if (report.status == EvaluationReport::Status::CompileError &&
             slot.candidate.origin != QLatin1String("human_code") &&
             slot.candidate.codeAttempts < m_settings.maxCodeAttempts) {
@@ -464,6 +466,25 @@ void EngineRun::onResult(const QString& requestId, const EvaluationReport& repor
         reviewSlot(i);
         return;
     }
+}
+
+void EngineRun::learnDevice(const EvaluationReport& report) {
+    // The CUDA child measures what the supervisor's hello cannot (SM count, L2 size).
+    const QJsonObject gpu = report.raw.value(QLatin1String("environment"))
+                                .toObject()
+                                .value(QLatin1String("gpu"))
+                                .toObject();
+    if (!gpu.contains(QLatin1String("sm_count")))
+        return;
+    const DeviceInfo measured = DeviceInfo::fromJson(gpu);
+    if (!measured.isValid() || measured.toJson() == m_device.toJson())
+        return;
+    m_device = measured;
+    SessionInfo info = m_store->info();
+    info.device = measured;
+    QString error;
+    if (!m_store->updateInfo(info, &error))
+        emit progressAvailable(0, QStringLiteral("session"), error, -1);
 }
 
 void EngineRun::onEvaluationFailed(const QString& requestId, EvaluatorPool::Failure failure,

@@ -88,6 +88,7 @@ private:
     void onCode(int index, const QString& source, const AgentTurn& turn);
     void evaluateSlot(int index);
     void onResult(const QString& requestId, const EvaluationReport& report);
+    void learnDevice(const EvaluationReport& report);
     void onEvaluationFailed(const QString& requestId, EvaluatorPool::Failure failure,
                             const QString& message);
     void reviewSlot(int index);

@@ -161,6 +161,17 @@ private slots:
         const DeviceInfo again = DeviceInfo::fromJson(d.toJson());
         QCOMPARE(again.toJson(), d.toJson());
         QVERIFY(DeviceInfo::h200().isValid());
+        // What the supervisor's hello gives (NVML only): the sizes come from the H200 defaults.
+        const DeviceInfo nvmlOnly = DeviceInfo::fromJson(
+            QJsonObject{{QStringLiteral("name"), QStringLiteral("NVIDIA H100")},
+                        {QStringLiteral("cc"), QStringLiteral("9.0")}});
+        QCOMPARE(nvmlOnly.smCount, 132);
+        QCOMPARE(nvmlOnly.l2Bytes, qint64(62914560));
+        const DeviceInfo ampere =
+            DeviceInfo::fromJson(QJsonObject{{QStringLiteral("name"), QStringLiteral("A100")},
+                                             {QStringLiteral("cc"), QStringLiteral("8.0")}});
+        QCOMPARE(ampere.smCount, 0);
+        QCOMPARE(ampere.arch(), QStringLiteral("sm_80"));
         QVERIFY(!DeviceInfo().isValid());
     }
 

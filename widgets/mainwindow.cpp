@@ -18,6 +18,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -85,6 +86,16 @@ void MainWindow::buildActions() {
     m_open = file->addAction(u"&Open session…"_s);
     m_open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(u"Open &recent"_s);
+    m_examplesMenu = file->addMenu(u"Open e&xample"_s);
+    for (const QString& dir : exampleSessions()) {
+        QAction* a = m_examplesMenu->addAction(QFileInfo(dir).fileName());
+        connect(a, &QAction::triggered, this, [this, dir] {
+            QString error;
+            if (!openSession(dir, &error))
+                showError(u"Open example"_s, error);
+        });
+    }
+    m_examplesMenu->setEnabled(!m_examplesMenu->isEmpty());
     m_export = file->addAction(u"&Export kernel…"_s);
     m_export->setShortcut(u"Ctrl+E"_s);
     file->addSeparator();
@@ -357,7 +368,8 @@ void MainWindow::updateActions() {
     const bool running = m_running;
     m_newSession->setEnabled(!running);
     m_open->setEnabled(!running);
-    m_recentMenu->setEnabled(!running);
+    m_recentMenu->setEnabled(!running && !m_app.recentSessions.isEmpty());
+    m_examplesMenu->setEnabled(!running && !m_examplesMenu->isEmpty());
     m_run->setEnabled(!running);
     m_pause->setEnabled(running);
     m_stop->setEnabled(running);
@@ -518,6 +530,24 @@ bool MainWindow::exportTo(const QString& outDir, std::optional<int> version, QSt
     }
     QStringList written;
     return Exporter::exportSession(*s, outDir, version, &written, error);
+}
+
+QStringList MainWindow::exampleSessions() {
+    QStringList roots = qEnvironmentVariable("KEVOLVE_EXAMPLES").split(u':', Qt::SkipEmptyParts);
+    roots << QCoreApplication::applicationDirPath() + u"/../share/kevolve/examples"_s;
+    QStringList sessions;
+    for (const QString& root : roots) {
+        if (SessionStore::isSession(root)) {
+            sessions << QDir(root).absolutePath();
+            continue;
+        }
+        const QDir dir(root);
+        for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+            if (SessionStore::isSession(dir.filePath(name)))
+                sessions << QDir(dir.filePath(name)).absolutePath();
+        }
+    }
+    return sessions;
 }
 
 void MainWindow::showVersion(int version) {

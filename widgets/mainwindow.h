@@ -53,6 +53,10 @@ public:
     void resumeSession();
     bool exportTo(const QString& outDir, std::optional<int> version, QString* error = nullptr);
 
+    // Sessions shipped with the program (<prefix>/share/kevolve/examples/*, or the folders in
+    // $KEVOLVE_EXAMPLES), so a person without a GPU can step through a real run.
+    static QStringList exampleSessions();
+
     // Shows a version in the panels (from the live run or loaded from the session).
     void showVersion(int version);
     void showDiff(int left, int right);
@@ -131,6 +135,7 @@ private:
     QLabel* m_stateLabel = nullptr;
     QLabel* m_progressLabel = nullptr;
     QMenu* m_recentMenu = nullptr;
+    QMenu* m_examplesMenu = nullptr;
 
     QAction* m_newSession = nullptr;
     QAction* m_open = nullptr;

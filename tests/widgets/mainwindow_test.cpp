@@ -276,6 +276,24 @@ private slots:
         QCOMPARE(window.chart()->failedSeries()->count(), 142);
     }
 
+    void exampleSessionOpens() {
+        const QString examples = QStringLiteral(KEV_SOURCE_DIR) + u"/resources/examples"_s;
+        if (!QFileInfo::exists(examples))
+            QSKIP("no example session under resources/examples");
+        qputenv("KEVOLVE_EXAMPLES", examples.toUtf8());
+        const QStringList found = MainWindow::exampleSessions();
+        qunsetenv("KEVOLVE_EXAMPLES");
+        QVERIFY(!found.isEmpty());
+        MainWindow window(settingsFile());
+        QString error;
+        QVERIFY2(window.openSession(found.first(), &error), qPrintable(error));
+        QVERIFY(window.timeline()->model()->rowCount() > 0);
+        QVERIFY(window.bestVersion() > 0);
+        QCOMPARE(window.shownVersion(), window.bestVersion());
+        QVERIFY(!window.codePanel()->source().isEmpty());
+        QVERIFY(window.reviewPanel()->plainText().contains(u"CI95"_s));
+    }
+
     void badSessionFolderIsRefusedWithAReason() {
         MainWindow window(settingsFile());
         QString error;

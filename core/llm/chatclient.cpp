@@ -258,6 +258,11 @@ void ChatClient::handleEvent(const QByteArray& data) {
         m_content += text;
         emit textAvailable(text);
     }
+    for (const auto& field : {u"reasoning_content"_s, u"reasoning"_s}) {
+        const QString thought = delta.value(field).toString();
+        if (!thought.isEmpty())
+            emit reasoningAvailable(thought);
+    }
     m_refusal += delta.value(u"refusal"_s).toString();
     const QJsonValue finish = choice.value(u"finish_reason"_s);
     if (finish.isString())

@@ -57,6 +57,9 @@ public:
 
 signals:
     void textAvailable(const QString& chunk); // streamed content, as it arrives
+    // Streamed reasoning of a thinking model (delta.reasoning_content or delta.reasoning): shown
+    // live, never part of the reply's content.
+    void reasoningAvailable(const QString& chunk);
     void replyAvailable(const kev::ChatReply& reply);
     void requestFailed(const kev::ChatError& error);
     void statusChanged(const QString& status); // retries and fallbacks, for the live panel

@@ -53,7 +53,18 @@ void LlmExchange::start(const RenderedPrompt& prompt, std::optional<QJsonObject>
         m_clientKey = key;
         connect(m_client, &ChatClient::replyAvailable, this, &LlmExchange::onReply);
         connect(m_client, &ChatClient::requestFailed, this, &LlmExchange::onFailed);
-        connect(m_client, &ChatClient::textAvailable, this, &LlmExchange::textAvailable);
+        connect(m_client, &ChatClient::textAvailable, this, [this](const QString& chunk) {
+            if (m_showing == Showing::Reasoning)
+                emit textAvailable(u"\n[answer]\n"_s);
+            m_showing = Showing::Answer;
+            emit textAvailable(chunk);
+        });
+        connect(m_client, &ChatClient::reasoningAvailable, this, [this](const QString& chunk) {
+            if (m_showing != Showing::Reasoning)
+                emit textAvailable(u"[reasoning]\n"_s);
+            m_showing = Showing::Reasoning;
+            emit textAvailable(chunk);
+        });
         connect(m_client, &ChatClient::statusChanged, this,
                 [this](const QString& status) { emit textAvailable(u"\n[%1]\n"_s.arg(status)); });
     }
@@ -76,6 +87,7 @@ void LlmExchange::send() {
     request.jsonSchema = m_schema;
     request.schemaName = m_schemaName;
     m_turn.prompt = transcript();
+    m_showing = Showing::Nothing;
     m_client->send(request);
 }
 

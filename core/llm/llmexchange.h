@@ -66,6 +66,8 @@ private:
     Rerender m_rerender;
     qint64 m_promptTokens = 0;
     int m_reasks = 0;
+    // What the live text shows now, so that reasoning and the answer are labelled apart.
+    enum class Showing { Nothing, Reasoning, Answer } m_showing = Showing::Nothing;
     // Bumped by start() and cancel(), so a deferred signal of an older exchange is dropped.
     quint64 m_generation = 0;
     AgentTurn m_turn;

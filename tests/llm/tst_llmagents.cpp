@@ -120,6 +120,7 @@ private slots:
     void keyNeverReachesATurn();
     void smallContextStillSendsEssentials();
     void contextOverflowIsRetriedOnceShorter();
+    void reasoningIsShownButNotParsed();
 };
 
 void TestLlmAgents::backendIsRegistered() {
@@ -565,6 +566,23 @@ void TestLlmAgents::contextOverflowIsRetriedOnceShorter() {
     QCOMPARE(server.requests().size(), 4);
     QVERIFY2(failures.first().first().toString().contains(u"lower the context size"_s),
              qPrintable(failures.first().first().toString()));
+}
+
+void TestLlmAgents::reasoningIsShownButNotParsed() {
+    FakeChatServer server;
+    QVERIFY(server.listen());
+    auto thinking = ScriptedReply::text(strategyJson());
+    thinking.reasoning = u"The profile shows bank conflicts {\"not\": \"the reply\"}."_s;
+    server.enqueue(thinking);
+    auto planner = make<LlmPlanner>(llmSettings(u"planner"_s, server));
+    QSignalSpy plans(planner.get(), &Planner::planAvailable);
+    QString live;
+    connect(planner.get(), &Planner::textAvailable, this,
+            [&live](const QString& chunk) { live += chunk; });
+    planner->plan(fixedContext());
+    QVERIFY(plans.wait(10'000));
+    QCOMPARE(live, u"[reasoning]\n"_s + thinking.reasoning + u"\n[answer]\n"_s + strategyJson());
+    QCOMPARE(plans.first().at(1).value<AgentTurn>().reply, strategyJson());
 }
 
 QTEST_GUILESS_MAIN(TestLlmAgents)

@@ -428,6 +428,9 @@ void FakeChatServer::stream(QTcpSocket* socket, const ReceivedRequest& request,
     events.append(sse(chunk({{u"role"_s, u"assistant"_s}, {u"content"_s, u""_s}}, QJsonValue())));
     const QString& content = reply.content;
     const int step = std::max(1, reply.chunkChars);
+    for (qsizetype at = 0; at < reply.reasoning.size(); at += step)
+        events.append(
+            sse(chunk({{u"reasoning_content"_s, reply.reasoning.mid(at, step)}}, QJsonValue())));
     for (qsizetype at = 0; at < content.size(); at += step)
         events.append(sse(chunk({{u"content"_s, content.mid(at, step)}}, QJsonValue())));
     if (!reply.refusal.isEmpty())

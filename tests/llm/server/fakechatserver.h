@@ -53,6 +53,7 @@ struct ScriptedReply {
     QString content;
     QString finishReason = QStringLiteral("stop");
     QString refusal;
+    QString reasoning; // streamed as delta.reasoning_content before the content
     int firstByteDelayMs = 0;
     int chunkChars = 16;
     int chunkDelayMs = 0;

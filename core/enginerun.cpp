@@ -379,11 +379,15 @@ void EngineRun::onPlan(int index, const Strategy& strategy, const AgentTurn& tur
 }
 
 void EngineRun::afterPlans() {
+    // Agents may answer synchronously, so this runs more than once per iteration: once the plan
+    // gate is open, only a command closes it.
+    if (m_gate)
+        return;
     for (const auto& slot : std::as_const(m_slots)) {
         if (slot.phase == Phase::Planning)
             return;
     }
-    if (m_settings.stepMode && m_settings.gatePlans && !m_gate && !m_stopRequested) {
+    if (m_settings.stepMode && m_settings.gatePlans && !m_stopRequested) {
         bool anyPlanned = false;
         for (const auto& slot : std::as_const(m_slots))
             anyPlanned = anyPlanned || slot.phase == Phase::Planned;

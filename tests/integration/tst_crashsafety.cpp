@@ -69,7 +69,7 @@ private slots:
             cli.setProcessEnvironment(env);
             cli.start(QString::fromUtf8(KEV_CLI), args);
             QVERIFY(cli.waitForStarted());
-            const int delayMs = 100 + static_cast<int>(random.bounded(700));
+            const int delayMs = 200 + static_cast<int>(random.bounded(800));
             QTest::qWait(delayMs);
             ::kill(static_cast<pid_t>(cli.processId()), SIGKILL);
             QVERIFY(cli.waitForFinished(5000));

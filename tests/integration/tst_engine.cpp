@@ -70,6 +70,45 @@ struct Run {
     }
 };
 
+// Agents that answer inside the call, as an in-process backend may.
+class SyncPlanner : public Planner {
+public:
+    void plan(const AgentContext& context) override {
+        Strategy s;
+        s.family = QStringLiteral("fma_tiled");
+        s.rationale = QStringLiteral("synchronous ") + QString::number(context.beamIndex);
+        emit planAvailable(s, AgentTurn{});
+    }
+    void cancel() override {}
+};
+
+class SyncCoder : public Coder {
+public:
+    void code(const AgentContext&, const Strategy&) override {
+        emit codeAvailable(QStringLiteral("// fake: ok speedup=0.5\n"), AgentTurn{});
+    }
+    void fixCompile(const AgentContext&, const Strategy&, const QString&, const QString&) override {
+    }
+    void cancel() override {}
+};
+
+class SyncReviewer : public Reviewer {
+public:
+    void review(const AgentContext&, const Strategy&, const QString&,
+                const EvaluationReport& report) override {
+        ReviewFeedback f;
+        f.status = EvaluationReport::statusToString(report.status);
+        f.correct = report.isCorrect();
+        emit reviewAvailable(f, AgentTurn{});
+    }
+    void cancel() override {}
+};
+
+const AgentBackendRegistration syncBackend(
+    QStringLiteral("sync"), [](const AgentSettings&) -> Planner* { return new SyncPlanner; },
+    [](const AgentSettings&) -> Coder* { return new SyncCoder; },
+    [](const AgentSettings&) -> Reviewer* { return new SyncReviewer; });
+
 } // namespace
 
 class TestEngine : public QObject {
@@ -399,6 +438,31 @@ private slots:
         const auto store = SessionStore::open(dir, &error);
         QCOMPARE(store->steps().size(), 1);
         QCOMPARE(store->steps()[0].decision, QStringLiteral("pending"));
+    }
+
+    void synchronousAgentsStillStopAtThePlanGate() {
+        Run run;
+        EngineSettings s = settings({});
+        s.plannerBackend = s.coderBackend = s.reviewerBackend = QStringLiteral("sync");
+        s.stepMode = true;
+        s.gatePlans = true;
+        s.beamWidth = 2;
+        s.maxIterations = 1;
+        run.engine.start(headline(), s, sessionDir());
+        QVERIFY(run.waitForGate(1));
+        QCOMPARE(run.gate(0).kind, GateRequest::Kind::Plan);
+        QCOMPARE(run.gate(0).candidates.size(), 2);
+        QTest::qWait(200);
+        QCOMPARE(run.codes.size(), 0);
+        QCOMPARE(run.gates.size(), 1);
+        run.engine.approve(1);
+        QVERIFY(run.waitForGate(2));
+        QCOMPARE(run.gate(1).kind, GateRequest::Kind::Result);
+        QCOMPARE(run.codes.size(), 2);
+        run.engine.approve(run.gate(1).suggestedVersion);
+        QVERIFY(run.waitForEnd());
+        QCOMPARE(run.reason(), Engine::StopReason::IterationLimit);
+        QCOMPARE(run.steps.size(), 2);
     }
 
     void cancelKillsInFlightWorkAndKeepsCompletedSteps() {

@@ -9,8 +9,9 @@ scripts/install-deps.sh
 cmake --preset release
 cmake --build --preset release
 bin=build/release/app
-if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$bin/kevolve" ]; then
-    exec "$bin/kevolve" "$@"
+export KEVOLVE_HARNESS="${KEVOLVE_HARNESS:-$PWD/build/release/harness/kevolve-harness}"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$bin/kevolve/kevolve" ]; then
+    exec "$bin/kevolve/kevolve" "$@"
 fi
 if [ "$#" -eq 0 ]; then
     set -- run --task gemm_fp16_fp32_4096 --backend builtin

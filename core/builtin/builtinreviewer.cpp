@@ -265,21 +265,18 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
             moves << remedy;
         } else {
             // Timing only: judge against the parent and propose the moves that usually pay.
-            const std::optional<double> parentSpeedup =
-                context.parentReport && context.parentReport->timed
-                    ? std::optional<double>(context.parentReport->speedup)
-                    : std::nullopt;
+            const bool hasParent = context.parentReport && context.parentReport->timed;
+            const double parentSpeedup = hasParent ? context.parentReport->speedup : 0.0;
             fb.bottleneckId = u"timing_only"_s;
             fb.bottleneckText =
-                parentSpeedup
-                    ? u"%1x the reference (parent %2x); no profiler metrics."_s
-                          .arg(speedup, 0, 'f', 3)
-                          .arg(*parentSpeedup, 0, 'f', 3)
-                    : u"%1x the reference; no profiler metrics."_s.arg(speedup, 0, 'f', 3);
+                hasParent ? u"%1x the reference (parent %2x); no profiler metrics."_s
+                                .arg(speedup, 0, 'f', 3)
+                                .arg(parentSpeedup, 0, 'f', 3)
+                          : u"%1x the reference; no profiler metrics."_s.arg(speedup, 0, 'f', 3);
             fb.suggestions << u"Explore neighbouring tiles, pipeline depth and layout."_s;
-            if (parentSpeedup)
-                evidence.insert(u"parent_speedup"_s, *parentSpeedup);
-            evidence.insert(u"improved"_s, !parentSpeedup || speedup > *parentSpeedup);
+            if (hasParent)
+                evidence.insert(u"parent_speedup"_s, parentSpeedup);
+            evidence.insert(u"improved"_s, !hasParent || speedup > parentSpeedup);
         }
     }
     evidence.insert(u"moves"_s, movesJson(moves));

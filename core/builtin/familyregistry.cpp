@@ -1,5 +1,7 @@
 #include "builtin/family_fma.h"
+#include "builtin/family_fmatiled.h"
 #include "builtin/family_mmasync.h"
+#include "builtin/family_wmma.h"
 #include "builtin/kernelfamily.h"
 
 #if __has_include("builtin/family_wgmma.h")
@@ -10,7 +12,9 @@
 namespace kev {
 
 FamilyRegistry::FamilyRegistry() {
+    m_families.push_back(std::make_unique<FmaTiledFamily>());
     m_families.push_back(std::make_unique<FmaRegBlockFamily>());
+    m_families.push_back(std::make_unique<WmmaFamily>());
     m_families.push_back(std::make_unique<MmaSyncFamily>(false));
     m_families.push_back(std::make_unique<MmaSyncFamily>(true));
 #ifdef KEV_HAVE_WGMMA_FAMILY

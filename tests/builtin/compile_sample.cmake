@@ -7,7 +7,9 @@ set(points
     "gemm_bf16_bf16_8192|mma_sync_splitk|default|1"
     "gemm_fp16_fp16_4096|mma_sync|default|1"
     "gemm_fp32_fp32_4096|fma_regblock|sample|2"
-    "gemm_fp16_fp32_nonsquare|fma_regblock|default|1")
+    "gemm_fp16_fp32_nonsquare|fma_regblock|default|1"
+    "gemm_fp16_fp32_4096|fma_tiled|sample|2"
+    "gemm_fp16_fp32_4096|wmma|sample|2")
 foreach(entry IN LISTS points)
     string(REPLACE "|" ";" point "${entry}")
     list(GET point 0 task)
@@ -23,8 +25,8 @@ foreach(entry IN LISTS points)
 endforeach()
 file(GLOB kernels "${OUT}/*.cu")
 list(LENGTH kernels n)
-if(n LESS 7)
-    message(FATAL_ERROR "expected at least 7 generated kernels, got ${n}")
+if(n LESS 11)
+    message(FATAL_ERROR "expected at least 11 generated kernels, got ${n}")
 endif()
 foreach(kernel IN LISTS kernels)
     file(STRINGS "${kernel}" head LIMIT_COUNT 2)

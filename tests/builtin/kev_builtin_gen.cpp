@@ -37,8 +37,9 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
     if (mode != u"sample")
         return points;
     QStringList seen{kev::configurationKey(family, first)};
-    const QStringList preferred{u"smemLayout"_s, u"stages"_s, u"warpN"_s, u"blockK"_s,
-                                u"splitK"_s,     u"raster"_s, u"blockM"_s};
+    const QStringList preferred{u"smemLayout"_s, u"stages"_s, u"warpN"_s,
+                                u"blockK"_s,     u"splitK"_s, u"raster"_s,
+                                u"blockM"_s,     u"tile"_s,   u"thread_tile_n"_s};
     const auto moves = family.neighbours(first);
     for (const QString& knob : preferred) {
         for (const kev::Strategy& move : moves) {

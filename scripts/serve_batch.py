@@ -37,6 +37,7 @@ def main():
     ap.add_argument("--jsonl", help="write every report here, one per line")
     ap.add_argument("--default-task", default="gemm_fp16_fp32_4096.json")
     ap.add_argument("--task", help="task file for every kernel (overrides headers)")
+    ap.add_argument("--no-profile", action="store_true", help="skip the hardware-counter child")
     ap.add_argument("kernels", nargs="+")
     args = ap.parse_args()
 
@@ -47,6 +48,8 @@ def main():
         h = headers(k)
         task = args.task or os.path.join(ROOT, "resources", "tasks", h.get("task", args.default_task))
         opts = {"lint": h.get("lint", "on") != "off"}
+        if args.no_profile:
+            opts["profile"] = "never"
         if "timeout" in h:
             opts["run_timeout_s"] = float(h["timeout"])
         rid = f"k{i}"

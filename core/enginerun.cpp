@@ -357,7 +357,8 @@ void EngineRun::planSlot(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Planning;
     setState(Engine::State::Planning, versionLabel(slot.candidate.version));
-    m_agents[index].planner->plan(context(index));
+    if (Planner* planner = m_agents[index].planner.data())
+        planner->plan(context(index));
 }
 
 void EngineRun::onPlan(int index, const Strategy& strategy, const AgentTurn& turn) {
@@ -415,13 +416,16 @@ void EngineRun::codeSlot(int index) {
     slot.phase = Phase::Coding;
     ++slot.candidate.codeAttempts;
     setState(Engine::State::Coding, versionLabel(slot.candidate.version));
+    Coder* coder = m_agents[index].coder.data();
+    if (!coder)
+        return;
     if (slot.candidate.failedSources.isEmpty()) {
-        m_agents[index].coder->code(context(index), slot.candidate.strategy);
+        coder->code(context(index), slot.candidate.strategy);
     } else {
         const QString log = slot.candidate.report ? slot.candidate.report->compileLog : QString();
         slot.candidate.report.reset();
-        m_agents[index].coder->fixCompile(context(index), slot.candidate.strategy,
-                                          slot.candidate.failedSources.last(), log);
+        coder->fixCompile(context(index), slot.candidate.strategy,
+                          slot.candidate.failedSources.last(), log);
     }
 }
 
@@ -530,8 +534,9 @@ void EngineRun::reviewSlot(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Reviewing;
     setState(Engine::State::Reviewing, versionLabel(slot.candidate.version));
-    m_agents[index].reviewer->review(context(index), slot.candidate.strategy, slot.candidate.source,
-                                     *slot.candidate.report);
+    if (Reviewer* reviewer = m_agents[index].reviewer.data())
+        reviewer->review(context(index), slot.candidate.strategy, slot.candidate.source,
+                         *slot.candidate.report);
 }
 
 void EngineRun::onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn) {
@@ -862,12 +867,12 @@ void EngineRun::cancel() {
 
 void EngineRun::halt() {
     for (auto& agents : m_agents) {
-        if (agents.planner)
-            agents.planner->cancel();
-        if (agents.coder)
-            agents.coder->cancel();
-        if (agents.reviewer)
-            agents.reviewer->cancel();
+        if (Planner* planner = agents.planner.data())
+            planner->cancel();
+        if (Coder* coder = agents.coder.data())
+            coder->cancel();
+        if (Reviewer* reviewer = agents.reviewer.data())
+            reviewer->cancel();
     }
     if (m_pool) {
         m_pool->killAll();

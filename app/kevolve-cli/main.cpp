@@ -524,22 +524,22 @@ private:
             code = ExitInterrupted;
         QString error;
         const auto store = SessionStore::open(m_dir, &error);
-        const std::optional<int> best = store ? store->bestVersion() : std::nullopt;
+        const int best = store ? store->bestVersion().value_or(0) : 0;
         if (m_json) {
             printJson({{QStringLiteral("event"), QStringLiteral("finished")},
                        {QStringLiteral("reason"), Engine::stopReasonName(reason)},
                        {QStringLiteral("message"), message},
                        {QStringLiteral("session"), m_dir},
-                       {QStringLiteral("best"), best ? QJsonValue(*best) : QJsonValue()},
+                       {QStringLiteral("best"), best > 0 ? QJsonValue(best) : QJsonValue()},
                        {QStringLiteral("exit_code"), code}});
         } else {
             if (reason == Engine::StopReason::NoDevice)
                 err() << "kevolve-cli: " << message << Qt::endl;
             out() << "finished: " << message << Qt::endl;
-            if (best && store) {
-                const auto step = store->step(*best);
-                out() << "best: v" << *best << ", " << fmt(step->speedup) << "x the reference"
-                      << Qt::endl;
+            if (best > 0) {
+                const auto step = store->step(best);
+                out() << "best: v" << best << ", " << fmt(step ? step->speedup : std::nullopt)
+                      << "x the reference" << Qt::endl;
             }
             out() << "session: " << m_dir << "\nexport with: kevolve-cli export " << m_dir
                   << " --out DIR" << Qt::endl;

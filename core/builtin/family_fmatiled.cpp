@@ -252,16 +252,7 @@ QStringList FmaTiledFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate FmaTiledFamily::resources(const Strategy& s, const Task&,
                                            const DeviceInfo& device) const {
-    ResourceEstimate r;
-    r.threadsPerBlock = threads(s);
-    r.smemBytesPerBlock = smemBytes(s);
-    r.registersPerThread = registerEstimate(s);
-    if (r.threadsPerBlock > 0) {
-        const qint64 byRegs = device.regsPerSm / (qint64(r.registersPerThread) * r.threadsPerBlock);
-        const qint64 bySmem = device.smemPerSm / std::max<qint64>(r.smemBytesPerBlock, 1);
-        r.blocksPerSm =
-            int(std::min({byRegs, bySmem, qint64(2048 / r.threadsPerBlock), qint64(32)}));
-    }
+    ResourceEstimate r = estimateResources(threads(s), smemBytes(s), registerEstimate(s), device);
     return r;
 }
 

@@ -602,16 +602,7 @@ QStringList MmaSyncFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate MmaSyncFamily::resources(const Strategy& s, const Task& task,
                                           const DeviceInfo& device) const {
-    ResourceEstimate r;
-    r.threadsPerBlock = s.warps * 32;
-    r.smemBytesPerBlock = smemBytes(s);
-    r.registersPerThread = registerEstimate(s);
-    if (r.threadsPerBlock > 0 && r.registersPerThread > 0 && r.smemBytesPerBlock > 0) {
-        const qint64 byRegs = device.regsPerSm / (qint64(r.registersPerThread) * r.threadsPerBlock);
-        const qint64 bySmem = device.smemPerSm / r.smemBytesPerBlock;
-        const qint64 byThreads = 2048 / r.threadsPerBlock;
-        r.blocksPerSm = int(std::min({byRegs, bySmem, byThreads, qint64(32)}));
-    }
+    ResourceEstimate r = estimateResources(s.warps * 32, smemBytes(s), registerEstimate(s), device);
     r.workspaceBytes = m_splitK ? qint64(s.splitK) * task.m * task.n * 4 : 0;
     return r;
 }

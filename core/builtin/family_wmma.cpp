@@ -409,16 +409,7 @@ QStringList WmmaFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate WmmaFamily::resources(const Strategy& s, const Task&,
                                        const DeviceInfo& device) const {
-    ResourceEstimate r;
-    r.threadsPerBlock = s.warps * 32;
-    r.smemBytesPerBlock = smemBytes(s);
-    r.registersPerThread = registerEstimate(s);
-    if (r.threadsPerBlock > 0 && r.smemBytesPerBlock > 0) {
-        const qint64 byRegs = device.regsPerSm / (qint64(r.registersPerThread) * r.threadsPerBlock);
-        const qint64 bySmem = device.smemPerSm / r.smemBytesPerBlock;
-        r.blocksPerSm =
-            int(std::min({byRegs, bySmem, qint64(2048 / r.threadsPerBlock), qint64(32)}));
-    }
+    ResourceEstimate r = estimateResources(s.warps * 32, smemBytes(s), registerEstimate(s), device);
     return r;
 }
 

@@ -1,5 +1,7 @@
 #include "builtin/kernelfamily.h"
 
+#include <algorithm>
+
 using namespace Qt::StringLiterals;
 
 namespace kev {
@@ -74,6 +76,20 @@ QString configurationKey(const KernelFamily& family, const Strategy& strategy) {
     for (const ParameterSpec& spec : specs)
         key += u' ' + spec.name + u'=' + valueText(parameterValue(spec, strategy));
     return key;
+}
+
+ResourceEstimate estimateResources(int threads, qint64 smemBytes, int registers,
+                                   const DeviceInfo& device) {
+    ResourceEstimate r;
+    r.threadsPerBlock = threads;
+    r.smemBytesPerBlock = smemBytes;
+    r.registersPerThread = registers;
+    if (threads > 0 && registers > 0) {
+        const qint64 byRegs = device.regsPerSm / (qint64(registers) * threads);
+        const qint64 bySmem = device.smemPerSm / std::max<qint64>(smemBytes, 1);
+        r.blocksPerSm = int(std::min({byRegs, bySmem, qint64(2048 / threads), qint64(32)}));
+    }
+    return r;
 }
 
 } // namespace kev

@@ -68,6 +68,12 @@ struct ResourceEstimate {
     qint64 workspaceBytes = 0;    // for the task's timed shape (split-K partials, ...)
 };
 
+// The estimate for blocks of `threads` threads, `smemBytes` of shared memory and about `registers`
+// registers a thread: blocks per SM bounded by registers, shared memory, 2048 threads and 32
+// blocks.
+ResourceEstimate estimateResources(int threads, qint64 smemBytes, int registers,
+                                   const DeviceInfo& device);
+
 class KernelFamily {
 public:
     virtual ~KernelFamily() = default;

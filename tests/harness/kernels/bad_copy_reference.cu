@@ -5,8 +5,7 @@
 
 __global__ void idle() {}
 
-extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
-{
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream) {
     (void)args;
     idle<<<1, 32, 0, stream>>>();
     return cudaGetLastError() == cudaSuccess ? 0 : 1;

@@ -6,11 +6,6 @@
 
 namespace kev::gpu {
 
-CandidateLibrary::~CandidateLibrary() {
-    // The library stays mapped until the process ends: its fatbinary registration must outlive
-    // every pending kernel, and the child exits right after the evaluation anyway.
-}
-
 bool CandidateLibrary::load(const std::string& path, std::string* error) {
     m_handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m_handle) {

@@ -15,7 +15,6 @@ public:
     CandidateLibrary() = default;
     CandidateLibrary(const CandidateLibrary&) = delete;
     CandidateLibrary& operator=(const CandidateLibrary&) = delete;
-    ~CandidateLibrary();
 
     // Returns false with `error` naming what is missing or why dlopen failed.
     bool load(const std::string& path, std::string* error);
@@ -23,6 +22,8 @@ public:
     WorkspaceFn workspace() const { return m_workspace; }
 
 private:
+    // Never dlclose'd: the fatbinary registration must outlive every pending kernel, and the
+    // child exits right after the evaluation anyway.
     void* m_handle = nullptr;
     LaunchFn m_launch = nullptr;
     WorkspaceFn m_workspace = nullptr;

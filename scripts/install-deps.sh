@@ -6,7 +6,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 pkgs=(cmake ninja-build g++ git pkg-config
       qt6-base-dev qt6-charts-dev libqscintilla2-qt6-dev qtkeychain-qt6-dev libqt6svg6-dev
-      libgl-dev xvfb xauth libgtest-dev clang-format libdtl-dev)
+      libgl-dev xvfb xauth libgtest-dev clang-format libdtl-dev dpkg-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

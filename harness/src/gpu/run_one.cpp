@@ -139,6 +139,16 @@ struct Outcome {
     bool suspicious = false;
 };
 
+// Whether the runtime sees any CUDA device; the failed query's error is cleared.
+bool haveDevice() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return count > 0;
+}
+
 class Evaluation {
 public:
     Evaluation(const json::Value& job, const Task& task)
@@ -441,9 +451,7 @@ json::Value Evaluation::run() {
     json::Value correctness = json::Value::object();
     json::Value trials = json::Value::array();
     json::Value timing;
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        cudaGetLastError();
+    if (!haveDevice()) {
         result["status"] = "no_device";
         result["message"] = "no CUDA device";
         return result;
@@ -674,9 +682,7 @@ json::Value Evaluation::run() {
 json::Value Evaluation::profile() {
     json::Value result = json::Value::object();
     result["type"] = "result";
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        cudaGetLastError();
+    if (!haveDevice()) {
         result["status"] = "no_device";
         result["message"] = "no CUDA device";
         return result;

@@ -111,6 +111,27 @@ typedef struct KevolveArgs {
 } // extern "C"
 #endif
 
+// Per-op conventions (dims in the order of the task's shape; tensors row-major, stride in elements;
+// accumulation in fp32 whatever the storage type). Ops other than GEMM take their task "params"
+// through scalars[]:
+//
+//   gemm        dims {M, N, K}; inputs A (M x K), B (K x N); outputs C (M x N);
+//               scalars {alpha = 1, beta = 0}.
+//   gemv        dims {M, N}; inputs A (M x N), x; outputs y; scalars {transpose}: 0 gives
+//               y (M) = A x with x of length N, 1 gives y (N) = A^T x with x of length M.
+//   softmax     dims {M, N}; inputs X (M x N); outputs Y (M x N); each row of Y is the softmax of the
+//               row of X (a row of -inf gives NaN, a NaN in a row makes the row NaN).
+//   layernorm   dims {M, N}; inputs X (M x N), W (N), B (N); outputs Y (M x N); scalars {epsilon}:
+//               Y = (X - mean) / sqrt(var + epsilon) * W + B per row, var the biased variance.
+//   reduce      dims {M, N}; inputs X (M x N); outputs Y (M); scalars {reduction}: 0 sum, 1 max,
+//               over each row.
+//   elementwise dims {N}; inputs X (N); outputs Y (N); scalars {function}: 0 GELU (erf form),
+//               1 SiLU.
+//   custom      dims, inputs, outputs and scalars as the task declares them, in its order.
+//
+// Vectors and rows have stride {ld, 1} (matrices) or {1} (vectors); ld is a multiple of the task's
+// leading_dim_multiple and every base pointer is 256-byte aligned.
+
 // Convenience accessors for the GEMM op (C = alpha * A * B + beta * C, row-major).
 #define KEVOLVE_GEMM_M(a) ((a)->dims[0])
 #define KEVOLVE_GEMM_N(a) ((a)->dims[1])
@@ -118,5 +139,11 @@ typedef struct KevolveArgs {
 #define KEVOLVE_GEMM_LDA(a) ((a)->inputs[0].stride[0])
 #define KEVOLVE_GEMM_LDB(a) ((a)->inputs[1].stride[0])
 #define KEVOLVE_GEMM_LDC(a) ((a)->outputs[0].stride[0])
+
+// Accessors for the row-wise ops (softmax, layernorm, reduce) and GEMV: M rows of N elements.
+#define KEVOLVE_ROWS(a) ((a)->dims[0])
+#define KEVOLVE_COLS(a) ((a)->dims[1])
+#define KEVOLVE_LDX(a) ((a)->inputs[0].stride[0])
+#define KEVOLVE_LDY(a) ((a)->outputs[0].stride[0])
 
 #endif // KEVOLVE_ABI_H

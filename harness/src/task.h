@@ -46,9 +46,46 @@ struct TensorSpec {
     bool output = false;
     Dtype dtype = Dtype::F32;
     Layout layout = Layout::Row;
+    // Custom ops only: the tensor's dimensions by name (outermost first) and, for inputs, how its
+    // values are drawn (ops.h, "distributions"). Registry ops leave both empty.
+    std::vector<std::string> dims;
+    std::string distribution;
     bool operator==(const TensorSpec& o) const {
-        return name == o.name && output == o.output && dtype == o.dtype && layout == o.layout;
+        return name == o.name && output == o.output && dtype == o.dtype && layout == o.layout &&
+               dims == o.dims && distribution == o.distribution;
     }
+};
+
+// One op parameter (task "params"): a boolean, a number or one of a list of names.
+struct ParamValue {
+    enum class Kind { Bool, Number, Choice };
+    Kind kind = Kind::Number;
+    bool flag = false;
+    double number = 0.0;
+    std::string choice;
+    bool operator==(const ParamValue& o) const {
+        return kind == o.kind && flag == o.flag && number == o.number && choice == o.choice;
+    }
+};
+
+// A parameter an op accepts: its type, default and allowed values. Every parameter becomes one
+// KevolveArgs::scalars[] entry in declaration order: booleans 0/1, numbers as they are, choices
+// their index in `choices`.
+struct ParamSpec {
+    std::string name;
+    ParamValue defaultValue;
+    std::vector<std::string> choices; // Kind::Choice
+    double min = -1e300;              // Kind::Number, inclusive
+    double max = 1e300;
+    bool minOpen = false; // min itself excluded (epsilon > 0)
+};
+
+// Custom ops: outputs are judged elementwise against the reference's output,
+// |y - ref| <= atol + rtol * |ref|.
+struct ElementTolerance {
+    double atol = 0.0;
+    double rtol = 0.0;
+    bool operator==(const ElementTolerance& o) const { return atol == o.atol && rtol == o.rtol; }
 };
 
 struct Reference {
@@ -90,9 +127,17 @@ struct Task {
     Reference reference;
     double toleranceMultiple = 8.0;
     TimingSpec timing;
-    std::optional<Counts> counts; // overrides the registry's counts when given
+    std::optional<Counts> counts; // overrides the registry's counts when given; required for custom
+    // Every parameter the op declares, in its order, defaults filled in (custom: as the task
+    // declares them, numbers only).
+    std::vector<std::pair<std::string, ParamValue>> params;
+    std::vector<std::string> dims; // custom only: the dimension names, in args->dims order
+    std::optional<ElementTolerance> elementwiseTolerance; // custom only
 
     const OpSpec& opSpec() const;
+    bool isCustom() const { return op == "custom"; }
+    // Throws std::out_of_range naming the parameter when the task has none of that name.
+    const ParamValue& param(std::string_view paramName) const;
     // Throws std::out_of_range naming the tensor when the op has no such tensor.
     const TensorSpec& tensor(std::string_view tensorName) const;
     Dtype dtype(std::string_view tensorName) const { return tensor(tensorName).dtype; }
@@ -112,6 +157,7 @@ struct OpSpec {
     std::vector<Dtype> tensorDtypes;     // what inputs and outputs may be
     std::vector<Dtype> accumulateDtypes; // what accumulation may be
     int64_t defaultLeadingDimMultiple = 1;
+    std::vector<ParamSpec> params;
     // Op-specific rules on an otherwise well-formed task; throws TaskError naming the field.
     std::function<void(const Task&)> validate;
     std::function<double(const Shape&)> flops;

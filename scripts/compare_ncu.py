@@ -144,6 +144,9 @@ def main():
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--arch", default="90a")
     ap.add_argument("--markdown", help="append the table to this file (e.g. docs/benchmarks.md)")
+    ap.add_argument("--ncu-extra", default="",
+                    help="comma-separated metrics ncu also collects and prints (not compared), "
+                         "e.g. to cross-check a metric Kevolve derives")
     args = ap.parse_args()
     for path in (args.harness, args.task, args.kernel):
         if not os.path.exists(path):
@@ -171,16 +174,18 @@ def main():
     if not all(kernels.values()):
         fail(f"missing a profiled kernel: {kernels}")
 
+    extra = [m for m in args.ncu_extra.split(",") if m and m not in names]
     log = os.path.join(work, "ncu.csv")
     # No name filter: ncu's filter matched nothing on the H200 (2026-11-29) although it listed the
     # kernels. The profile-only run launches few kernels; rows are matched by bare function name.
-    run([args.ncu, "--cache-control", "none", "--clock-control", "none", "--metrics", ",".join(names), "--csv", "--page", "raw",
+    run([args.ncu, "--cache-control", "none", "--clock-control", "none", "--metrics", ",".join(names + extra), "--csv", "--page", "raw",
          "--log-file", log, args.harness, "run-one", "--job", job_path, "--no-cupti", "--profile-only"],
         env=env)
     with open(log) as f:
         theirs = parse_ncu_csv(f.read())
 
     lines = [f"\n### ncu vs Kevolve: {os.path.basename(args.kernel)} on {task.get('name')}\n",
+             f"Kernels: candidate `{kernels['candidate']}`, reference `{kernels['reference']}`.\n",
              "| side | metric | Kevolve | ncu | diff | tolerance | ok |", "|---|---|---|---|---|---|---|"]
     bad = 0
     for side, kernel in kernels.items():
@@ -197,9 +202,11 @@ def main():
             bad += 0 if ok else 1
             lines.append(f"| {side} | `{name}` | {mine[name]:.6g} | {ref[name]:.6g} | {shown} | {tol} | "
                          f"{'yes' if ok else '**no**'} |")
-        for derived in ("smem_wavefronts_per_instruction",):
-            if derived in mine:
-                lines.append(f"| {side} | {derived} (derived) | {mine[derived]:.3f} | | | | |")
+        for derived in sorted(k for k in mine if k.startswith("smem_")):
+            lines.append(f"| {side} | {derived} (derived) | {mine[derived]:.3f} | | | | |")
+        for name in extra:
+            if name in ref:
+                lines.append(f"| {side} | `{name}` (ncu only) | | {ref[name]:.6g} | | | |")
     lines.append(f"\n{bad} metric(s) out of tolerance; Kevolve profile time "
                  f"{metrics.get('profile_s', {}).get('total_s', 0):.2f} s, {metrics.get('passes')} passes.\n")
     text = "\n".join(lines)

@@ -2,6 +2,9 @@
 
 #include "metrics.h"
 
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -62,9 +65,56 @@ std::vector<const char*> cNames(const std::vector<std::string>& names) {
     return out;
 }
 
+// A runtime launch reaches the driver too; only the outermost API call names the kernel.
+void CUPTIAPI onLaunch(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                       const void* data) {
+    auto* self = static_cast<RangeProfiler*>(user);
+    const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    int& depth = self->runtimeLaunchDepth();
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (info->callbackSite == CUPTI_API_ENTER) {
+            if (depth++ == 0) {
+                self->recordLaunch(info->symbolName);
+            }
+        } else {
+            --depth;
+        }
+    } else if (info->callbackSite == CUPTI_API_ENTER && depth == 0) {
+        self->recordLaunch(info->symbolName);
+    }
+}
+
+// Subscribes `self` to the launch callbacks; without them ranges keep their index as name.
+void* subscribeLaunches(RangeProfiler* self) {
+    CUpti_SubscriberHandle sub = nullptr;
+    if (cuptiSubscribe(&sub, onLaunch, self) != CUPTI_SUCCESS) {
+        return nullptr;
+    }
+    for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000}) {
+        cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    }
+    for (CUpti_CallbackId id :
+         {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync}) {
+        cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    }
+    return sub;
+}
+
 } // namespace
 
 RangeProfiler::~RangeProfiler() {
+    if (m_subscriber) {
+        cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
+    }
     if (m_host) {
         auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(
             CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
@@ -167,6 +217,7 @@ bool RangeProfiler::prepare(int device, const std::vector<std::string>& metrics,
         *why = cuptiError(r, "cuptiProfilerHostGetConfigImage");
         return false;
     }
+    m_subscriber = subscribeLaunches(this);
     auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
         CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
     passes.pConfigImage = m_config.data();
@@ -249,6 +300,8 @@ std::vector<Range> RangeProfiler::profile(const std::function<void()>& launch, s
         *why = cuptiError(r, "cuptiRangeProfilerStart");
         return out;
     }
+    m_launchNames.clear();
+    m_runtimeDepth = 0;
     launch();
     auto stop =
         params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
@@ -285,8 +338,10 @@ std::vector<Range> RangeProfiler::profile(const std::function<void()>& launch, s
         rangeInfo.counterDataImageSize = counterData.size();
         rangeInfo.rangeIndex = i;
         rangeInfo.rangeDelimiter = "/";
-        if (cuptiRangeProfilerCounterDataGetRangeInfo(&rangeInfo) == CUPTI_SUCCESS &&
-            rangeInfo.rangeName) {
+        if (m_launchNames.size() == info.numTotalRanges && !m_launchNames[i].empty()) {
+            range.name = m_launchNames[i];
+        } else if (cuptiRangeProfilerCounterDataGetRangeInfo(&rangeInfo) == CUPTI_SUCCESS &&
+                   rangeInfo.rangeName) {
             range.name = rangeInfo.rangeName;
         }
         auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(

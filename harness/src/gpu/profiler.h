@@ -41,8 +41,15 @@ public:
     const std::map<std::string, std::string>& unavailable() const { return m_unavailable; }
     size_t passes() const { return m_passes; }
 
+    // Kernel names in launch order, from CUPTI's launch callbacks (auto ranges are named by index).
+    void recordLaunch(const char* name) { m_launchNames.emplace_back(name ? name : ""); }
+    int& runtimeLaunchDepth() { return m_runtimeDepth; }
+
 private:
-    void* m_host = nullptr; // CUpti_Profiler_Host_Object*
+    void* m_host = nullptr;       // CUpti_Profiler_Host_Object*
+    void* m_subscriber = nullptr; // CUpti_SubscriberHandle
+    std::vector<std::string> m_launchNames;
+    int m_runtimeDepth = 0;
     void* m_context = nullptr;
     std::vector<uint8_t> m_config;
     std::vector<std::string> m_metrics;

@@ -201,7 +201,89 @@ void validateGemm(const Task& task) {
                                   dtypeName(a));
 }
 
+double dimD(const Shape& s, const char* name) {
+    return static_cast<double>(s.dim(name));
+}
+
+double bytesOf(const Task& t, const char* tensorName) {
+    return static_cast<double>(dtypeBytes(t.dtype(tensorName)));
+}
+
+// Row-wise ops and GEMV store their rows padded to leading_dim_multiple, so a row length need not
+// be a multiple of it; only the dtype combinations the references support are checked.
+void requireSameDtype(const Task& task, const char* tensorName, const char* like) {
+    const Dtype d = task.dtype(tensorName);
+    const Dtype want = task.dtype(like);
+    if (d != want)
+        fail(std::string("task.dtypes.") + tensorName,
+             std::string("\"") + dtypeName(d) + "\" differs from dtypes." + like + " (\"" +
+                 dtypeName(want) + "\"); " + tensorName + " and " + like + " must have one dtype");
+}
+
+void validateGemv(const Task& task) {
+    requireSameDtype(task, "x", "A");
+    const Dtype a = task.dtype("A");
+    const Dtype y = task.dtype("y");
+    if (y != Dtype::F32 && y != a)
+        fail("task.dtypes.y", std::string("\"") + dtypeName(y) + "\" output with \"" +
+                                  dtypeName(a) + "\" inputs is not supported; use f32 or " +
+                                  dtypeName(a));
+}
+
+void validateSoftmax(const Task& task) {
+    requireSameDtype(task, "Y", "X");
+}
+
+void validateLayernorm(const Task& task) {
+    requireSameDtype(task, "W", "X");
+    requireSameDtype(task, "B", "X");
+    requireSameDtype(task, "Y", "X");
+}
+
+void validateReduce(const Task& task) {
+    if (task.dtype("Y") != Dtype::F32)
+        fail("task.dtypes.Y", std::string("\"") + dtypeName(task.dtype("Y")) +
+                                  "\" is not supported; reductions write f32");
+}
+
+void validateElementwise(const Task& task) {
+    requireSameDtype(task, "Y", "X");
+}
+
+ParamValue boolParam(bool b) {
+    ParamValue v;
+    v.kind = ParamValue::Kind::Bool;
+    v.flag = b;
+    return v;
+}
+
+ParamValue numberParam(double d) {
+    ParamValue v;
+    v.kind = ParamValue::Kind::Number;
+    v.number = d;
+    return v;
+}
+
+ParamValue choiceParam(std::string c) {
+    ParamValue v;
+    v.kind = ParamValue::Kind::Choice;
+    v.choice = std::move(c);
+    return v;
+}
+
+double customElements(const Task& t, const Shape& s) {
+    double total = 0;
+    for (const auto& tensor : t.tensors) {
+        double n = 1;
+        for (const auto& d : tensor.dims)
+            n *= static_cast<double>(s.dim(d));
+        total += n;
+    }
+    return total;
+}
+
 std::vector<OpSpec> makeRegistry() {
+    const std::vector<Dtype> floats = {Dtype::F16, Dtype::BF16, Dtype::F32};
     std::vector<OpSpec> ops;
     OpSpec gemm;
     gemm.name = "gemm";
@@ -209,22 +291,143 @@ std::vector<OpSpec> makeRegistry() {
     gemm.dims = {"M", "N", "K"};
     gemm.inputs = {"A", "B"};
     gemm.outputs = {"C"};
-    gemm.tensorDtypes = {Dtype::F16, Dtype::BF16, Dtype::F32};
+    gemm.tensorDtypes = floats;
     gemm.accumulateDtypes = {Dtype::F32};
     gemm.defaultLeadingDimMultiple = 8;
     gemm.validate = validateGemm;
-    gemm.flops = [](const Shape& s) {
-        return 2.0 * static_cast<double>(s.dim("M")) * static_cast<double>(s.dim("N")) *
-               static_cast<double>(s.dim("K"));
+    gemm.flops = [](const Task&, const Shape& s) {
+        return 2.0 * dimD(s, "M") * dimD(s, "N") * dimD(s, "K");
     };
     gemm.minBytes = [](const Task& t, const Shape& s) {
-        const double m = static_cast<double>(s.dim("M"));
-        const double n = static_cast<double>(s.dim("N"));
-        const double k = static_cast<double>(s.dim("K"));
-        return m * k * dtypeBytes(t.dtype("A")) + k * n * dtypeBytes(t.dtype("B")) +
-               m * n * dtypeBytes(t.dtype("C"));
+        const double m = dimD(s, "M");
+        const double n = dimD(s, "N");
+        const double k = dimD(s, "K");
+        return m * k * bytesOf(t, "A") + k * n * bytesOf(t, "B") + m * n * bytesOf(t, "C");
     };
     ops.push_back(std::move(gemm));
+
+    OpSpec gemv;
+    gemv.name = "gemv";
+    gemv.kevolveOp = KEVOLVE_OP_GEMV;
+    gemv.dims = {"M", "N"};
+    gemv.inputs = {"A", "x"};
+    gemv.outputs = {"y"};
+    gemv.tensorDtypes = floats;
+    gemv.accumulateDtypes = {Dtype::F32};
+    gemv.defaultLeadingDimMultiple = 8;
+    gemv.params = {{"transpose", boolParam(false), {}}};
+    gemv.validate = validateGemv;
+    gemv.flops = [](const Task&, const Shape& s) { return 2.0 * dimD(s, "M") * dimD(s, "N"); };
+    gemv.minBytes = [](const Task& t, const Shape& s) {
+        const double m = dimD(s, "M");
+        const double n = dimD(s, "N");
+        const bool transpose = t.param("transpose").flag;
+        return m * n * bytesOf(t, "A") + (transpose ? m : n) * bytesOf(t, "x") +
+               (transpose ? n : m) * bytesOf(t, "y");
+    };
+    ops.push_back(std::move(gemv));
+
+    OpSpec softmax;
+    softmax.name = "softmax";
+    softmax.kevolveOp = KEVOLVE_OP_SOFTMAX;
+    softmax.dims = {"M", "N"};
+    softmax.inputs = {"X"};
+    softmax.outputs = {"Y"};
+    softmax.tensorDtypes = floats;
+    softmax.accumulateDtypes = {Dtype::F32};
+    softmax.defaultLeadingDimMultiple = 8;
+    softmax.validate = validateSoftmax;
+    softmax.flops = [](const Task&, const Shape& s) { return 5.0 * dimD(s, "M") * dimD(s, "N"); };
+    softmax.minBytes = [](const Task& t, const Shape& s) {
+        return dimD(s, "M") * dimD(s, "N") * (bytesOf(t, "X") + bytesOf(t, "Y"));
+    };
+    ops.push_back(std::move(softmax));
+
+    OpSpec layernorm;
+    layernorm.name = "layernorm";
+    layernorm.kevolveOp = KEVOLVE_OP_LAYERNORM;
+    layernorm.dims = {"M", "N"};
+    layernorm.inputs = {"X", "W", "B"};
+    layernorm.outputs = {"Y"};
+    layernorm.tensorDtypes = floats;
+    layernorm.accumulateDtypes = {Dtype::F32};
+    layernorm.defaultLeadingDimMultiple = 8;
+    {
+        ParamSpec epsilon{"epsilon", numberParam(1e-5), {}};
+        epsilon.min = 0.0;
+        epsilon.minOpen = true;
+        epsilon.max = 1.0;
+        layernorm.params = {epsilon};
+    }
+    layernorm.validate = validateLayernorm;
+    layernorm.flops = [](const Task&, const Shape& s) { return 8.0 * dimD(s, "M") * dimD(s, "N"); };
+    layernorm.minBytes = [](const Task& t, const Shape& s) {
+        const double m = dimD(s, "M");
+        const double n = dimD(s, "N");
+        return m * n * (bytesOf(t, "X") + bytesOf(t, "Y")) +
+               n * (bytesOf(t, "W") + bytesOf(t, "B"));
+    };
+    ops.push_back(std::move(layernorm));
+
+    OpSpec reduce;
+    reduce.name = "reduce";
+    reduce.kevolveOp = KEVOLVE_OP_REDUCE;
+    reduce.dims = {"M", "N"};
+    reduce.inputs = {"X"};
+    reduce.outputs = {"Y"};
+    reduce.tensorDtypes = floats;
+    reduce.accumulateDtypes = {Dtype::F32};
+    reduce.defaultLeadingDimMultiple = 8;
+    reduce.params = {{"reduction", choiceParam("sum"), {"sum", "max"}}};
+    reduce.validate = validateReduce;
+    reduce.flops = [](const Task&, const Shape& s) { return dimD(s, "M") * dimD(s, "N"); };
+    reduce.minBytes = [](const Task& t, const Shape& s) {
+        return dimD(s, "M") * dimD(s, "N") * bytesOf(t, "X") + dimD(s, "M") * bytesOf(t, "Y");
+    };
+    ops.push_back(std::move(reduce));
+
+    OpSpec elementwise;
+    elementwise.name = "elementwise";
+    elementwise.kevolveOp = KEVOLVE_OP_ELEMENTWISE;
+    elementwise.dims = {"N"};
+    elementwise.inputs = {"X"};
+    elementwise.outputs = {"Y"};
+    elementwise.tensorDtypes = floats;
+    elementwise.accumulateDtypes = {Dtype::F32};
+    elementwise.defaultLeadingDimMultiple = 8;
+    elementwise.params = {{"function", choiceParam("gelu"), {"gelu", "silu"}}};
+    elementwise.validate = validateElementwise;
+    elementwise.flops = [](const Task& t, const Shape& s) {
+        return (t.param("function").choice == "silu" ? 4.0 : 8.0) * dimD(s, "N");
+    };
+    elementwise.minBytes = [](const Task& t, const Shape& s) {
+        return dimD(s, "N") * (bytesOf(t, "X") + bytesOf(t, "Y"));
+    };
+    ops.push_back(std::move(elementwise));
+
+    // Custom ops declare their dimensions, tensors, params and counts in the task; the counts
+    // given are the timed shape's, and other shapes scale them by their element count.
+    OpSpec custom;
+    custom.name = "custom";
+    custom.kevolveOp = KEVOLVE_OP_CUSTOM;
+    custom.tensorDtypes = floats;
+    custom.accumulateDtypes = {Dtype::F32};
+    custom.defaultLeadingDimMultiple = 1;
+    custom.flops = [](const Task& t, const Shape& s) {
+        const double timed = customElements(t, t.shape);
+        return t.counts && timed > 0 ? t.counts->flops * customElements(t, s) / timed : 0.0;
+    };
+    custom.minBytes = [](const Task& t, const Shape& s) {
+        double total = 0;
+        for (const auto& tensor : t.tensors) {
+            double n = dtypeBytes(tensor.dtype);
+            for (const auto& d : tensor.dims)
+                n *= static_cast<double>(s.dim(d));
+            total += n;
+        }
+        return total;
+    };
+    ops.push_back(std::move(custom));
     return ops;
 }
 
@@ -304,7 +507,7 @@ const TensorSpec& Task::tensor(std::string_view tensorName) const {
 double Task::flops(const Shape& s) const {
     if (counts && s == shape)
         return counts->flops;
-    return opSpec().flops(s);
+    return opSpec().flops(*this, s);
 }
 
 double Task::minBytes(const Shape& s) const {
@@ -318,14 +521,265 @@ bool Task::operator==(const Task& o) const {
            op == o.op && tensors == o.tensors && accumulate == o.accumulate && shape == o.shape &&
            validationShapes == o.validationShapes && leadingDimMultiple == o.leadingDimMultiple &&
            reference == o.reference && toleranceMultiple == o.toleranceMultiple &&
-           timing == o.timing && counts == o.counts;
+           timing == o.timing && counts == o.counts && params == o.params && dims == o.dims &&
+           elementwiseTolerance == o.elementwiseTolerance;
 }
+
+const ParamValue& Task::param(std::string_view paramName) const {
+    for (const auto& [key, value] : params) {
+        if (key == paramName)
+            return value;
+    }
+    throw std::out_of_range("task " + name + " has no parameter " + std::string(paramName));
+}
+
+namespace {
+
+const char* const kDistributions[] = {"normal", "uniform", "positive", "shifted", "large"};
+
+bool isIdentifier(const std::string& name) {
+    if (name.empty() || name.size() > 32 || (name.front() >= '0' && name.front() <= '9'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    });
+}
+
+void readRegistryParams(const json::Value* given, const OpSpec& op, Task& task) {
+    std::vector<std::string> names;
+    for (const auto& p : op.params)
+        names.push_back(p.name);
+    const std::string takes =
+        op.name + (names.empty() ? " takes no parameters" : " takes " + join(names, ", "));
+    if (given) {
+        if (!given->isObject())
+            fail("task.params", "expected an object, got " + quoted(*given));
+        for (const auto& [key, member] : given->members()) {
+            if (std::find(names.begin(), names.end(), key) == names.end())
+                fail("task.params." + key, "unknown parameter (" + takes + ")");
+        }
+    }
+    for (const auto& spec : op.params) {
+        const std::string path = "task.params." + spec.name;
+        const json::Value* v = given ? given->find(spec.name) : nullptr;
+        ParamValue value = spec.defaultValue;
+        if (v) {
+            switch (spec.defaultValue.kind) {
+            case ParamValue::Kind::Bool:
+                if (!v->isBool())
+                    fail(path, "expected true or false, got " + quoted(*v));
+                value.flag = v->asBool();
+                break;
+            case ParamValue::Kind::Number:
+                value.number = readNumber(*v, path, spec.min, spec.max, spec.minOpen);
+                break;
+            case ParamValue::Kind::Choice: {
+                const std::string choice = readString(*v, path);
+                if (std::find(spec.choices.begin(), spec.choices.end(), choice) ==
+                    spec.choices.end())
+                    fail(path, quoted(*v) + " is not one of " + join(spec.choices, ", "));
+                value.choice = choice;
+                break;
+            }
+            }
+        }
+        task.params.emplace_back(spec.name, value);
+    }
+}
+
+void readCustomParams(const json::Value* given, Task& task) {
+    if (!given)
+        return;
+    if (!given->isObject())
+        fail("task.params", "expected an object, got " + quoted(*given));
+    if (given->size() > KEVOLVE_MAX_SCALARS)
+        fail("task.params", std::to_string(given->size()) + " parameters; at most " +
+                                std::to_string(KEVOLVE_MAX_SCALARS) +
+                                " (each becomes one args->scalars entry)");
+    for (const auto& [key, member] : given->members()) {
+        const std::string path = "task.params." + key;
+        if (!isIdentifier(key))
+            fail(path,
+                 "a parameter name is 1-32 letters, digits or '_', not starting with a digit");
+        if (!member.isNumber())
+            fail(path, "expected a number, got " + quoted(member) +
+                           " (custom parameters become args->scalars)");
+        ParamValue value;
+        value.kind = ParamValue::Kind::Number;
+        value.number = member.asDouble();
+        task.params.emplace_back(key, value);
+    }
+}
+
+// A custom op's dimensions are the timed shape's fields, in the order written (that is the order
+// of args->dims).
+std::vector<std::string> readCustomDims(const json::Value& shape) {
+    if (!shape.isObject())
+        fail("task.shape", "expected an object, got " + quoted(shape));
+    if (shape.size() == 0)
+        fail("task.shape", "a custom op needs at least one dimension");
+    if (shape.size() > KEVOLVE_MAX_DIMS)
+        fail("task.shape", std::to_string(shape.size()) + " dimensions; at most " +
+                               std::to_string(KEVOLVE_MAX_DIMS));
+    std::vector<std::string> dims;
+    for (const auto& [key, member] : shape.members()) {
+        if (!isIdentifier(key))
+            fail("task.shape." + key,
+                 "a dimension name is 1-32 letters, digits or '_', not starting with a digit");
+        dims.push_back(key);
+    }
+    return dims;
+}
+
+void readCustomTensors(const json::Value* v, Task& task) {
+    if (!v)
+        fail("task.tensors", "missing (a custom op lists its inputs and outputs)");
+    if (!v->isArray())
+        fail("task.tensors", "expected an array, got " + quoted(*v));
+    std::vector<TensorSpec> inputs;
+    std::vector<TensorSpec> outputs;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < v->size(); ++i) {
+        const std::string path = "task.tensors[" + std::to_string(i) + "]";
+        const ObjectReader reader(v->at(i), path,
+                                  {"name", "shape", "dtype", "output", "distribution"});
+        TensorSpec t;
+        t.name = readString(reader.required("name"), reader.field("name"));
+        if (!isIdentifier(t.name))
+            fail(reader.field("name"),
+                 quoted(reader.required("name")) +
+                     " must be 1-32 letters, digits or '_', not starting with a digit");
+        const auto previous = std::find(names.begin(), names.end(), t.name);
+        if (previous != names.end())
+            fail(reader.field("name"), quoted(reader.required("name")) +
+                                           " is already the name of task.tensors[" +
+                                           std::to_string(previous - names.begin()) + "]");
+        names.push_back(t.name);
+
+        const json::Value& shape = reader.required("shape");
+        const std::string shapePath = reader.field("shape");
+        if (!shape.isArray())
+            fail(shapePath, "expected an array of dimension names, got " + quoted(shape));
+        if (shape.size() < 1 || shape.size() > 4)
+            fail(shapePath, "a tensor has 1 to 4 dimensions, got " + std::to_string(shape.size()));
+        for (size_t d = 0; d < shape.size(); ++d) {
+            const std::string dimPath = shapePath + "[" + std::to_string(d) + "]";
+            const std::string dim = readString(shape.at(d), dimPath);
+            if (std::find(task.dims.begin(), task.dims.end(), dim) == task.dims.end())
+                fail(dimPath, quoted(shape.at(d)) + " is not a dimension of task.shape (" +
+                                  join(task.dims, ", ") + ")");
+            t.dims.push_back(dim);
+        }
+
+        t.dtype = readDtype(reader.required("dtype"), reader.field("dtype"),
+                            {Dtype::F16, Dtype::BF16, Dtype::F32});
+        if (const json::Value* o = reader.optional("output")) {
+            if (!o->isBool())
+                fail(reader.field("output"), "expected true or false, got " + quoted(*o));
+            t.output = o->asBool();
+        }
+        if (const json::Value* d = reader.optional("distribution")) {
+            if (t.output)
+                fail(reader.field("distribution"),
+                     "an output is written by the kernel, not drawn; remove the field");
+            t.distribution = readString(*d, reader.field("distribution"));
+            if (std::none_of(std::begin(kDistributions), std::end(kDistributions),
+                             [&](const char* n) { return t.distribution == n; }))
+                fail(reader.field("distribution"),
+                     quoted(*d) + " is not one of normal, uniform, positive, shifted, large");
+        } else if (!t.output) {
+            t.distribution = "normal";
+        }
+        (t.output ? outputs : inputs).push_back(std::move(t));
+    }
+    if (outputs.empty())
+        fail("task.tensors", "no output (mark at least one tensor \"output\": true)");
+    if (inputs.size() > KEVOLVE_MAX_TENSORS)
+        fail("task.tensors", std::to_string(inputs.size()) + " inputs; at most " +
+                                 std::to_string(KEVOLVE_MAX_TENSORS));
+    if (outputs.size() > KEVOLVE_MAX_TENSORS)
+        fail("task.tensors", std::to_string(outputs.size()) + " outputs; at most " +
+                                 std::to_string(KEVOLVE_MAX_TENSORS));
+    task.tensors = std::move(inputs);
+    task.tensors.insert(task.tensors.end(), outputs.begin(), outputs.end());
+    for (const auto& dim : task.dims) {
+        const bool used = std::any_of(task.tensors.begin(), task.tensors.end(), [&](const auto& t) {
+            return std::find(t.dims.begin(), t.dims.end(), dim) != t.dims.end();
+        });
+        if (!used)
+            fail("task.shape." + dim, "not a dimension of any tensor in task.tensors");
+    }
+}
+
+void readRegistryTensors(const ObjectReader& root, const OpSpec& op, Task& task) {
+    std::vector<std::string> tensorNames = op.inputs;
+    tensorNames.insert(tensorNames.end(), op.outputs.begin(), op.outputs.end());
+    const json::Value& dtypes = root.required("dtypes");
+    if (!dtypes.isObject())
+        fail("task.dtypes", "expected an object, got " + quoted(dtypes));
+    for (const auto& [key, member] : dtypes.members()) {
+        if (key != "accumulate" &&
+            std::find(tensorNames.begin(), tensorNames.end(), key) == tensorNames.end())
+            fail("task.dtypes." + key, "unknown field (" + op.name + " has tensors " +
+                                           join(tensorNames, ", ") + " and accumulate)");
+    }
+    for (const auto& tensorName : tensorNames) {
+        const json::Value* d = dtypes.find(tensorName);
+        if (!d)
+            fail("task.dtypes." + tensorName, "missing");
+        TensorSpec t;
+        t.name = tensorName;
+        t.output = std::find(op.outputs.begin(), op.outputs.end(), tensorName) != op.outputs.end();
+        t.dtype = readDtype(*d, "task.dtypes." + tensorName, op.tensorDtypes);
+        task.tensors.push_back(t);
+    }
+    if (const json::Value* acc = dtypes.find("accumulate"))
+        task.accumulate = readDtype(*acc, "task.dtypes.accumulate", op.accumulateDtypes);
+}
+
+// Custom tasks give dtypes per tensor; "dtypes" may only name the accumulation.
+void readCustomAccumulate(const ObjectReader& root, const OpSpec& op, Task& task) {
+    const json::Value* dtypes = root.optional("dtypes");
+    if (!dtypes)
+        return;
+    if (!dtypes->isObject())
+        fail("task.dtypes", "expected an object, got " + quoted(*dtypes));
+    for (const auto& [key, member] : dtypes->members()) {
+        if (key != "accumulate")
+            fail("task.dtypes." + key,
+                 "unknown field (a custom op gives each tensor's dtype in task.tensors)");
+    }
+    if (const json::Value* acc = dtypes->find("accumulate"))
+        task.accumulate = readDtype(*acc, "task.dtypes.accumulate", op.accumulateDtypes);
+}
+
+void readLayout(const ObjectReader& root, const Task& task) {
+    const json::Value* layout = root.optional("layout");
+    if (!layout)
+        return;
+    std::vector<std::string> tensorNames;
+    for (const auto& t : task.tensors)
+        tensorNames.push_back(t.name);
+    if (!layout->isObject())
+        fail("task.layout", "expected an object, got " + quoted(*layout));
+    for (const auto& [key, member] : layout->members()) {
+        if (std::find(tensorNames.begin(), tensorNames.end(), key) == tensorNames.end())
+            fail("task.layout." + key,
+                 "unknown field (" + task.op + " has tensors " + join(tensorNames, ", ") + ")");
+        if (readString(member, "task.layout." + key) != "row")
+            fail("task.layout." + key,
+                 quoted(member) + " is not supported (only \"row\" in version 1)");
+    }
+}
+
+} // namespace
 
 Task parseTask(const json::Value& value, const std::string& baseDir) {
     const ObjectReader root(value, "task",
                             {"schema_version", "name", "description", "op", "dtypes", "layout",
                              "shape", "validation_shapes", "alignment", "reference", "tolerance",
-                             "timing", "counts"});
+                             "timing", "counts", "params", "tensors"});
     Task task;
     if (const json::Value* v = root.optional("schema_version")) {
         const int64_t version = readInt(*v, "task.schema_version", 0, INT32_MAX);
@@ -351,57 +805,37 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
             names.push_back(spec.name);
         fail("task.op", quoted(opValue) + " is not a registered op (" + join(names, ", ") + ")");
     }
+    const bool custom = task.isCustom();
+    task.accumulate = op->accumulateDtypes.front();
 
-    {
-        std::vector<std::string> tensorNames = op->inputs;
-        tensorNames.insert(tensorNames.end(), op->outputs.begin(), op->outputs.end());
-        const json::Value& dtypes = root.required("dtypes");
-        if (!dtypes.isObject())
-            fail("task.dtypes", "expected an object, got " + quoted(dtypes));
-        for (const auto& [key, member] : dtypes.members()) {
-            if (key != "accumulate" &&
-                std::find(tensorNames.begin(), tensorNames.end(), key) == tensorNames.end())
-                fail("task.dtypes." + key, "unknown field (" + op->name + " has tensors " +
-                                               join(tensorNames, ", ") + " and accumulate)");
-        }
-        for (const auto& tensorName : tensorNames) {
-            const json::Value* d = dtypes.find(tensorName);
-            if (!d)
-                fail("task.dtypes." + tensorName, "missing");
-            TensorSpec t;
-            t.name = tensorName;
-            t.output =
-                std::find(op->outputs.begin(), op->outputs.end(), tensorName) != op->outputs.end();
-            t.dtype = readDtype(*d, "task.dtypes." + tensorName, op->tensorDtypes);
-            task.tensors.push_back(t);
-        }
-        if (const json::Value* acc = dtypes.find("accumulate"))
-            task.accumulate = readDtype(*acc, "task.dtypes.accumulate", op->accumulateDtypes);
-        else
-            task.accumulate = op->accumulateDtypes.front();
-
-        if (const json::Value* layout = root.optional("layout")) {
-            if (!layout->isObject())
-                fail("task.layout", "expected an object, got " + quoted(*layout));
-            for (const auto& [key, member] : layout->members()) {
-                if (std::find(tensorNames.begin(), tensorNames.end(), key) == tensorNames.end())
-                    fail("task.layout." + key, "unknown field (" + op->name + " has tensors " +
-                                                   join(tensorNames, ", ") + ")");
-                if (readString(member, "task.layout." + key) != "row")
-                    fail("task.layout." + key,
-                         quoted(member) + " is not supported (only \"row\" in version 1)");
-            }
-        }
+    // The dimension names a shape must have: the op's, or a custom task's own.
+    OpSpec shapeSpec = *op;
+    if (custom) {
+        task.dims = readCustomDims(root.required("shape"));
+        shapeSpec.dims = task.dims;
+        readCustomAccumulate(root, *op, task);
+        readCustomTensors(root.optional("tensors"), task);
+    } else {
+        if (root.optional("tensors"))
+            fail("task.tensors", "only a custom op declares its tensors (" + op->name +
+                                     "'s are fixed; give their dtypes in task.dtypes)");
+        readRegistryTensors(root, *op, task);
     }
+    readLayout(root, task);
 
-    task.shape = readShape(root.required("shape"), "task.shape", *op);
+    task.shape = readShape(root.required("shape"), "task.shape", shapeSpec);
     if (const json::Value* shapes = root.optional("validation_shapes")) {
         if (!shapes->isArray())
             fail("task.validation_shapes", "expected an array, got " + quoted(*shapes));
         for (size_t i = 0; i < shapes->size(); ++i)
-            task.validationShapes.push_back(
-                readShape(shapes->at(i), "task.validation_shapes[" + std::to_string(i) + "]", *op));
+            task.validationShapes.push_back(readShape(
+                shapes->at(i), "task.validation_shapes[" + std::to_string(i) + "]", shapeSpec));
     }
+
+    if (custom)
+        readCustomParams(root.optional("params"), task);
+    else
+        readRegistryParams(root.optional("params"), *op, task);
 
     task.leadingDimMultiple = op->defaultLeadingDimMultiple;
     if (const json::Value* v = root.optional("alignment")) {
@@ -415,6 +849,9 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
             if (v->asString() != "cublas")
                 fail("task.reference",
                      quoted(*v) + " is not a reference (\"cublas\" or {\"file\": \"ref.cu\"})");
+            if (custom)
+                fail("task.reference",
+                     "a custom op needs its own reference: {\"file\": \"ref.cu\"}");
             task.reference.kind = Reference::Kind::Cublas;
         } else if (v->isObject()) {
             const ObjectReader ref(*v, "task.reference", {"file"});
@@ -429,9 +866,23 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
             fail("task.reference",
                  "expected \"cublas\" or {\"file\": \"ref.cu\"}, got " + quoted(*v));
         }
+    } else if (custom) {
+        fail("task.reference", "missing (a custom op needs {\"file\": \"ref.cu\"}, a reference "
+                               "implementing the candidate ABI)");
     }
 
-    if (const json::Value* v = root.optional("tolerance")) {
+    if (custom) {
+        const json::Value* v = root.optional("tolerance");
+        if (!v)
+            fail("task.tolerance",
+                 "missing (a custom op is judged by |y - ref| <= atol + rtol |ref|; give "
+                 "{\"atol\": ..., \"rtol\": ...})");
+        const ObjectReader tolerance(*v, "task.tolerance", {"atol", "rtol"});
+        ElementTolerance e;
+        e.atol = readNumber(tolerance.required("atol"), "task.tolerance.atol", 0.0, 1e30, false);
+        e.rtol = readNumber(tolerance.required("rtol"), "task.tolerance.rtol", 0.0, 1e6, false);
+        task.elementwiseTolerance = e;
+    } else if (const json::Value* v = root.optional("tolerance")) {
         const ObjectReader tolerance(*v, "task.tolerance", {"multiple"});
         if (const json::Value* m = tolerance.optional("multiple"))
             task.toleranceMultiple = readNumber(*m, "task.tolerance.multiple", 1.0, 1e6, false);
@@ -459,6 +910,9 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
         c.minBytes =
             readNumber(counts.required("min_bytes"), "task.counts.min_bytes", 0.0, 1e30, true);
         task.counts = c;
+    } else if (custom) {
+        fail("task.counts", "missing (a custom op gives {\"flops\": F, \"min_bytes\": B} for its "
+                            "timed shape; the harness cannot count an op it does not know)");
     }
 
     if (op->validate)
@@ -504,9 +958,28 @@ json::Value toJson(const Task& task) {
     v["op"] = task.op;
     json::Value& dtypes = v["dtypes"];
     dtypes = json::Value::object();
-    for (const auto& t : task.tensors)
-        dtypes[t.name] = dtypeName(t.dtype);
+    if (!task.isCustom()) {
+        for (const auto& t : task.tensors)
+            dtypes[t.name] = dtypeName(t.dtype);
+    }
     dtypes["accumulate"] = dtypeName(task.accumulate);
+    if (task.isCustom()) {
+        json::Value& tensors = v["tensors"];
+        tensors = json::Value::array();
+        for (const auto& t : task.tensors) {
+            json::Value tensor = json::Value::object();
+            tensor["name"] = t.name;
+            json::Value& shape = tensor["shape"];
+            shape = json::Value::array();
+            for (const auto& d : t.dims)
+                shape.push(d);
+            tensor["dtype"] = dtypeName(t.dtype);
+            tensor["output"] = t.output;
+            if (!t.output)
+                tensor["distribution"] = t.distribution;
+            tensors.push(std::move(tensor));
+        }
+    }
     json::Value& layout = v["layout"];
     layout = json::Value::object();
     for (const auto& t : task.tensors)
@@ -516,12 +989,35 @@ json::Value toJson(const Task& task) {
     shapes = json::Value::array();
     for (const auto& s : task.validationShapes)
         shapes.push(s.toJson());
+    // GEMM has no parameters; its normalised form keeps the version-1 fields only.
+    if (task.op != "gemm") {
+        json::Value& params = v["params"];
+        params = json::Value::object();
+        for (const auto& [key, p] : task.params) {
+            switch (p.kind) {
+            case ParamValue::Kind::Bool:
+                params[key] = p.flag;
+                break;
+            case ParamValue::Kind::Number:
+                params[key] = p.number;
+                break;
+            case ParamValue::Kind::Choice:
+                params[key] = p.choice;
+                break;
+            }
+        }
+    }
     v["alignment"]["leading_dim_multiple"] = task.leadingDimMultiple;
     if (task.reference.kind == Reference::Kind::Cublas)
         v["reference"] = "cublas";
     else
         v["reference"]["file"] = task.reference.file;
-    v["tolerance"]["multiple"] = task.toleranceMultiple;
+    if (task.elementwiseTolerance) {
+        v["tolerance"]["atol"] = task.elementwiseTolerance->atol;
+        v["tolerance"]["rtol"] = task.elementwiseTolerance->rtol;
+    } else {
+        v["tolerance"]["multiple"] = task.toleranceMultiple;
+    }
     json::Value& timing = v["timing"];
     timing["budget_s"] = task.timing.budgetS;
     timing["target_half_width"] = task.timing.targetHalfWidth;

@@ -160,7 +160,7 @@ struct OpSpec {
     std::vector<ParamSpec> params;
     // Op-specific rules on an otherwise well-formed task; throws TaskError naming the field.
     std::function<void(const Task&)> validate;
-    std::function<double(const Shape&)> flops;
+    std::function<double(const Task&, const Shape&)> flops;
     std::function<double(const Task&, const Shape&)> minBytes;
 };
 

@@ -188,7 +188,9 @@ TEST(Task, MalformedTasksAreRejectedNamingTheField) {
         {"task.description: expected a string, got null",
          [](json::Value& v) { v["description"] = json::Value(); }},
         {"task.op: missing", [](json::Value& v) { v.erase("op"); }},
-        {"task.op: \"conv\" is not a registered op (gemm)", [](json::Value& v) { v["op"] = "conv"; }},
+        {"task.op: \"conv\" is not a registered op (gemm, gemv, softmax, layernorm, reduce, "
+         "elementwise, custom)",
+         [](json::Value& v) { v["op"] = "conv"; }},
         {"task.dtypes: missing", [](json::Value& v) { v.erase("dtypes"); }},
         {"task.dtypes: expected an object, got \"f16\"", [](json::Value& v) { v["dtypes"] = "f16"; }},
         {"task.dtypes.A: \"fp8\" is not one of f16, bf16, f32",

@@ -54,10 +54,14 @@ GemmBench::GemmBench(const Task& task, cudaStream_t stream, cublasHandle_t cubla
     , m_device(device)
     , m_a(static_cast<int>(task.dtype("A")))
     , m_b(static_cast<int>(task.dtype("B")))
-    , m_c(static_cast<int>(task.dtype("C"))) {}
+    , m_c(static_cast<int>(task.dtype("C")))
+    , m_accumulate(static_cast<int>(task.accumulate))
+    , m_timedK(task.shape.dim("K")) {}
 
-void GemmBench::setShape(const GemmShape& shape, uint64_t workspaceBytes) {
-    m_shape = shape;
+void GemmBench::setShape(const Shape& dims, uint64_t workspaceBytes) {
+    m_shapeDims = dims;
+    m_shape = {dims.dim("M"), dims.dim("N"), dims.dim("K")};
+    const Dims& shape = m_shape;
     const size_t mk = static_cast<size_t>(shape.m * shape.k);
     const size_t kn = static_cast<size_t>(shape.k * shape.n);
     const size_t mn = static_cast<size_t>(shape.m * shape.n);
@@ -106,9 +110,26 @@ FillSpec GemmBench::fillSpec(Distribution dist, uint64_t seed) const {
     return f;
 }
 
-void GemmBench::fill(int set, Distribution dist, uint64_t seed) {
+std::vector<InputCase> GemmBench::validationCases() const {
+    std::vector<InputCase> cases;
+    for (Distribution d : {Distribution::Normal, Distribution::Shifted, Distribution::Large}) {
+        cases.push_back({d, -1, toString(d)});
+    }
+    return cases;
+}
+
+void GemmBench::fill(int set, const InputCase& inputCase, uint64_t seed) {
+    const Distribution dist = inputCase.distribution;
     KEV_CUDA(fillRandom(viewA(set), fillSpec(dist, seed), m_stream));
     KEV_CUDA(fillRandom(viewB(set), fillSpec(dist, seed ^ 0x5bd1e995u), m_stream));
+}
+
+void GemmBench::refresh(int set, uint64_t seed) {
+    fill(set, InputCase{}, seed);
+}
+
+void GemmBench::poison(Side side) {
+    (side == Side::Candidate ? m_cCand : m_cRef).poison(m_stream);
 }
 
 MatrixView GemmBench::viewA(int set) const {
@@ -221,7 +242,36 @@ tolerance::ErrorStats GemmBench::errors(const DeviceBuffer& output) {
     return s;
 }
 
-double GemmBench::sketchError(int set, const DeviceBuffer& output, uint64_t seed) {
+tolerance::Bounds GemmBench::floors(int64_t k) const {
+    return tolerance::floors(m_c, m_accumulate, k);
+}
+
+TrialCheck GemmBench::judge(double multiple) {
+    computeTruth(0);
+    TrialCheck t;
+    t.candidate = errors(m_cCand);
+    t.reference = errors(m_cRef);
+    t.verdict = tolerance::judge(t.candidate, t.reference, multiple, floors(m_shape.k));
+    return t;
+}
+
+json::Value GemmBench::ruleJson(double multiple) const {
+    const tolerance::Bounds floor = floors(m_timedK);
+    json::Value rule = json::Value::object();
+    rule["text"] = tolerance::describeRule(multiple, floor);
+    rule["multiple"] = multiple;
+    rule["floor_rel_fro"] = floor.relFro;
+    rule["floor_max_scaled"] = floor.maxScaled;
+    return rule;
+}
+
+double GemmBench::outputCheckBound(const TrialCheck& timedNormal, double multiple) const {
+    // A random projection of a correct output lands close to its normwise error.
+    return 4.0 * std::max(multiple * timedNormal.reference.relFro, floors(m_shape.k).relFro);
+}
+
+double GemmBench::outputCheck(int set, Side side, uint64_t seed) {
+    const DeviceBuffer& output = side == Side::Candidate ? m_cCand : m_cRef;
     double* v = m_vecN.as<double>();
     double* y = m_vecK.as<double>();
     double* z = m_vecM1.as<double>();

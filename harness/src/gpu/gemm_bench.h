@@ -3,63 +3,57 @@
 // (cublasGemmEx, CUBLAS_COMPUTE_32F, pedantic math for f32 so no TF32); the fp64 truth
 // (cublasDgemm on upcast inputs) with the componentwise scale |A||B|; and the per-sample output
 // check C v against A (B v).
-#include "candidate.h"
-#include "cuda_util.h"
-#include "device_kernels.h"
-#include "task.h"
-#include "tolerance.h"
-
-#include <kevolve/abi.h>
+#include "op_bench.h"
 
 #include <cublas_v2.h>
 
 namespace kev::gpu {
 
-struct GemmShape {
-    int64_t m = 0, n = 0, k = 0;
-};
-
-class GemmBench {
+class GemmBench final : public OpBench {
 public:
-    static constexpr int kInputSets = 2;
-
     GemmBench(const Task& task, cudaStream_t stream, cublasHandle_t cublas,
               const KevolveDevice& device);
 
-    // (Re)allocates every buffer for `shape`; inputs get NaN guard regions.
-    void setShape(const GemmShape& shape, uint64_t workspaceBytes);
-    const GemmShape& shape() const { return m_shape; }
+    // Inputs get NaN guard regions.
+    void setShape(const Shape& shape, uint64_t workspaceBytes) override;
+    const Shape& shape() const override { return m_shapeDims; }
 
-    void fill(int set, Distribution dist, uint64_t seed);
-    FillSpec fillSpec(Distribution dist, uint64_t seed) const;
+    std::vector<InputCase> validationCases() const override;
+    void fill(int set, const InputCase& inputCase, uint64_t seed) override;
+    void refresh(int set, uint64_t seed) override;
+    bool refreshesContents() const override { return true; }
 
-    // Arguments for the candidate on input set `set`, writing candidateOutput().
-    const KevolveArgs& args(int set);
-    // The arguments with null data pointers, for kevolve_workspace_bytes.
-    KevolveArgs shapeArgs() const;
+    const KevolveArgs& args(int set) override;
+    KevolveArgs shapeArgs() const override;
+    const DeviceBuffer& workspace() const override { return m_workspace; }
+    void poison(Side side) override;
 
-    const DeviceBuffer& candidateOutput() const { return m_cCand; }
-    const DeviceBuffer& referenceOutput() const { return m_cRef; }
-    const DeviceBuffer& workspace() const { return m_workspace; }
-
-    // The reference into referenceOutput(), or into candidateOutput() for the A/A self-check:
     // cuBLAS, or the task's own reference library when one is set.
-    void launchReference(int set, bool intoCandidateOutput);
-    // A user reference implementing the candidate ABI (task.reference = {"file": ...}). Its
-    // workspace, if it asks for one, is its own.
-    void setReferenceLibrary(LaunchFn launch, WorkspaceFn workspaceBytes);
+    void launchReference(int set, bool intoCandidateOutput) override;
+    // Its workspace, if it asks for one, is its own.
+    void setReferenceLibrary(LaunchFn launch, WorkspaceFn workspaceBytes) override;
 
+    // rel_fro and max_scaled against the fp64 truth, componentwise scaled by |A||B|, within the
+    // tolerance rule's multiple of cuBLAS's own errors or the floor for K.
+    TrialCheck judge(double multiple) override;
+    json::Value ruleJson(double multiple) const override;
+
+    // ||C v - A (B v)|| / ||A (B v)|| for a random sign vector v: a full-output check per sample.
+    double outputCheck(int set, Side side, uint64_t seed) override;
+    double outputCheckBound(const TrialCheck& timedNormal, double multiple) const override;
+
+    double flops() const override { return 2.0 * m_shape.m * m_shape.n * m_shape.k; }
+
+private:
+    struct Dims {
+        int64_t m = 0, n = 0, k = 0;
+    };
+
+    FillSpec fillSpec(Distribution dist, uint64_t seed) const;
     // fp64 truth and |A||B| for input set `set`; then error statistics of an output against them.
     void computeTruth(int set);
     tolerance::ErrorStats errors(const DeviceBuffer& output);
-
-    // ||C v - A (B v)|| / ||A (B v)|| for a random sign vector v: a full-output check per sample.
-    double sketchError(int set, const DeviceBuffer& output, uint64_t seed);
-
-    double flops() const { return 2.0 * m_shape.m * m_shape.n * m_shape.k; }
-    int outputDtype() const { return m_c; }
-
-private:
+    tolerance::Bounds floors(int64_t k) const;
     MatrixView viewA(int set) const;
     MatrixView viewB(int set) const;
     MatrixView viewC(const DeviceBuffer& b) const;
@@ -68,7 +62,10 @@ private:
     cublasHandle_t m_cublas;
     KevolveDevice m_device;
     int m_a, m_b, m_c;
-    GemmShape m_shape;
+    int m_accumulate;
+    int64_t m_timedK; // the task's timed K, which the report's rule names
+    Dims m_shape;
+    Shape m_shapeDims;
     DeviceBuffer m_A[kInputSets], m_B[kInputSets];
     DeviceBuffer m_cCand, m_cRef, m_workspace, m_refWorkspace;
     LaunchFn m_refLaunch = nullptr;

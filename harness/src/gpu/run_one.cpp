@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -162,11 +163,14 @@ private:
     void loadCandidate();
     void launchCandidate(int set);
     void syncCandidate(const char* what);
-    json::Value trial(const char* phase, const GemmShape& shape, Distribution dist, uint64_t seed,
-                      bool* pass, double* refRelFro);
-    bool validate(const char* phase, const std::vector<GemmShape>& shapes,
-                  const std::vector<Distribution>& dists, json::Value& trials);
-    uint64_t workspaceFor(const GemmShape& shape);
+    json::Value trial(const char* phase, const Shape& shape, const InputCase& inputCase,
+                      uint64_t seed, TrialCheck* check);
+    // Every shape with every case; `cases` empty means the bench's validation cases. The first
+    // trial's check (the timed shape's normal inputs) goes to *first when given.
+    bool validate(const char* phase, const std::vector<Shape>& shapes,
+                  const std::vector<InputCase>& cases, json::Value& trials,
+                  TrialCheck* first = nullptr);
+    uint64_t workspaceFor(const Shape& shape);
     void addCheck(const std::string& name, bool ok, const std::string& evidence);
     json::Value environment() const;
 
@@ -182,7 +186,7 @@ private:
     std::string m_pciBusId;
     CandidateLibrary m_library;
     CandidateLibrary m_reference; // the task's own reference, when it names a .cu file
-    std::optional<GemmBench> m_bench;
+    std::unique_ptr<OpBench> m_bench;
     std::vector<std::string> m_violations;
     json::Value m_checks = json::Value::array();
     Stages m_stages;
@@ -197,16 +201,18 @@ private:
     std::string m_peaksNote;
 };
 
-GemmShape gemmShape(const Shape& s) {
-    return {s.dim("M"), s.dim("N"), s.dim("K")};
+// "1000x1064x904": the shape's dimensions in the op's order.
+std::string shapeText(const Shape& s) {
+    std::string text;
+    for (const auto& [name, value] : s.dims) {
+        text += (text.empty() ? "" : "x") + std::to_string(value);
+    }
+    return text;
 }
 
-json::Value shapeJson(const GemmShape& s) {
-    json::Value v = json::Value::object();
-    v["M"] = s.m;
-    v["N"] = s.n;
-    v["K"] = s.k;
-    return v;
+std::unique_ptr<OpBench> makeBench(const Task& task, cudaStream_t stream, cublasHandle_t cublas,
+                                   const KevolveDevice& device) {
+    return std::make_unique<GemmBench>(task, stream, cublas, device);
 }
 
 json::Value errorJson(const tolerance::ErrorStats& e, bool withChecksum) {
@@ -283,7 +289,7 @@ void Evaluation::loadCandidate() {
     }
 }
 
-uint64_t Evaluation::workspaceFor(const GemmShape& shape) {
+uint64_t Evaluation::workspaceFor(const Shape& shape) {
     if (m_selfCheck || !m_library.workspace()) {
         return 0;
     }
@@ -335,33 +341,30 @@ void Evaluation::syncCandidate(const char* what) {
     waitFor(m_done, m_kernelTimeout, what);
 }
 
-json::Value Evaluation::trial(const char* phase, const GemmShape& shape, Distribution dist,
-                              uint64_t seed, bool* pass, double* refRelFro) {
-    GemmBench& b = *m_bench;
-    b.fill(0, dist, seed);
-    b.candidateOutput().poison(m_stream);
+json::Value Evaluation::trial(const char* phase, const Shape& shape, const InputCase& inputCase,
+                              uint64_t seed, TrialCheck* check) {
+    OpBench& b = *m_bench;
+    b.fill(0, inputCase, seed);
+    b.poison(Side::Candidate);
     b.workspace().poison(m_stream);
     // The candidate runs first: no correct output for these inputs exists anywhere yet.
     launchCandidate(0);
     syncCandidate("the candidate");
-    b.referenceOutput().poison(m_stream);
+    b.poison(Side::Reference);
     b.launchReference(0, false);
-    b.computeTruth(0);
-    const tolerance::ErrorStats cand = b.errors(b.candidateOutput());
-    const tolerance::ErrorStats ref = b.errors(b.referenceOutput());
-    b.referenceOutput().poison(m_stream);
-    const tolerance::Bounds floor =
-        tolerance::floors(b.outputDtype(), static_cast<int>(m_task.accumulate), shape.k);
-    const tolerance::Verdict verdict = tolerance::judge(cand, ref, m_task.toleranceMultiple, floor);
-    *pass = verdict.pass;
-    *refRelFro = ref.relFro;
+    *check = b.judge(m_task.toleranceMultiple);
+    b.poison(Side::Reference);
+    const tolerance::Verdict& verdict = check->verdict;
     json::Value t = json::Value::object();
     t["phase"] = phase;
-    t["shape"] = shapeJson(shape);
-    t["distribution"] = toString(dist);
+    t["shape"] = shape.toJson();
+    t["distribution"] = toString(inputCase.distribution);
+    if (inputCase.edgeCase >= 0) {
+        t["edge_case"] = inputCase.name;
+    }
     t["seed"] = seed;
-    t["candidate"] = errorJson(cand, true);
-    t["reference"] = errorJson(ref, false);
+    t["candidate"] = errorJson(check->candidate, true);
+    t["reference"] = errorJson(check->reference, false);
     json::Value bound = json::Value::object();
     bound["rel_fro"] = verdict.bound.relFro;
     bound["max_scaled"] = verdict.bound.maxScaled;
@@ -374,21 +377,23 @@ json::Value Evaluation::trial(const char* phase, const GemmShape& shape, Distrib
     return t;
 }
 
-bool Evaluation::validate(const char* phase, const std::vector<GemmShape>& shapes,
-                          const std::vector<Distribution>& dists, json::Value& trials) {
+bool Evaluation::validate(const char* phase, const std::vector<Shape>& shapes,
+                          const std::vector<InputCase>& cases, json::Value& trials,
+                          TrialCheck* first) {
     bool allPass = true;
-    for (const GemmShape& shape : shapes) {
+    for (const Shape& shape : shapes) {
         m_bench->setShape(shape, workspaceFor(shape));
-        for (Distribution d : dists) {
-            bool pass = false;
-            double refRel = 0;
-            json::Value t = trial(phase, shape, d, m_seed++, &pass, &refRel);
-            if (!pass && allPass) {
+        for (const InputCase& c : cases.empty() ? m_bench->validationCases() : cases) {
+            TrialCheck check;
+            json::Value t = trial(phase, shape, c, m_seed++, &check);
+            if (first && trials.size() == 0) {
+                *first = check;
+            }
+            if (!check.verdict.pass && allPass) {
                 m_outcome.status = "incorrect";
-                m_outcome.message = std::string("incorrect on ") + std::to_string(shape.m) + "x" +
-                                    std::to_string(shape.n) + "x" + std::to_string(shape.k) + " (" +
-                                    toString(d) + " inputs, " + phase +
-                                    "): " + t.find("reason")->asString();
+                m_outcome.message = "incorrect on " + shapeText(shape) + " (" + c.name +
+                                    (c.edgeCase >= 0 ? "" : " inputs") + ", " + phase +
+                                    "): " + check.verdict.reason;
                 allPass = false;
             }
             trials.push(std::move(t));
@@ -458,8 +463,8 @@ json::Value Evaluation::run() {
     }
     try {
         setUpDevice();
-        const GemmShape timed = gemmShape(m_task.shape);
-        m_bench.emplace(m_task, m_stream, m_cublas, m_kdev);
+        const Shape& timed = m_task.shape;
+        m_bench = makeBench(m_task, m_stream, m_cublas, m_kdev);
         try {
             const std::string uuid = m_nvml ? m_nvml->info().uuid : m_pciBusId;
             m_peaks = devicePeaks(m_props, m_stream, uuid, nvml::driverVersion(), &m_peaksNote);
@@ -483,33 +488,25 @@ json::Value Evaluation::run() {
         m_stages.lap("gpu_setup_s");
 
         progress("validate", "correctness on fresh inputs, every shape and distribution", 0.0);
-        std::vector<GemmShape> shapes{timed};
-        for (const Shape& s : m_task.validationShapes) {
-            shapes.push_back(gemmShape(s));
-        }
-        const std::vector<Distribution> dists{Distribution::Normal, Distribution::Shifted,
-                                              Distribution::Large};
-        const bool correct = validate("pre", shapes, dists, trials);
+        std::vector<Shape> shapes{timed};
+        shapes.insert(shapes.end(), m_task.validationShapes.begin(), m_task.validationShapes.end());
+        TrialCheck timedNormal;
+        const bool correct = validate("pre", shapes, {}, trials, &timedNormal);
         m_stages.lap("validate_s");
 
         if (correct) {
             progress("time", "paired ABBA timing against the reference", 0.4);
-            // The per-sample check allows a few times the validated error of the timed shape:
-            // a random projection of a correct output lands close to its normwise error.
-            const json::Value& first = trials.at(0);
-            const double refRel = first.find("reference")->find("rel_fro")->asDouble();
-            const tolerance::Bounds floor = tolerance::floors(
-                m_bench->outputDtype(), static_cast<int>(m_task.accumulate), timed.k);
+            m_bench->setShape(timed, workspaceFor(timed));
             TimingOptions opts;
             opts.rounds = m_task.timing.rounds;
             opts.budgetSeconds = m_task.timing.budgetS;
             opts.targetHalfWidth = m_task.timing.targetHalfWidth;
             opts.maxRoundSpread = m_task.timing.maxRoundSpread;
             opts.kernelTimeoutSeconds = m_kernelTimeout;
-            opts.checkBound = 4.0 * std::max(m_task.toleranceMultiple * refRel, floor.relFro);
+            // The per-sample check allows a few times the validated error of the timed shape.
+            opts.checkBound = m_bench->outputCheckBound(timedNormal, m_task.toleranceMultiple);
             opts.seed = m_seed;
             m_seed += 1u << 20;
-            m_bench->setShape(timed, workspaceFor(timed));
             Timer timer(*m_bench, m_stream, m_nvml ? &*m_nvml : nullptr,
                         static_cast<size_t>(m_props.l2CacheSize));
             const TimingResult tr =
@@ -540,11 +537,11 @@ json::Value Evaluation::run() {
                 m_outcome.message = *tr.failedCheck;
             } else {
                 progress("recheck", "correctness again on fresh inputs after timing", 0.9);
-                std::vector<GemmShape> again{timed};
+                std::vector<Shape> again{timed};
                 if (shapes.size() > 1) {
                     again.push_back(shapes[1]);
                 }
-                const bool still = validate("post", again, {Distribution::Normal}, trials);
+                const bool still = validate("post", again, {InputCase{}}, trials);
                 m_stages.lap("recheck_s");
                 if (still) {
                     const double s = tr.ratio.median;
@@ -620,15 +617,9 @@ json::Value Evaluation::run() {
         m_outcome.error["message"] = e.what();
     }
     correctness["ok"] = m_outcome.status == "ok" || m_outcome.status == "unstable";
-    const tolerance::Bounds floor =
-        tolerance::floors(static_cast<int>(m_task.dtype("C")), static_cast<int>(m_task.accumulate),
-                          m_task.shape.dim("K"));
-    json::Value rule = json::Value::object();
-    rule["text"] = tolerance::describeRule(m_task.toleranceMultiple, floor);
-    rule["multiple"] = m_task.toleranceMultiple;
-    rule["floor_rel_fro"] = floor.relFro;
-    rule["floor_max_scaled"] = floor.maxScaled;
-    correctness["rule"] = rule;
+    if (m_bench) {
+        correctness["rule"] = m_bench->ruleJson(m_task.toleranceMultiple);
+    }
     correctness["trials"] = trials;
     result["status"] = m_outcome.status;
     result["message"] = m_outcome.message;
@@ -703,13 +694,12 @@ json::Value Evaluation::profile() {
         std::string why;
         const bool ready = !g_noCupti && prof.prepare(m_device, options.metrics, &why);
         lap("prepare_s");
-        m_bench.emplace(m_task, m_stream, m_cublas, m_kdev);
+        m_bench = makeBench(m_task, m_stream, m_cublas, m_kdev);
         loadCandidate();
-        const GemmShape timed = gemmShape(m_task.shape);
-        m_bench->setShape(timed, workspaceFor(timed));
-        m_bench->fill(0, Distribution::Normal, m_seed);
-        m_bench->candidateOutput().poison(m_stream);
-        m_bench->referenceOutput().poison(m_stream);
+        m_bench->setShape(m_task.shape, workspaceFor(m_task.shape));
+        m_bench->fill(0, InputCase{}, m_seed);
+        m_bench->poison(Side::Candidate);
+        m_bench->poison(Side::Reference);
         KEV_CUDA(cudaStreamSynchronize(m_stream));
         const auto candidate = [this] {
             launchCandidate(0);

@@ -33,7 +33,7 @@ void waitFor(cudaEvent_t event, double timeoutSeconds, const char* what) {
     }
 }
 
-Timer::Timer(GemmBench& bench, cudaStream_t stream, const nvml::Device* nvmlDevice, size_t l2Bytes)
+Timer::Timer(OpBench& bench, cudaStream_t stream, const nvml::Device* nvmlDevice, size_t l2Bytes)
     : m_bench(bench)
     , m_stream(stream)
     , m_nvml(nvmlDevice)
@@ -59,11 +59,11 @@ Timer::~Timer() {
 double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
                      const TimingOptions& options, double* check, bool* expired,
                      const AuditHooks* hooks) {
-    const DeviceBuffer& out = isCandidate ? m_bench.candidateOutput() : m_bench.referenceOutput();
+    const Side side = isCandidate ? Side::Candidate : Side::Reference;
     // Fresh inputs every sample: an entry point that caches results by pointer or by content
     // gains nothing, and the rotated buffers change the pointers too.
-    m_bench.fill(set, Distribution::Normal, seed);
-    out.poison(m_stream);
+    m_bench.refresh(set, seed);
+    m_bench.poison(side);
     // The flush writes a different byte each time so no layer can skip it as redundant.
     KEV_CUDA(cudaMemsetAsync(m_flush.data(), static_cast<int>(m_sampleCounter++ & 0x7F),
                              m_flushBytes, m_stream));
@@ -92,10 +92,10 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
     if (hooks) {
         hooks->end(ms);
     }
-    *check = m_bench.sketchError(set, out, seed ^ 0xc0ffee1234567ull);
+    *check = m_bench.outputCheck(set, side, seed ^ 0xc0ffee1234567ull);
     if (!isCandidate) {
         // Nothing correct is left lying around for a candidate to find.
-        out.poison(m_stream);
+        m_bench.poison(side);
     }
     return ms;
 }
@@ -113,7 +113,7 @@ RoundResult Timer::runRound(int round, const Launch& candidate, const Launch& re
         rec.round = round;
         rec.index = q;
         rec.warmup = q < options.warmupQuads;
-        rec.inputSet = q % GemmBench::kInputSets;
+        rec.inputSet = q % OpBench::kInputSets;
         const uint64_t base =
             options.seed + (static_cast<uint64_t>(round) << 32) + static_cast<uint64_t>(q) * 4;
         bool expired[4] = {false, false, false, false};
@@ -139,7 +139,7 @@ RoundResult Timer::runRound(int round, const Launch& candidate, const Launch& re
             char buf[256];
             std::snprintf(buf, sizeof buf,
                           "timed output (round %d, quad %d) failed the output check: relative "
-                          "error of C v is %.3g, bound %.3g",
+                          "error %.3g, bound %.3g",
                           round, q, rec.checkCandidate, options.checkBound);
             result.failedCheck = buf;
         }
@@ -183,6 +183,7 @@ TimingResult Timer::run(const Launch& candidate, const Launch& reference,
                         const TimingOptions& options) {
     TimingResult result;
     result.flushBytes = m_flushBytes;
+    result.inputsRefreshed = m_bench.refreshesContents();
     const double budget = options.budgetSeconds / std::max(1, options.rounds);
     for (int attempt = 0; attempt < 2; ++attempt) {
         result.rounds.clear();
@@ -232,7 +233,7 @@ double Timer::audit(const Launch& candidate, int count, const TimingOptions& opt
     for (int i = 0; i < count; ++i) {
         double check = 0;
         bool expired = false;
-        sample(candidate, true, i % GemmBench::kInputSets, options.seed + 0xa0d17ull + i, options,
+        sample(candidate, true, i % OpBench::kInputSets, options.seed + 0xa0d17ull + i, options,
                &check, &expired, &hooks);
         worst = std::max(worst, check);
     }
@@ -275,8 +276,8 @@ json::Value TimingResult::toJson(double flops) const {
     m["l2_flush_bytes"] = static_cast<uint64_t>(flushBytes);
     m["persisting_l2_reset"] = persistingResetSupported;
     m["blocking_kernel"] = true;
-    m["input_sets"] = GemmBench::kInputSets;
-    m["inputs_refreshed_per_sample"] = true;
+    m["input_sets"] = OpBench::kInputSets;
+    m["inputs_refreshed_per_sample"] = inputsRefreshed;
     m["output_poisoned_per_sample"] = true;
     m["output_checked_per_sample"] = true;
     t["method"] = m;

@@ -4,7 +4,7 @@
 // event window, a blocking kernel so that the entry point's host work is not timed, CUDA events on
 // the harness stream, and a full-output check afterwards. Samples are ABBA quads; a round stops at
 // the target interval half-width or its time budget; three rounds must agree.
-#include "gemm_bench.h"
+#include "op_bench.h"
 #include "json.h"
 #include "nvml.h"
 #include "stats.h"
@@ -63,6 +63,7 @@ struct TimingResult {
     std::optional<std::string> failedCheck;
     size_t flushBytes = 0;
     bool persistingResetSupported = true;
+    bool inputsRefreshed = true;
     json::Value toJson(double flops) const;
 };
 
@@ -87,7 +88,7 @@ public:
     // throws on a rule or launch failure); `reference(set)` the reference.
     using Launch = std::function<void(int set)>;
 
-    Timer(GemmBench& bench, cudaStream_t stream, const nvml::Device* nvmlDevice, size_t l2Bytes);
+    Timer(OpBench& bench, cudaStream_t stream, const nvml::Device* nvmlDevice, size_t l2Bytes);
     ~Timer();
     Timer(const Timer&) = delete;
     Timer& operator=(const Timer&) = delete;
@@ -107,7 +108,7 @@ private:
     RoundResult runRound(int round, const Launch& candidate, const Launch& reference,
                          const TimingOptions& options, double budget, TimingResult& result);
 
-    GemmBench& m_bench;
+    OpBench& m_bench;
     cudaStream_t m_stream;
     const nvml::Device* m_nvml;
     DeviceBuffer m_flush;

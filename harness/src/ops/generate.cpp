@@ -1,0 +1,381 @@
+// Input generation: the GEMM-like distributions and each op's edge cases (PROTOCOL.md, "Ops").
+#include "ops/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+namespace kev::ops {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+// splitmix64: tiny, fast and good enough for test inputs; the same seed gives the same inputs on
+// every host.
+class Rng {
+public:
+    explicit Rng(uint64_t seed)
+        : m_state(seed) {}
+
+    uint64_t next() {
+        uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    // [0, 1)
+    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+    double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+    int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+    double normal() {
+        if (m_haveSpare) {
+            m_haveSpare = false;
+            return m_spare;
+        }
+        double u = 0;
+        do {
+            u = uniform();
+        } while (u <= 0.0);
+        const double v = uniform();
+        const double r = std::sqrt(-2.0 * std::log(u));
+        m_spare = r * std::sin(kTwoPi * v);
+        m_haveSpare = true;
+        return r * std::cos(kTwoPi * v);
+    }
+    double normal(double mean, double stddev) { return mean + stddev * normal(); }
+
+private:
+    uint64_t m_state;
+    double m_spare = 0.0;
+    bool m_haveSpare = false;
+};
+
+// Independent streams per tensor and per case, from one seed.
+uint64_t mix(uint64_t seed, uint64_t salt) {
+    Rng r(seed ^ (salt * 0xD1B54A32D192ED03ull));
+    return r.next();
+}
+
+// Sizes `inputs` to the op's input layouts, reusing the buffers when they already match.
+void prepare(const Task& task, const Shape& shape, std::vector<HostTensor>& inputs) {
+    std::vector<TensorLayout> layouts;
+    for (auto& l : tensorLayouts(task, shape)) {
+        if (!l.output)
+            layouts.push_back(std::move(l));
+    }
+    bool same = inputs.size() == layouts.size();
+    for (size_t i = 0; same && i < layouts.size(); ++i) {
+        const TensorLayout& a = inputs[i].layout;
+        same = a.name == layouts[i].name && a.dtype == layouts[i].dtype &&
+               a.shape == layouts[i].shape && a.ld == layouts[i].ld;
+    }
+    if (same)
+        return;
+    inputs.clear();
+    for (auto& l : layouts)
+        inputs.emplace_back(std::move(l));
+}
+
+template <typename F> void fill(HostTensor& t, F&& value) {
+    for (int64_t r = 0; r < t.layout.rows; ++r) {
+        for (int64_t c = 0; c < t.layout.cols; ++c)
+            t.set(r, c, value(r, c));
+    }
+}
+
+void fillNormal(HostTensor& t, uint64_t seed, double mean, double stddev) {
+    Rng rng(seed);
+    fill(t, [&](int64_t, int64_t) { return rng.normal(mean, stddev); });
+}
+
+// Mean and standard deviation of each distribution for the op's data inputs. Large magnitudes
+// overflow a 16-bit accumulator while results stay representable in the output dtype.
+struct Moments {
+    double mean;
+    double stddev;
+};
+
+Moments moments(const Task& task, Distribution d, Dtype out) {
+    switch (d) {
+    case Distribution::Normal:
+        return {0.0, 1.0};
+    case Distribution::Shifted:
+        // Softmax is shift-invariant, so its shift is large enough to overflow a naive fp16 exp.
+        return {task.op == "softmax" ? 50.0 : 1.0, 1.0};
+    case Distribution::Large:
+        return {0.0, out == Dtype::F16 ? 4.0 : 24.0};
+    }
+    return {0.0, 1.0};
+}
+
+void generateCustom(const Task& task, uint64_t seed, std::vector<HostTensor>& inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        HostTensor& t = inputs[i];
+        const std::string& d = task.tensor(t.layout.name).distribution;
+        Rng rng(mix(seed, i + 1));
+        if (d == "uniform")
+            fill(t, [&](int64_t, int64_t) { return rng.uniform(-1.0, 1.0); });
+        else if (d == "positive")
+            fill(t, [&](int64_t, int64_t) { return rng.uniform(0.5, 2.0); });
+        else if (d == "shifted")
+            fill(t, [&](int64_t, int64_t) { return rng.normal(1.0, 1.0); });
+        else if (d == "large")
+            fill(t, [&](int64_t, int64_t) { return rng.normal(0.0, 16.0); });
+        else
+            fill(t, [&](int64_t, int64_t) { return rng.normal(); });
+    }
+}
+
+HostTensor& input(std::vector<HostTensor>& inputs, const char* name) {
+    for (auto& t : inputs) {
+        if (t.layout.name == name)
+            return t;
+    }
+    throw std::logic_error(std::string("no input ") + name);
+}
+
+// Weight and bias of a layer norm: around 1 and 0, as trained ones are.
+void fillAffine(std::vector<HostTensor>& inputs, uint64_t seed) {
+    fillNormal(input(inputs, "W"), mix(seed, 2), 1.0, 0.5);
+    fillNormal(input(inputs, "B"), mix(seed, 3), 0.0, 0.5);
+}
+
+// The offset of a large-offset layer-norm row: far above the spread (1), yet the spread still
+// spans several of the dtype's steps, so the row is not constant once stored.
+double largeOffset(Dtype d) {
+    switch (d) {
+    case Dtype::F16:
+        return 500.0;
+    case Dtype::BF16:
+        return 60.0;
+    default:
+        return 1e4;
+    }
+}
+
+std::vector<EdgeCase> softmaxCases(const Task& task, const Shape& shape) {
+    const auto t = std::make_shared<const Task>(task);
+    const Shape s = shape;
+    std::vector<EdgeCase> cases;
+    // Half the entries near +1e4, half near -1e4: exp without max-subtraction overflows.
+    cases.push_back({"softmax_pm1e4", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         Rng rng(seed);
+                         fill(in[0], [&](int64_t, int64_t) {
+                             return (rng.uniform() < 0.5 ? 1e4 : -1e4) + rng.normal();
+                         });
+                     }});
+    // A quarter of the entries -inf; row 0 entirely -inf (NaN expected); row 1 (when there is
+    // one) -inf but for one entry (exactly 1 there).
+    cases.push_back({"softmax_neg_inf", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         Rng rng(seed);
+                         const int64_t keep = rng.below(in[0].layout.cols);
+                         fill(in[0], [&](int64_t r, int64_t c) {
+                             if (r == 0 || (r == 1 && c != keep))
+                                 return -kInf;
+                             return rng.uniform() < 0.25 ? -kInf : rng.normal();
+                         });
+                     }});
+    // One NaN in the last row: that row must be NaN, every other row finite.
+    cases.push_back({"softmax_nan", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         Rng rng(seed);
+                         fill(in[0], [&](int64_t, int64_t) { return rng.normal(); });
+                         const HostTensor& x = in[0];
+                         in[0].set(x.layout.rows - 1, rng.below(x.layout.cols), kNaN);
+                     }});
+    return cases;
+}
+
+std::vector<EdgeCase> layernormCases(const Task& task, const Shape& shape) {
+    const auto t = std::make_shared<const Task>(task);
+    const Shape s = shape;
+    std::vector<EdgeCase> cases;
+    // Variance 0: the output is B exactly (epsilon keeps it finite).
+    cases.push_back({"layernorm_constant_rows", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         Rng rng(seed);
+                         std::vector<double> rowValue(static_cast<size_t>(in[0].layout.rows));
+                         for (auto& v : rowValue)
+                             v = rng.normal();
+                         rowValue[0] = 0.0;
+                         fill(in[0],
+                              [&](int64_t r, int64_t) { return rowValue[static_cast<size_t>(r)]; });
+                         fillAffine(in, seed);
+                     }});
+    // offset + N(0,1): one-pass E[x^2] - E[x]^2 cancels catastrophically.
+    cases.push_back({"layernorm_large_offset", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         const double offset = largeOffset(in[0].layout.dtype);
+                         fillNormal(in[0], seed, offset, 1.0);
+                         fillAffine(in, seed);
+                     }});
+    // A variance of 1e-6, below epsilon (1e-5 by default): ignoring epsilon changes the output.
+    cases.push_back({"layernorm_tiny_variance", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         fillNormal(in[0], seed, 0.0, 1e-3);
+                         fillAffine(in, seed);
+                     }});
+    return cases;
+}
+
+std::vector<EdgeCase> reduceCases(const Task& task, const Shape& shape) {
+    const auto t = std::make_shared<const Task>(task);
+    const Shape s = shape;
+    const bool isMax = task.param("reduction").choice == "max";
+    std::vector<EdgeCase> cases;
+    if (!isMax) {
+        // Pairs +-v with |v| ~ 1e4 (exact negatives once stored) and a quarter of small entries:
+        // the sum is the small entries', far below the magnitudes summed.
+        cases.push_back({"reduce_cancellation", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                             prepare(*t, s, in);
+                             Rng rng(seed);
+                             HostTensor& x = in[0];
+                             const double big = x.layout.dtype == Dtype::F16 ? 1e3 : 1e4;
+                             for (int64_t r = 0; r < x.layout.rows; ++r) {
+                                 int64_t c = 0;
+                                 for (; c + 1 < x.layout.cols; c += 2) {
+                                     if (rng.uniform() < 0.25) {
+                                         x.set(r, c, rng.normal());
+                                         x.set(r, c + 1, rng.normal());
+                                         continue;
+                                     }
+                                     const double v = roundTo(x.layout.dtype, big * rng.normal());
+                                     x.set(r, c, v);
+                                     x.set(r, c + 1, -v);
+                                 }
+                                 if (c < x.layout.cols)
+                                     x.set(r, c, rng.normal());
+                             }
+                         }});
+    }
+    // Rows of special values (row r mod 5): NaN somewhere (NaN), +inf somewhere (+inf for both
+    // reductions), -inf somewhere, all negative large magnitudes (a max initialised to 0 is
+    // wrong), and for sum +inf and -inf together (NaN).
+    cases.push_back({isMax ? "reduce_max_special" : "reduce_sum_special",
+                     [t, s, isMax](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         Rng rng(seed);
+                         HostTensor& x = in[0];
+                         const int64_t n = x.layout.cols;
+                         fill(x, [&](int64_t r, int64_t) {
+                             return r % 5 == 3 ? -1e4 * rng.uniform(0.5, 1.0) : rng.normal();
+                         });
+                         for (int64_t r = 0; r < x.layout.rows; ++r) {
+                             const int64_t c = rng.below(n);
+                             switch (r % 5) {
+                             case 0:
+                                 x.set(r, c, kNaN);
+                                 break;
+                             case 1:
+                                 x.set(r, c, kInf);
+                                 break;
+                             case 2:
+                                 x.set(r, c, -kInf);
+                                 if (isMax && r == 2) {
+                                     for (int64_t j = 0; j < n; ++j)
+                                         x.set(r, j, -kInf);
+                                 }
+                                 break;
+                             case 4:
+                                 if (!isMax && n > 1) {
+                                     x.set(r, 0, kInf);
+                                     x.set(r, n - 1, -kInf);
+                                 }
+                                 break;
+                             default:
+                                 break;
+                             }
+                         }
+                     }});
+    return cases;
+}
+
+std::vector<EdgeCase> elementwiseCases(const Task& task, const Shape& shape) {
+    const auto t = std::make_shared<const Task>(task);
+    const Shape s = shape;
+    std::vector<EdgeCase> cases;
+    // Saturation: |x| up to 1e4 (exp(-x) overflows fp32 beyond 88), a few NaNs (NaN out).
+    cases.push_back({"elementwise_saturation", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
+                         prepare(*t, s, in);
+                         Rng rng(seed);
+                         fill(in[0], [&](int64_t, int64_t c) {
+                             if (c % 97 == 13)
+                                 return kNaN;
+                             const double sign = rng.uniform() < 0.5 ? -1.0 : 1.0;
+                             switch (rng.below(4)) {
+                             case 0:
+                                 return sign * rng.uniform(0.0, 10.0);
+                             case 1:
+                                 return sign * rng.uniform(10.0, 100.0);
+                             case 2:
+                                 return sign * rng.uniform(100.0, 1e4);
+                             default:
+                                 return sign * rng.uniform(0.0, 1.0);
+                             }
+                         });
+                     }});
+    return cases;
+}
+
+} // namespace
+
+const char* distributionName(Distribution d) {
+    switch (d) {
+    case Distribution::Normal:
+        return "normal";
+    case Distribution::Shifted:
+        return "shifted";
+    case Distribution::Large:
+        return "large";
+    }
+    return "?";
+}
+
+std::vector<Distribution> distributions(const Task& task) {
+    if (task.isCustom())
+        return {Distribution::Normal};
+    return {Distribution::Normal, Distribution::Shifted, Distribution::Large};
+}
+
+void generate(const Task& task, const Shape& shape, Distribution distribution, uint64_t seed,
+              std::vector<HostTensor>& inputs) {
+    prepare(task, shape, inputs);
+    if (task.isCustom()) {
+        generateCustom(task, seed, inputs);
+        return;
+    }
+    Dtype out = Dtype::F32;
+    for (const auto& t : task.tensors) {
+        if (t.output)
+            out = t.dtype;
+    }
+    const Moments m = moments(task, distribution, out);
+    if (task.op == "layernorm") {
+        fillNormal(input(inputs, "X"), mix(seed, 1), m.mean, m.stddev);
+        fillAffine(inputs, seed);
+        return;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+        fillNormal(inputs[i], mix(seed, i + 1), m.mean, m.stddev);
+}
+
+std::vector<EdgeCase> edgeCases(const Task& task, const Shape& shape) {
+    if (task.op == "softmax")
+        return softmaxCases(task, shape);
+    if (task.op == "layernorm")
+        return layernormCases(task, shape);
+    if (task.op == "reduce")
+        return reduceCases(task, shape);
+    if (task.op == "elementwise")
+        return elementwiseCases(task, shape);
+    return {};
+}
+
+} // namespace kev::ops

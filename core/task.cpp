@@ -117,6 +117,254 @@ private:
     QString m_error;
 };
 
+struct OpLayout {
+    QStringList dims;
+    QStringList inputs;
+    QStringList outputs;
+};
+
+OpLayout opLayout(const QString& op) {
+    const QString m = QStringLiteral("M");
+    const QString n = QStringLiteral("N");
+    const QString x = QStringLiteral("X");
+    const QString y = QStringLiteral("Y");
+    if (op == QLatin1String("gemm"))
+        return {{m, n, QStringLiteral("K")},
+                {QStringLiteral("A"), QStringLiteral("B")},
+                {QStringLiteral("C")}};
+    if (op == QLatin1String("gemv"))
+        return {{m, n}, {QStringLiteral("A"), QStringLiteral("x")}, {QStringLiteral("y")}};
+    if (op == QLatin1String("softmax") || op == QLatin1String("reduce"))
+        return {{m, n}, {x}, {y}};
+    if (op == QLatin1String("layernorm"))
+        return {{m, n}, {x, QStringLiteral("W"), QStringLiteral("B")}, {y}};
+    if (op == QLatin1String("elementwise"))
+        return {{n}, {x}, {y}};
+    return {};
+}
+
+// Shape of an op other than GEMM: exactly the op's dimensions (custom: any names), each >= 1. Row
+// lengths need not be multiples of the alignment (the harness pads the leading dimension).
+Shape otherShape(TaskParser& p, const QJsonObject& object, const QString& path,
+                 const QStringList& dims) {
+    Shape s;
+    if (!dims.isEmpty()) {
+        p.rejectUnknown(object, path, dims);
+    } else if (object.isEmpty()) {
+        p.fail(path + QStringLiteral(": a custom op needs at least one dimension"));
+    }
+    const QStringList names = dims.isEmpty() ? object.keys() : dims;
+    for (const QString& name : names) {
+        const qint64 value = p.dimension(object, name, path);
+        if (dims.isEmpty())
+            continue;
+        if (name == QLatin1String("M"))
+            s.m = value;
+        else
+            s.n = value;
+    }
+    if (!dims.isEmpty() && !dims.contains(QStringLiteral("M")))
+        s.m = 1;
+    return s;
+}
+
+void parseParams(TaskParser& p, const QJsonObject& json, Task& t) {
+    const QString path = QStringLiteral("task.params");
+    const QJsonObject given =
+        json.contains(QStringLiteral("params"))
+            ? p.object(json, QStringLiteral("params"), QStringLiteral("task"), true)
+            : QJsonObject{};
+    QJsonObject params;
+    const auto choice = [&](const QString& key, const QStringList& allowed) {
+        if (given.contains(key))
+            params.insert(key, p.oneOf(given, key, path, allowed));
+        else
+            params.insert(key, allowed.first());
+    };
+    if (t.op == QLatin1String("gemv")) {
+        p.rejectUnknown(given, path, {QStringLiteral("transpose")});
+        const QJsonValue v = given.value(QStringLiteral("transpose"));
+        if (!v.isUndefined() && !v.isBool())
+            p.fail(path + QStringLiteral(".transpose: expected true or false"));
+        params.insert(QStringLiteral("transpose"), v.toBool(false));
+    } else if (t.op == QLatin1String("layernorm")) {
+        p.rejectUnknown(given, path, {QStringLiteral("epsilon")});
+        double epsilon = 1e-5;
+        if (given.contains(QStringLiteral("epsilon"))) {
+            epsilon = p.number(given, QStringLiteral("epsilon"), path);
+            if (!p.failed() && !(epsilon > 0))
+                p.fail(path + QStringLiteral(".epsilon: must be more than 0"));
+        }
+        params.insert(QStringLiteral("epsilon"), epsilon);
+    } else if (t.op == QLatin1String("reduce")) {
+        p.rejectUnknown(given, path, {QStringLiteral("reduction")});
+        choice(QStringLiteral("reduction"), {QStringLiteral("sum"), QStringLiteral("max")});
+    } else if (t.op == QLatin1String("elementwise")) {
+        p.rejectUnknown(given, path, {QStringLiteral("function")});
+        choice(QStringLiteral("function"), {QStringLiteral("gelu"), QStringLiteral("silu")});
+    } else if (t.op == QLatin1String("custom")) {
+        for (auto it = given.begin(); it != given.end(); ++it) {
+            if (!it.value().isDouble())
+                p.fail(path + u'.' + it.key() +
+                       QStringLiteral(": expected a number (custom parameters become scalars)"));
+            params.insert(it.key(), it.value());
+        }
+    } else {
+        p.rejectUnknown(given, path, {});
+    }
+    t.params = params;
+}
+
+// Every op but GEMM: tensors by name, the op's dimensions, params. Fields whose meaning only the
+// harness knows (custom tensors and tolerances) are checked for their basic form and kept in
+// Task::document.
+void parseOtherOp(const QJsonObject& json, TaskParser& p, Task& t) {
+    const QString root = QStringLiteral("task");
+    const bool custom = t.op == QLatin1String("custom");
+    const OpLayout layout = opLayout(t.op);
+    const QStringList tensors = layout.inputs + layout.outputs;
+
+    if (json.contains(QStringLiteral("dtypes")) || !custom) {
+        const QJsonObject dtypes = p.object(json, QStringLiteral("dtypes"), root, true);
+        const QString path = QStringLiteral("task.dtypes");
+        if (!custom) {
+            p.rejectUnknown(dtypes, path, tensors + QStringList{QStringLiteral("accumulate")});
+            for (const QString& name : tensors) {
+                if (!p.failed())
+                    t.tensorDtypes.insert(name, p.oneOf(dtypes, name, path, kDtypes));
+            }
+            if (!p.failed() && dtypes.contains(QStringLiteral("accumulate")))
+                t.accumulate =
+                    p.oneOf(dtypes, QStringLiteral("accumulate"), path, {QStringLiteral("f32")});
+        }
+    }
+    if (custom && json.contains(QStringLiteral("tensors"))) {
+        if (!json.value(QStringLiteral("tensors")).isArray()) {
+            p.fail(QStringLiteral("task.tensors: expected an array"));
+        } else {
+            const QJsonArray list = json.value(QStringLiteral("tensors")).toArray();
+            for (qsizetype i = 0; i < list.size() && !p.failed(); ++i) {
+                const QString path = QStringLiteral("task.tensors[") + QString::number(i) + u']';
+                if (!list.at(i).isObject()) {
+                    p.fail(path + QStringLiteral(": expected an object"));
+                    continue;
+                }
+                const QJsonObject tensor = list.at(i).toObject();
+                const QString name = p.string(tensor, QStringLiteral("name"), path, true);
+                const QString dtype = p.oneOf(tensor, QStringLiteral("dtype"), path, kDtypes);
+                if (!p.failed())
+                    t.tensorDtypes.insert(name, dtype);
+            }
+        }
+    }
+    if (t.accumulate.isEmpty())
+        t.accumulate = QStringLiteral("f32");
+    if (!custom && !p.failed()) {
+        t.a = t.dtypeOf(layout.inputs.first());
+        t.b = layout.inputs.size() > 1 ? t.dtypeOf(layout.inputs.at(1)) : t.a;
+        t.c = t.dtypeOf(layout.outputs.first());
+    }
+
+    if (json.contains(QStringLiteral("layout")) && !custom) {
+        const QJsonObject object = p.object(json, QStringLiteral("layout"), root, true);
+        const QString path = QStringLiteral("task.layout");
+        p.rejectUnknown(object, path, tensors);
+        for (auto it = object.begin(); it != object.end() && !p.failed(); ++it)
+            p.oneOf(object, it.key(), path, {QStringLiteral("row")});
+    }
+
+    if (json.contains(QStringLiteral("alignment"))) {
+        const QJsonObject alignment = p.object(json, QStringLiteral("alignment"), root, true);
+        p.rejectUnknown(alignment, QStringLiteral("task.alignment"),
+                        {QStringLiteral("leading_dim_multiple")});
+        if (alignment.contains(QStringLiteral("leading_dim_multiple")))
+            t.leadingDimMultiple =
+                static_cast<int>(p.dimension(alignment, QStringLiteral("leading_dim_multiple"),
+                                             QStringLiteral("task.alignment")));
+    }
+
+    const QJsonObject shape = p.object(json, QStringLiteral("shape"), root, true);
+    if (!p.failed()) {
+        const Shape s = otherShape(p, shape, QStringLiteral("task.shape"), layout.dims);
+        t.m = s.m;
+        t.n = s.n;
+        t.k = 0;
+    }
+    if (json.contains(QStringLiteral("validation_shapes"))) {
+        if (!json.value(QStringLiteral("validation_shapes")).isArray()) {
+            p.fail(QStringLiteral("task.validation_shapes: expected an array"));
+        } else {
+            const QJsonArray shapes = json.value(QStringLiteral("validation_shapes")).toArray();
+            for (qsizetype i = 0; i < shapes.size() && !p.failed(); ++i) {
+                const QString path =
+                    QStringLiteral("task.validation_shapes[") + QString::number(i) + u']';
+                if (!shapes.at(i).isObject())
+                    p.fail(path + QStringLiteral(": expected an object"));
+                else
+                    t.validationShapes.append(
+                        otherShape(p, shapes.at(i).toObject(), path, layout.dims));
+            }
+        }
+    }
+
+    if (!p.failed())
+        parseParams(p, json, t);
+
+    if (json.contains(QStringLiteral("reference"))) {
+        const QJsonValue reference = json.value(QStringLiteral("reference"));
+        if (reference.isString() && reference.toString() == QLatin1String("cublas") && !custom) {
+            t.reference = reference.toString();
+        } else if (reference.isObject()) {
+            const QJsonObject ref = reference.toObject();
+            p.rejectUnknown(ref, QStringLiteral("task.reference"), {QStringLiteral("file")});
+            t.reference = QStringLiteral("file");
+            t.referenceFile =
+                p.string(ref, QStringLiteral("file"), QStringLiteral("task.reference"), true);
+        } else {
+            p.fail(custom ? QStringLiteral("task.reference: a custom op needs {\"file\": ...}")
+                          : QStringLiteral("task.reference: expected \"cublas\" or "
+                                           "{\"file\": ...}"));
+        }
+    } else if (custom) {
+        p.fail(QStringLiteral("task.reference: required field is missing (a custom op needs "
+                              "{\"file\": \"ref.cu\"})"));
+    }
+
+    if (json.contains(QStringLiteral("tolerance"))) {
+        const QJsonObject tolerance = p.object(json, QStringLiteral("tolerance"), root, true);
+        const QStringList keys = custom
+                                     ? QStringList{QStringLiteral("atol"), QStringLiteral("rtol")}
+                                     : QStringList{QStringLiteral("multiple")};
+        p.rejectUnknown(tolerance, QStringLiteral("task.tolerance"), keys);
+        for (const QString& key : keys) {
+            if (!tolerance.contains(key) || p.failed())
+                continue;
+            const double v = p.number(tolerance, key, QStringLiteral("task.tolerance"));
+            if (!p.failed() && !(v >= 0))
+                p.fail(QStringLiteral("task.tolerance.") + key + QStringLiteral(": must be >= 0"));
+            if (key == QLatin1String("multiple"))
+                t.toleranceMultiple = v;
+        }
+    }
+
+    if (json.contains(QStringLiteral("timing")))
+        t.timing = p.object(json, QStringLiteral("timing"), root, true);
+
+    if (json.contains(QStringLiteral("counts"))) {
+        const QJsonObject counts = p.object(json, QStringLiteral("counts"), root, true);
+        p.rejectUnknown(counts, QStringLiteral("task.counts"),
+                        {QStringLiteral("flops"), QStringLiteral("min_bytes")});
+        if (counts.contains(QStringLiteral("flops")))
+            t.countFlops = p.number(counts, QStringLiteral("flops"), QStringLiteral("task.counts"));
+        if (counts.contains(QStringLiteral("min_bytes")))
+            t.countMinBytes =
+                p.number(counts, QStringLiteral("min_bytes"), QStringLiteral("task.counts"));
+    }
+    if (custom && !p.failed() && (!t.countFlops || !t.countMinBytes))
+        p.fail(QStringLiteral("task.counts: a custom op must give both flops and min_bytes"));
+    t.document = json;
+}
+
 } // namespace
 
 QJsonObject Shape::toJson() const {
@@ -126,13 +374,19 @@ QJsonObject Shape::toJson() const {
 std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
     TaskParser p;
     const QString root = QStringLiteral("task");
-    p.rejectUnknown(json, root,
-                    {QStringLiteral("schema_version"), QStringLiteral("name"),
-                     QStringLiteral("description"), QStringLiteral("op"), QStringLiteral("dtypes"),
-                     QStringLiteral("layout"), QStringLiteral("shape"),
-                     QStringLiteral("validation_shapes"), QStringLiteral("alignment"),
-                     QStringLiteral("reference"), QStringLiteral("tolerance"),
-                     QStringLiteral("timing"), QStringLiteral("counts")});
+    QStringList known{QStringLiteral("schema_version"), QStringLiteral("name"),
+                      QStringLiteral("description"),    QStringLiteral("op"),
+                      QStringLiteral("dtypes"),         QStringLiteral("layout"),
+                      QStringLiteral("shape"),          QStringLiteral("validation_shapes"),
+                      QStringLiteral("alignment"),      QStringLiteral("reference"),
+                      QStringLiteral("tolerance"),      QStringLiteral("timing"),
+                      QStringLiteral("counts")};
+    const QString opName = json.value(QStringLiteral("op")).toString();
+    if (opName != QLatin1String("gemm"))
+        known << QStringLiteral("params");
+    if (opName == QLatin1String("custom"))
+        known << QStringLiteral("tensors");
+    p.rejectUnknown(json, root, known);
     Task t;
     if (json.contains(QStringLiteral("schema_version"))) {
         t.schemaVersion = static_cast<int>(p.number(json, QStringLiteral("schema_version"), root));
@@ -144,7 +398,19 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
     if (!p.failed() && t.name.isEmpty())
         p.fail(QStringLiteral("task.name: must not be empty"));
     t.description = p.string(json, QStringLiteral("description"), root, false);
-    t.op = p.oneOf(json, QStringLiteral("op"), root, {QStringLiteral("gemm")});
+    t.op = p.oneOf(json, QStringLiteral("op"), root,
+                   {QStringLiteral("gemm"), QStringLiteral("gemv"), QStringLiteral("softmax"),
+                    QStringLiteral("layernorm"), QStringLiteral("reduce"),
+                    QStringLiteral("elementwise"), QStringLiteral("custom")});
+    if (!p.failed() && !t.isGemm()) {
+        parseOtherOp(json, p, t);
+        if (p.failed()) {
+            if (error)
+                *error = p.error();
+            return std::nullopt;
+        }
+        return t;
+    }
 
     const QJsonObject dtypes = p.object(json, QStringLiteral("dtypes"), root, true);
     const QString dtypesPath = QStringLiteral("task.dtypes");
@@ -157,6 +423,8 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
         t.c = p.oneOf(dtypes, QStringLiteral("C"), dtypesPath, kDtypes);
         t.accumulate =
             p.oneOf(dtypes, QStringLiteral("accumulate"), dtypesPath, {QStringLiteral("f32")});
+        t.tensorDtypes = {
+            {QStringLiteral("A"), t.a}, {QStringLiteral("B"), t.b}, {QStringLiteral("C"), t.c}};
     }
 
     if (json.contains(QStringLiteral("layout"))) {
@@ -267,6 +535,8 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
 }
 
 QJsonObject Task::toJson() const {
+    if (!isGemm() && !document.isEmpty())
+        return document;
     QJsonObject json{
         {QStringLiteral("schema_version"), schemaVersion},
         {QStringLiteral("name"), name},
@@ -307,10 +577,30 @@ QJsonObject Task::toJson() const {
     return json;
 }
 
+QStringList Task::tensorNames(const QString& op) {
+    const OpLayout layout = opLayout(op);
+    return layout.inputs + layout.outputs;
+}
+
 double Task::flops() const {
     if (countFlops)
         return *countFlops;
-    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    const double dm = static_cast<double>(m);
+    const double dn = static_cast<double>(n);
+    if (op == QLatin1String("softmax"))
+        return 5.0 * dm * dn;
+    if (op == QLatin1String("layernorm"))
+        return 8.0 * dm * dn;
+    if (op == QLatin1String("reduce"))
+        return dm * dn;
+    if (op == QLatin1String("gemv"))
+        return 2.0 * dm * dn;
+    if (op == QLatin1String("elementwise"))
+        return (params.value(QStringLiteral("function")).toString() == QLatin1String("silu")
+                    ? 4.0
+                    : 8.0) *
+               dn;
+    return 2.0 * dm * dn * static_cast<double>(k);
 }
 
 double Task::minBytes() const {
@@ -318,11 +608,42 @@ double Task::minBytes() const {
         return *countMinBytes;
     const double dm = static_cast<double>(m);
     const double dn = static_cast<double>(n);
+    const auto bytes = [this](const char* tensor) {
+        return static_cast<double>(dtypeBytes(dtypeOf(QLatin1String(tensor))));
+    };
+    if (op == QLatin1String("softmax"))
+        return dm * dn * (bytes("X") + bytes("Y"));
+    if (op == QLatin1String("layernorm"))
+        return dm * dn * (bytes("X") + bytes("Y")) + dn * (bytes("W") + bytes("B"));
+    if (op == QLatin1String("reduce"))
+        return dm * dn * bytes("X") + dm * bytes("Y");
+    if (op == QLatin1String("gemv")) {
+        const bool transpose = params.value(QStringLiteral("transpose")).toBool();
+        return dm * dn * bytes("A") + (transpose ? dm : dn) * bytes("x") +
+               (transpose ? dn : dm) * bytes("y");
+    }
+    if (op == QLatin1String("elementwise"))
+        return dn * (bytes("X") + bytes("Y"));
     const double dk = static_cast<double>(k);
     return dm * dk * dtypeBytes(a) + dk * dn * dtypeBytes(b) + dm * dn * dtypeBytes(c);
 }
 
 QString Task::summary() const {
+    const QString mn = QString::number(m) + u'x' + QString::number(n);
+    if (op == QLatin1String("gemv"))
+        return op + u' ' + mn + u' ' + a +
+               (params.value(QStringLiteral("transpose")).toBool() ? QStringLiteral(" y=A^T*x")
+                                                                   : QStringLiteral(" y=A*x"));
+    if (op == QLatin1String("softmax") || op == QLatin1String("layernorm"))
+        return op + u' ' + mn + u' ' + a + QStringLiteral("->") + c;
+    if (op == QLatin1String("reduce"))
+        return op + u' ' + params.value(QStringLiteral("reduction")).toString() + u' ' + mn + u' ' +
+               a + QStringLiteral("->") + c;
+    if (op == QLatin1String("elementwise"))
+        return op + u' ' + params.value(QStringLiteral("function")).toString() + u' ' +
+               QString::number(n) + u' ' + a + QStringLiteral("->") + c;
+    if (op == QLatin1String("custom"))
+        return op + u' ' + name;
     return op + u' ' + QString::number(m) + u'x' + QString::number(n) + u'x' + QString::number(k) +
            u' ' + a + u'*' + b + QStringLiteral("->") + c;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QJsonObject>
+#include <QMap>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -22,15 +23,21 @@ struct Shape {
     }
 };
 
+// Ops (abi.h, "Per-op conventions"): "gemm", the memory-bound "gemv", "softmax", "layernorm",
+// "reduce", "elementwise", and "custom" (the task declares everything; core only passes it on).
+// Dimensions other than GEMM's map onto m and n: rows and row length (gemv: A is m x n), and
+// elementwise's N is n with m = 1; k is 0 outside GEMM.
 struct Task {
     int schemaVersion = 1;
     QString name;
     QString op;
     QString description;
-    // Element types: "f16", "bf16" or "f32".
+    // Element types: "f16", "bf16" or "f32". For ops other than GEMM: a is the first input's, b the
+    // second input's (a when there is one input), c the first output's; tensorDtypes has them all.
     QString a;
     QString b;
     QString c;
+    QMap<QString, QString> tensorDtypes; // tensor name ("A", "X", "W", "y", ...) -> dtype
     QString accumulate;
     QString layoutA = QStringLiteral("row");
     QString layoutB = QStringLiteral("row");
@@ -48,6 +55,14 @@ struct Task {
     QJsonObject timing;
     std::optional<double> countFlops;
     std::optional<double> countMinBytes;
+    // The op's parameters ("params") with the defaults filled in: gemv {"transpose": bool},
+    // layernorm {"epsilon": number}, reduce {"reduction": "sum"|"max"}, elementwise {"function":
+    // "gelu"|"silu"}; custom: the numbers as written.
+    QJsonObject params;
+    // Ops other than GEMM: the task as written. toJson() returns it unchanged, so the harness
+    // (which owns their meaning) sees every field, including those core does not model (custom
+    // tensors).
+    QJsonObject document;
     // Where the task was read from (a file path or ":/tasks/NAME.json"); never serialised.
     QString sourcePath;
 
@@ -58,11 +73,16 @@ struct Task {
     QJsonObject toJson() const;
 
     Shape shape() const { return {m, n, k}; }
-    // 2*M*N*K unless the task overrides it.
+    bool isGemm() const { return op == QLatin1String("gemm"); }
+    // The dtype of a tensor by name, or an empty string when the op has no such tensor.
+    QString dtypeOf(const QString& tensor) const { return tensorDtypes.value(tensor); }
+    // The op's tensor names, inputs first ({} for custom and unknown ops).
+    static QStringList tensorNames(const QString& op);
+    // The conventional count of the op (2*M*N*K for GEMM) unless the task overrides it.
     double flops() const;
     // Each input read once and the output written once, unless the task overrides it.
     double minBytes() const;
-    // "gemm 4096x4096x4096 f16*f16->f32"
+    // "gemm 4096x4096x4096 f16*f16->f32", "softmax 8192x8192 f16->f16"
     QString summary() const;
 
     static int dtypeBytes(const QString& dtype);

@@ -1,6 +1,9 @@
+#include "builtin/family_elementwise.h"
 #include "builtin/family_fma.h"
 #include "builtin/family_fmatiled.h"
+#include "builtin/family_gemv.h"
 #include "builtin/family_mmasync.h"
+#include "builtin/family_rowwise.h"
 #include "builtin/family_wmma.h"
 #include "builtin/kernelfamily.h"
 
@@ -20,6 +23,10 @@ FamilyRegistry::FamilyRegistry() {
 #ifdef KEV_HAVE_WGMMA_FAMILY
     m_families.push_back(makeWgmmaTmaFamily());
 #endif
+    // Memory-bound ops; each supports only its own ops, so GEMM tasks never see them.
+    m_families.push_back(std::make_unique<ElementwiseFamily>());
+    m_families.push_back(std::make_unique<RowwiseFamily>());
+    m_families.push_back(std::make_unique<GemvFamily>());
 }
 
 const FamilyRegistry& FamilyRegistry::instance() {

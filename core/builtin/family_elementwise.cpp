@@ -1,0 +1,276 @@
+#include "builtin/family_elementwise.h"
+
+#include "builtin/gemmcodegen.h"
+#include "builtin/memorycodegen.h"
+
+#include <QJsonArray>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace kev {
+
+namespace {
+
+using namespace memorycodegen;
+
+constexpr auto kTemplate = uR"CU(${HEADER}
+#include <kevolve/abi.h>
+${INCLUDES}#include <stdint.h>
+
+namespace {
+
+using ElemX = ${X_T};
+using ElemY = ${Y_T};
+${ELEMENTS}
+constexpr int WARPS = ${WARPS};
+constexpr int THREADS = WARPS * 32;
+constexpr int VPT = ${VPT};                // vectors per thread per step, loaded before any math
+constexpr int STEP = THREADS * VPT;        // vectors a block covers per step
+constexpr int CTAS_PER_SM = ${CTAS}; // ${CTAS_WHY}
+
+${FUNCTION}
+__global__ void __launch_bounds__(THREADS)
+    elementwise(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N)
+{
+    const long long vectors = N / VEC; // whole vectors; the N % VEC tail comes last
+    for (long long first = static_cast<long long>(blockIdx.x) * STEP; first < vectors;
+         first += static_cast<long long>(gridDim.x) * STEP) {
+        float v[VPT][VEC];
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long index = first + static_cast<long long>(j) * THREADS + threadIdx.x;
+            if (index < vectors)
+                loadVec(X + index * VEC, v[j]);
+        }
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long index = first + static_cast<long long>(j) * THREADS + threadIdx.x;
+            if (index < vectors) {
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    v[j][i] = apply(v[j][i]);
+                storeVec(Y + index * VEC, v[j]);
+            }
+        }
+    }
+    const long long tail = vectors * VEC + threadIdx.x;
+    if (blockIdx.x == 0 && tail < N)
+        fromFloat(apply(toFloat(X[tail])), Y[tail]);
+}
+
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+${CHECKS}    if (args->scalars[0] != ${SCALAR})
+        return 6; // generated for ${FUNCTION_NAME} only
+    const long long N = args->dims[0];
+    if (reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
+        return 4;
+    const long long steps = max((N / VEC + STEP - 1) / STEP, 1LL);
+    ${GRID}
+    elementwise<<<grid, THREADS, 0, stream>>>(static_cast<const ElemX*>(args->inputs[0].data),
+                                              static_cast<ElemY*>(args->outputs[0].data), N);
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}
+)CU";
+
+constexpr auto kGelu =
+    uR"CU(// GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)). erff saturates to +-1, so large |x| gives x or
+// -0 (never an overflow or NaN).
+__device__ __forceinline__ float apply(float x)
+{
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+)CU";
+
+constexpr auto kSilu =
+    uR"CU(// SiLU, x / (1 + exp(-x)): for x -> -large, exp(-x) overflows to inf and x / inf is -0; for
+// x -> +large, exp(-x) is 0 and the result is x. Never inf / inf.
+__device__ __forceinline__ float apply(float x)
+{
+    return x / (1.0f + expf(-x));
+}
+)CU";
+
+int vpt(const Strategy& s) {
+    return intParam(s, u"vectors_per_thread"_s);
+}
+
+int ctasPerSm(const Strategy& s) {
+    return intParam(s, u"ctas_per_sm"_s, -1);
+}
+
+QStringList dtypes(const Task& task) {
+    return {task.dtypeOf(u"X"_s), task.dtypeOf(u"Y"_s)};
+}
+
+int registerEstimate(const Strategy& s) {
+    return vpt(s) * s.vectorWidth + 32;
+}
+
+} // namespace
+
+QString ElementwiseFamily::id() const {
+    return u"elementwise"_s;
+}
+
+QString ElementwiseFamily::description() const {
+    return u"Elementwise GELU (erf form) or SiLU in fp32 on any storage type: vectorWidth "
+           "elements per access, vectors_per_thread vectors loaded before any math (bytes in "
+           "flight), ctas_per_sm 0 for one pass of the grid or k for a persistent grid-stride "
+           "loop of k blocks per SM."_s;
+}
+
+bool ElementwiseFamily::supports(const Task& task, const DeviceInfo& device) const {
+    if (task.op != u"elementwise" || device.ccMajor < 7)
+        return false;
+    const QStringList d = dtypes(task);
+    return std::all_of(d.begin(), d.end(),
+                       [](const QString& t) { return t == u"f32" || t == u"f16" || t == u"bf16"; });
+}
+
+QVector<ParameterSpec> ElementwiseFamily::parameters() const {
+    return {
+        fieldParameter(u"warps"_s, u"Warps per block"_s, ints({2, 4, 8, 16}), &Strategy::warps),
+        fieldParameter(u"vectorWidth"_s, u"Elements per load and store"_s, ints({1, 2, 4, 8}),
+                       &Strategy::vectorWidth),
+        paramsParameter(u"vectors_per_thread"_s, u"Vectors per thread in flight per step"_s,
+                        ints({1, 2, 4, 8})),
+        paramsParameter(u"ctas_per_sm"_s,
+                        u"0: enough blocks for one pass; k > 0: k blocks per SM in a grid-stride "
+                        "loop"_s,
+                        ints({0, 1, 2, 4, 8})),
+    };
+}
+
+void ElementwiseFamily::normalize(Strategy& s) const {
+    s.family = id();
+    s.mma = u"fma"_s;
+    s.blockM = 1;
+    s.blockN = std::min(512, 32 * s.warps);
+    s.blockK = 16;
+    s.warpM = 0;
+    s.warpN = 0;
+    s.stages = 1;
+    s.smemLayout = u"plain"_s;
+    s.smemPaddingBytes = 0;
+    s.swizzleBytes = 0;
+    s.splitK = 1;
+    s.raster = u"row"_s;
+    s.groupSize = 1;
+    s.epilogue = u"direct"_s;
+}
+
+QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
+                                           const DeviceInfo& device) const {
+    QStringList problems;
+    if (!supports(task, device))
+        problems << u"family elementwise needs an elementwise task with f32, f16 or bf16 tensors "
+                    "on an sm_70 or newer GPU (task %1, device %2 sm_%3%4)"_s
+                        .arg(task.summary(), device.name)
+                        .arg(device.ccMajor)
+                        .arg(device.ccMinor);
+    if (s.family != id())
+        problems << u"family: \"%1\" is not %2"_s.arg(s.family, id());
+    if (s.warps < 2 || s.warps > 16 || (s.warps & (s.warps - 1)) != 0)
+        problems << u"warps=%1: must be 2, 4, 8 or 16 (the tail needs at least VEC threads)"_s.arg(
+            s.warps);
+    // Vectors of a 1-D tensor start at multiples of VEC from a 256-byte aligned base, so only
+    // the access size limits the width.
+    if (s.vectorWidth != 1 && s.vectorWidth != 2 && s.vectorWidth != 4 && s.vectorWidth != 8)
+        problems << u"vectorWidth=%1: must be 1, 2, 4 or 8"_s.arg(s.vectorWidth);
+    for (const QString& d : dtypes(task)) {
+        if (s.vectorWidth * Task::dtypeBytes(d) > 16)
+            problems << u"vectorWidth=%1 with %2 is %3 bytes per access; the widest access is "
+                        "16 bytes"_s.arg(s.vectorWidth)
+                            .arg(d)
+                            .arg(s.vectorWidth * Task::dtypeBytes(d));
+    }
+    const int v = vpt(s);
+    if (v != 1 && v != 2 && v != 4 && v != 8)
+        problems << u"params.vectors_per_thread=%1: must be 1, 2, 4 or 8"_s.arg(v);
+    else if (v * s.vectorWidth > 64)
+        problems << u"vectors_per_thread=%1 x vectorWidth=%2 holds %3 floats per thread; at most "
+                    "64"_s.arg(v)
+                        .arg(s.vectorWidth)
+                        .arg(v * s.vectorWidth);
+    const int k = ctasPerSm(s);
+    if (k != 0 && k != 1 && k != 2 && k != 4 && k != 8)
+        problems << u"params.ctas_per_sm=%1: must be 0, 1, 2, 4 or 8"_s.arg(k);
+    else if (k > 0 && k * s.warps * 32 > 2048)
+        problems << u"ctas_per_sm=%1 x %2 threads exceeds the 2048 threads of an SM"_s.arg(k).arg(
+            s.warps * 32);
+    return problems;
+}
+
+ResourceEstimate ElementwiseFamily::resources(const Strategy& s, const Task&,
+                                              const DeviceInfo& device) const {
+    return estimateResources(s.warps * 32, 0, registerEstimate(s), device);
+}
+
+Strategy ElementwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) const {
+    Strategy s;
+    s.family = id();
+    int widest = 0;
+    for (const QString& d : dtypes(task))
+        widest = std::max(widest, Task::dtypeBytes(d));
+    s.vectorWidth = 16 / std::max(widest, 1);
+    s.warps = 8;
+    s.params.insert(u"vectors_per_thread"_s, 2);
+    s.params.insert(u"ctas_per_sm"_s, 0);
+    normalize(s);
+    s.rationale = u"Elementwise %1: 16-byte accesses (%2 elements), two vectors per thread in "
+                  "flight, 256-thread blocks, one pass of the grid."_s
+                      .arg(task.params.value(u"function"_s).toString())
+                      .arg(s.vectorWidth);
+    return s;
+}
+
+QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
+    using gemmcodegen::render;
+    const bool silu = task.params.value(u"function"_s).toString() == u"silu";
+    const int k = ctasPerSm(s);
+    QStringList header{
+        u"Kevolve built-in kernel, family elementwise (generated; edit freely)."_s,
+        u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
+        u"Strategy: %1 in fp32, %2-element accesses, %3 vectors per thread in flight, %4 threads "
+        "per block, %5."_s.arg(silu ? u"SiLU"_s : u"GELU (erf form)"_s)
+            .arg(s.vectorWidth)
+            .arg(vpt(s))
+            .arg(s.warps * 32)
+            .arg(k > 0 ? u"a persistent grid-stride loop of %1 blocks per SM"_s.arg(k)
+                       : u"one pass of the grid"_s),
+    };
+    if (!s.rationale.isEmpty()) {
+        header << u"Rationale:"_s;
+        for (const QString& line : gemmcodegen::wrapText(s.rationale))
+            header << u"  "_s + line;
+    }
+    const QStringList d = dtypes(task);
+    return render(
+        kTemplate,
+        {{u"HEADER"_s, gemmcodegen::headerComment(header)},
+         {u"INCLUDES"_s, dtypeIncludes(d)},
+         {u"X_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"X"_s))},
+         {u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"Y"_s))},
+         {u"ELEMENTS"_s, elementHelpers(d, s.vectorWidth)},
+         {u"WARPS"_s, QString::number(s.warps)},
+         {u"VPT"_s, QString::number(vpt(s))},
+         {u"CTAS"_s, QString::number(k)},
+         {u"CTAS_WHY"_s, k > 0 ? u"persistent blocks per SM, looping"_s
+                               : u"0: one block per STEP vectors, no loop"_s},
+         {u"FUNCTION"_s, QString::fromUtf16(silu ? kSilu : kGelu)},
+         {u"FUNCTION_NAME"_s, silu ? u"SiLU (function 1)"_s : u"GELU (function 0)"_s},
+         {u"SCALAR"_s, silu ? u"1.0"_s : u"0.0"_s},
+         {u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_ELEMENTWISE"_s)},
+         {u"GRID"_s,
+          k > 0 ? u"const long long grid = min(steps, static_cast<long long>(CTAS_PER_SM) * "
+                  "args->device.sm_count);"_s
+                : u"const long long grid = min(steps, 2147483647LL);"_s}});
+}
+
+} // namespace kev

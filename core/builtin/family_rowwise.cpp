@@ -1,0 +1,914 @@
+#include "builtin/family_rowwise.h"
+
+#include "builtin/gemmcodegen.h"
+#include "builtin/memorycodegen.h"
+
+#include <QJsonArray>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace kev {
+
+namespace {
+
+using namespace memorycodegen;
+
+// Everything a row-wise kernel shares: the knobs as constants, the row reduction for the chosen
+// mapping, and chunk loads and stores with the row tail.
+constexpr auto kPrelude = uR"CU(${HEADER}
+#include <kevolve/abi.h>
+${INCLUDES}#include <stdint.h>
+
+namespace {
+
+${TYPES}
+${ELEMENTS}
+constexpr int WARPS = ${WARPS};
+constexpr int THREADS = WARPS * 32;
+// Threads that share one row: ${ROW_THREADS_WHY}
+constexpr int ROW_THREADS = ${ROW_THREADS};
+constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
+constexpr int VPT = ${VPT};                     // vectors per thread held in registers
+constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
+// ${CTAS_WHY}
+constexpr int CTAS_PER_SM = ${CTAS};
+constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float shuffleDown(float v, int offset)
+{
+    return __shfl_down_sync(0xffffffffu, v, offset);
+}
+__device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+${REDUCE}
+// Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
+// threads read neighbouring vectors (coalesced). Columns at or past N read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadChunk(const T* row, long long N, long long base, int t,
+                                          float fill, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            loadVec(row + col, v[j]);
+        else
+            loadTail(row + col, N - col, fill, v[j]);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void storeChunk(T* row, long long N, long long base, int t,
+                                           const float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            storeVec(row + col, v[j]);
+        else
+            storeTail(row + col, N - col, v[j]);
+    }
+}
+
+// Elements of vector j of thread t that lie inside the row (0..VEC).
+__device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+{
+    const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+    return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+}
+${KERNEL}
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+${CHECKS}${SCALAR_CHECK}
+    const long long M = KEVOLVE_ROWS(args);
+    const long long N = KEVOLVE_COLS(args);
+    const long long ldx = KEVOLVE_LDX(args);
+    // Vector accesses need every row to start on a VEC-element boundary.
+    if (${ALIGNMENT})
+        return 4;
+    const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
+    ${GRID}
+    ${LAUNCH}
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}
+)CU";
+
+constexpr auto kWarpReduce =
+    uR"CU(// A row's warp combines its values; every lane gets lane 0's result, so all agree bit for bit.
+template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F combine)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    return shuffleFirst(v);
+}
+)CU";
+
+constexpr auto kBlockReduce =
+    uR"CU(// The block combines its values: within each warp by shuffles, then the warps' results in a fixed
+// order, so every thread gets the same bits.
+template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F combine)
+{
+    __shared__ T partial[WARPS];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    if ((threadIdx.x & 31) == 0)
+        partial[threadIdx.x / 32] = v;
+    __syncthreads();
+    T r = partial[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        r = combine(r, partial[w]);
+    __syncthreads(); // partial is reused by the next reduction
+    return r;
+}
+)CU";
+
+constexpr auto kRowLoop =
+    uR"CU(    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {)CU";
+
+// ---- softmax ----
+
+constexpr auto kSoftmax = uR"CU(
+// exp(x - m) for a row whose maximum is m. x = -inf contributes 0 whatever m is, so a row of -inf
+// sums to 0 and ends as 0 * inf = NaN, as it must; a NaN stays NaN and spreads through the sum.
+// Subtracting the maximum keeps exp from overflowing for rows of +-1e4.
+__device__ __forceinline__ float expShifted(float x, float m)
+{
+    return x == -INFINITY ? 0.0f : exp2f((x - m) * LOG2E);
+}
+${MAXSUM}
+__global__ void __launch_bounds__(THREADS)
+    softmaxRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
+                long long ldx, long long ldy)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    const auto maxOf = [](float a, float b) { return fmaxf(a, b); };
+    const auto sumOf = [](float a, float b) { return a + b; };
+${ROW_LOOP}
+        const ElemX* x = X + row * ldx;
+        ElemY* y = Y + row * ldy;
+        if (N <= CHUNK) {
+            // The row fits in registers: one read and one write, the DRAM floor.
+            float v[VPT][VEC];
+            loadChunk(x, N, 0, t, -INFINITY, v);
+${CACHED}
+            storeChunk(y, N, 0, t, v);
+        } else {
+${STREAMING}
+        }
+    }
+}
+)CU";
+
+constexpr auto kMaxSum = uR"CU(
+// Online softmax statistics: the running maximum m and the sum of exp(x - m).
+struct MaxSum {
+    float m;
+    float s;
+};
+__device__ __forceinline__ MaxSum shuffleDown(MaxSum v, int offset)
+{
+    return {shuffleDown(v.m, offset), shuffleDown(v.s, offset)};
+}
+__device__ __forceinline__ MaxSum shuffleFirst(MaxSum v)
+{
+    return {shuffleFirst(v.m), shuffleFirst(v.s)};
+}
+// exp(mOld - mNew); a part that has seen only -inf (or NaN) keeps its sum, 0 or NaN, times 0.
+__device__ __forceinline__ float rescale(float mOld, float mNew)
+{
+    return mOld == -INFINITY ? 0.0f : exp2f((mOld - mNew) * LOG2E);
+}
+__device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
+{
+    const float m = fmaxf(a.m, b.m);
+    return {m, a.s * rescale(a.m, m) + b.s * rescale(b.m, m)};
+}
+)CU";
+
+constexpr auto kSoftmaxCachedTwoPass = uR"CU(            float m = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    m = fmaxf(m, v[j][i]);
+            m = rowReduce(m, maxOf);
+            float s = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) {
+                    v[j][i] = expShifted(v[j][i], m);
+                    s += v[j][i];
+                }
+            const float inv = 1.0f / rowReduce(s, sumOf);
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    v[j][i] *= inv;)CU";
+
+constexpr auto kSoftmaxCachedOnline =
+    uR"CU(            // Maximum and sum of this thread's elements, then one combined reduction.
+            MaxSum part{-INFINITY, 0.0f};
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    part.m = fmaxf(part.m, v[j][i]);
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    part.s += expShifted(v[j][i], part.m);
+            const MaxSum total =
+                rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); });
+            const float inv = 1.0f / total.s;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    v[j][i] = expShifted(v[j][i], total.m) * inv;)CU";
+
+constexpr auto kSoftmaxStreamTwoPass =
+    uR"CU(            // Longer than the register cache: three reads (maximum, sum, output).
+            float m = -INFINITY;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, -INFINITY, v);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        m = fmaxf(m, v[j][i]);
+            }
+            m = rowReduce(m, maxOf);
+            float s = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, -INFINITY, v);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        s += expShifted(v[j][i], m);
+            }
+            const float inv = 1.0f / rowReduce(s, sumOf);
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, -INFINITY, v);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        v[j][i] = expShifted(v[j][i], m) * inv;
+                storeChunk(y, N, base, t, v);
+            })CU";
+
+constexpr auto kSoftmaxStreamOnline =
+    uR"CU(            // Longer than the register cache: two reads (online statistics, output).
+            MaxSum part{-INFINITY, 0.0f};
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, -INFINITY, v);
+                float m = part.m;
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        m = fmaxf(m, v[j][i]);
+                float s = 0.0f;
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        s += expShifted(v[j][i], m);
+                part.s = part.s * rescale(part.m, m) + s;
+                part.m = m;
+            }
+            const MaxSum total =
+                rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); });
+            const float inv = 1.0f / total.s;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, -INFINITY, v);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        v[j][i] = expShifted(v[j][i], total.m) * inv;
+                storeChunk(y, N, base, t, v);
+            })CU";
+
+// ---- layernorm ----
+
+constexpr auto kLayerNorm = uR"CU(${MOMENTS}
+// y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d.
+__device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
+                                               const ElemB* __restrict__ B, long long N,
+                                               long long base, int t, float mean, float rstd,
+                                               float (&d)[VPT][VEC])
+{
+    float w[VPT][VEC];
+    float b[VPT][VEC];
+    loadChunk(W, N, base, t, 0.0f, w);
+    loadChunk(B, N, base, t, 0.0f, b);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            d[j][i] = fmaf((d[j][i] - mean) * rstd, w[j][i], b[j][i]);
+}
+
+// Loads a chunk as x - shift (columns past N give 0).
+__device__ __forceinline__ void loadShifted(const ElemX* x, long long N, long long base, int t,
+                                            float shift, float (&d)[VPT][VEC])
+{
+    loadChunk(x, N, base, t, shift, d);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            d[j][i] -= shift;
+}
+
+__global__ void __launch_bounds__(THREADS)
+    layerNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                  const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M, long long N,
+                  long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+${ROW_LOOP}
+        const ElemX* x = X + row * ldx;
+        ElemY* y = Y + row * ldy;
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(x[0]);
+        if (N <= CHUNK) {
+            // The row fits in registers: one read and one write, the DRAM floor.
+            float d[VPT][VEC];
+            loadShifted(x, N, 0, t, shift, d);
+${CACHED}
+            const float rstd = 1.0f / sqrtf(variance + epsilon);
+            normalizeChunk(W, B, N, 0, t, mean, rstd, d);
+            storeChunk(y, N, 0, t, d);
+        } else {
+${STREAMING}
+            const float rstd = 1.0f / sqrtf(variance + epsilon);
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+                normalizeChunk(W, B, N, base, t, mean, rstd, d);
+                storeChunk(y, N, base, t, d);
+            }
+        }
+    }
+}
+)CU";
+
+constexpr auto kMoments = uR"CU(
+// Welford/Chan statistics of a set of values: count, mean and sum of squared deviations. The
+// merge is symmetric in its arguments, so every thread of a row computes the same bits.
+struct Moments {
+    float n;
+    float mean;
+    float m2;
+};
+__device__ __forceinline__ Moments shuffleDown(Moments v, int offset)
+{
+    return {shuffleDown(v.n, offset), shuffleDown(v.mean, offset), shuffleDown(v.m2, offset)};
+}
+__device__ __forceinline__ Moments shuffleFirst(Moments v)
+{
+    return {shuffleFirst(v.n), shuffleFirst(v.mean), shuffleFirst(v.m2)};
+}
+__device__ __forceinline__ Moments combineMoments(Moments a, Moments b)
+{
+    const float n = a.n + b.n;
+    if (n == 0.0f)
+        return {0.0f, 0.0f, 0.0f};
+    const float delta = b.mean - a.mean;
+    return {n, (a.n * a.mean + b.n * b.mean) / n, a.m2 + b.m2 + delta * delta * (a.n * b.n / n)};
+}
+// The moments of the valid elements of one chunk in registers, by two passes over registers.
+__device__ __forceinline__ Moments chunkMoments(const float (&d)[VPT][VEC], long long N,
+                                                long long base, int t)
+{
+    float n = 0.0f;
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        n += static_cast<float>(validIn(N, base, j, t));
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            sum += d[j][i]; // columns past N hold 0
+    }
+    if (n == 0.0f)
+        return {0.0f, 0.0f, 0.0f};
+    const float mean = sum / n;
+    float m2 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int valid = validIn(N, base, j, t);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const float e = i < valid ? d[j][i] - mean : 0.0f;
+            m2 = fmaf(e, e, m2);
+        }
+    }
+    return {n, mean, m2};
+}
+)CU";
+
+constexpr auto kLayerNormCachedTwoPass = uR"CU(            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    sum += d[j][i];
+            const float mean = rowReduce(sum, sumOf) / count;
+            float squares = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j) {
+                const int valid = validIn(N, 0, j, t);
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) {
+                    const float e = i < valid ? d[j][i] - mean : 0.0f;
+                    squares = fmaf(e, e, squares);
+                }
+            }
+            const float variance = rowReduce(squares, sumOf) / count;)CU";
+
+constexpr auto kLayerNormCachedWelford =
+    uR"CU(            const Moments total = rowReduce(chunkMoments(d, N, 0, t), [](Moments a, Moments b) {
+                return combineMoments(a, b);
+            });
+            const float mean = total.mean;
+            const float variance = total.m2 / count;)CU";
+
+constexpr auto kLayerNormStreamTwoPass =
+    uR"CU(            // Longer than the register cache: mean, then variance around it, then the output.
+            float sum = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        sum += d[j][i];
+            }
+            const float mean = rowReduce(sum, sumOf) / count;
+            float squares = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j) {
+                    const int valid = validIn(N, base, j, t);
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i) {
+                        const float e = i < valid ? d[j][i] - mean : 0.0f;
+                        squares = fmaf(e, e, squares);
+                    }
+                }
+            }
+            const float variance = rowReduce(squares, sumOf) / count;)CU";
+
+constexpr auto kLayerNormStreamWelford =
+    uR"CU(            // Longer than the register cache: Welford statistics in one read, then the output.
+            Moments part{0.0f, 0.0f, 0.0f};
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+                part = combineMoments(part, chunkMoments(d, N, base, t));
+            }
+            const Moments total =
+                rowReduce(part, [](Moments a, Moments b) { return combineMoments(a, b); });
+            const float mean = total.mean;
+            const float variance = total.m2 / count;)CU";
+
+// ---- reduce ----
+
+constexpr auto kReduce = uR"CU(${NAN_MAX}
+__global__ void __launch_bounds__(THREADS)
+    reduceRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
+               long long ldx)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    const auto combine = [](float a, float b) { return ${COMBINE}; };
+${ROW_LOOP}
+        const ElemX* x = X + row * ldx;
+        // One accumulator per register slot: VPT * VEC independent chains, short enough that the
+        // fp32 rounding error stays small for long rows.
+        float acc[VPT][VEC];
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                acc[j][i] = ${IDENTITY};
+        for (long long base = 0; base < N; base += CHUNK) {
+            float v[VPT][VEC];
+            loadChunk(x, N, base, t, ${IDENTITY}, v);
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    acc[j][i] = combine(acc[j][i], v[j][i]);
+        }
+        float r = ${IDENTITY};
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                r = combine(r, acc[j][i]);
+        r = rowReduce(r, combine);
+        if (t == 0)
+            fromFloat(r, Y[row]);
+    }
+}
+)CU";
+
+constexpr auto kNanMax = uR"CU(
+// The larger of a and b, NaN when either is (fmaxf would drop the NaN).
+__device__ __forceinline__ float maxPropagatingNaN(float a, float b)
+{
+    return (a != a || a > b) ? a : b;
+}
+)CU";
+
+int vpt(const Strategy& s) {
+    return intParam(s, u"vectors_per_thread"_s);
+}
+
+QString mapping(const Strategy& s) {
+    return stringParam(s, u"mapping"_s);
+}
+
+int rowThreads(const Strategy& s) {
+    return mapping(s) == u"block" ? s.warps * 32 : 32;
+}
+
+int ctasPerSm(const Strategy& s) {
+    return intParam(s, u"ctas_per_sm"_s, -1);
+}
+
+QString stats(const Strategy& s) {
+    return stringParam(s, u"stats"_s);
+}
+
+bool isRowOp(const QString& op) {
+    return op == u"softmax" || op == u"layernorm" || op == u"reduce";
+}
+
+QStringList taskDtypes(const Task& task) {
+    QStringList out;
+    const QStringList names = Task::tensorNames(task.op);
+    for (const QString& n : names)
+        out << task.dtypeOf(n);
+    return out;
+}
+
+// Row tensors accessed with vectors (reduce's output is one value per row).
+QStringList vectorDtypes(const Task& task) {
+    if (task.op == u"reduce")
+        return {task.dtypeOf(u"X"_s)};
+    return taskDtypes(task);
+}
+
+int cacheFloats(const Strategy& s, const Task& task) {
+    // layernorm keeps the row and, while normalising, one chunk of W and B; reduce keeps one
+    // accumulator per loaded value
+    return vpt(s) * s.vectorWidth * (task.op == u"layernorm" ? 3 : task.op == u"reduce" ? 2 : 1);
+}
+
+int registerEstimate(const Strategy& s, const Task& task) {
+    return cacheFloats(s, task) + 40;
+}
+
+} // namespace
+
+QString RowwiseFamily::id() const {
+    return u"rowwise"_s;
+}
+
+QString RowwiseFamily::description() const {
+    return u"Row-wise memory-bound ops (softmax, layernorm, reduce sum/max): one warp per row "
+           "(mapping=warp, several rows per block) or one block per row (mapping=block), vector "
+           "accesses of vectorWidth elements, vectors_per_thread vectors per thread cached in "
+           "registers so a row that fits is read once and written once (longer rows stream in "
+           "chunks), stats=one_pass (online softmax, Welford layernorm) or two_pass, and "
+           "ctas_per_sm > 0 for a persistent grid of that many blocks per SM looping over rows. "
+           "fp32 arithmetic whatever the storage type."_s;
+}
+
+bool RowwiseFamily::supports(const Task& task, const DeviceInfo& device) const {
+    if (!isRowOp(task.op) || device.ccMajor < 7)
+        return false;
+    const QStringList dtypes = taskDtypes(task);
+    return std::all_of(dtypes.begin(), dtypes.end(),
+                       [](const QString& d) { return d == u"f32" || d == u"f16" || d == u"bf16"; });
+}
+
+QVector<ParameterSpec> RowwiseFamily::parameters() const {
+    return {
+        paramsParameter(u"mapping"_s,
+                        u"warp: one warp per row, warps rows per block, shuffles only; block: "
+                        "all the block's threads on one row, shared memory between warps"_s,
+                        strings({u"warp", u"block"})),
+        fieldParameter(u"warps"_s, u"Warps per block"_s, ints({1, 2, 4, 8, 16, 32}),
+                       &Strategy::warps),
+        fieldParameter(u"vectorWidth"_s, u"Elements per load and store (one access)"_s,
+                       ints({1, 2, 4, 8}), &Strategy::vectorWidth),
+        paramsParameter(u"vectors_per_thread"_s,
+                        u"Vectors a thread keeps in registers: the row is cached when it fits, "
+                        "and more vectors mean more bytes in flight"_s,
+                        ints({1, 2, 4, 8, 16})),
+        paramsParameter(u"stats"_s,
+                        u"one_pass: online softmax / Welford layernorm (one reduction, one read "
+                        "for long rows); two_pass: maximum then sum / mean then variance"_s,
+                        strings({u"two_pass", u"one_pass"})),
+        paramsParameter(u"ctas_per_sm"_s,
+                        u"0: one block per row group; k > 0: a persistent grid of k blocks per "
+                        "SM that loops over rows"_s,
+                        ints({0, 1, 2, 4, 8})),
+    };
+}
+
+void RowwiseFamily::normalize(Strategy& s) const {
+    s.family = id();
+    s.mma = u"fma"_s;
+    s.blockM = mapping(s) == u"block" ? 1 : s.warps;
+    // blockN shows the row chunk the registers hold, capped at the schema's 512
+    const int chunk = rowThreads(s) * s.vectorWidth * std::max(vpt(s), 1);
+    s.blockN = 1;
+    while (s.blockN * 2 <= std::min(chunk, 512))
+        s.blockN *= 2;
+    s.blockK = 16;
+    s.warpM = 0;
+    s.warpN = 0;
+    s.stages = 1;
+    s.smemLayout = u"plain"_s;
+    s.smemPaddingBytes = 0;
+    s.swizzleBytes = 0;
+    s.splitK = 1;
+    s.raster = u"row"_s;
+    s.groupSize = 1;
+    s.epilogue = u"direct"_s;
+}
+
+QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
+                                       const DeviceInfo& device) const {
+    QStringList problems;
+    if (!supports(task, device))
+        problems << u"family rowwise needs a softmax, layernorm or reduce task with f32, f16 or "
+                    "bf16 tensors on an sm_70 or newer GPU (task %1, device %2 sm_%3%4)"_s
+                        .arg(task.summary(), device.name)
+                        .arg(device.ccMajor)
+                        .arg(device.ccMinor);
+    if (s.family != id())
+        problems << u"family: \"%1\" is not %2"_s.arg(s.family, id());
+    const QString m = mapping(s);
+    if (m != u"warp" && m != u"block")
+        problems << u"params.mapping=\"%1\": must be warp or block"_s.arg(m);
+    if (s.warps < 1 || s.warps > 32 || (s.warps & (s.warps - 1)) != 0)
+        problems << u"warps=%1: must be a power of two in 1..32"_s.arg(s.warps);
+    if (m == u"block" && s.warps < 2)
+        problems << u"mapping=block with warps=%1: a one-warp block is mapping=warp"_s.arg(s.warps);
+    problems << vectorWidthProblems(s.vectorWidth, task, vectorDtypes(task));
+    const int v = vpt(s);
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+        problems << u"params.vectors_per_thread=%1: must be 1, 2, 4, 8 or 16"_s.arg(v);
+    else if (cacheFloats(s, task) > 64)
+        problems << u"vectors_per_thread=%1 x vectorWidth=%2 is %3 cached floats per thread%4; "
+                    "at most 64 fit without spilling"_s.arg(v)
+                        .arg(s.vectorWidth)
+                        .arg(cacheFloats(s, task))
+                        .arg(task.op == u"layernorm" ? u" (row, W and B)"_s : QString());
+    const QString st = stats(s);
+    if (st != u"one_pass" && st != u"two_pass")
+        problems << u"params.stats=\"%1\": must be one_pass or two_pass"_s.arg(st);
+    else if (task.op == u"reduce" && st != u"one_pass")
+        problems << u"stats=two_pass: a reduction reads its row once; use one_pass"_s;
+    const int k = ctasPerSm(s);
+    if (k != 0 && k != 1 && k != 2 && k != 4 && k != 8)
+        problems << u"params.ctas_per_sm=%1: must be 0, 1, 2, 4 or 8"_s.arg(k);
+    else if (k > 0 && k * s.warps * 32 > 2048)
+        problems << u"ctas_per_sm=%1 x %2 threads exceeds the 2048 threads of an SM, so the "
+                    "persistent blocks cannot all be resident"_s.arg(k)
+                        .arg(s.warps * 32);
+    const int regs = registerEstimate(s, task);
+    if (qint64(regs) * s.warps * 32 > device.regsPerSm)
+        problems << u"about %1 registers x %2 threads exceeds the %3 registers of an SM"_s.arg(regs)
+                        .arg(s.warps * 32)
+                        .arg(device.regsPerSm);
+    return problems;
+}
+
+ResourceEstimate RowwiseFamily::resources(const Strategy& s, const Task& task,
+                                          const DeviceInfo& device) const {
+    const qint64 smem = mapping(s) == u"block" ? qint64(s.warps) * 12 : 0;
+    return estimateResources(s.warps * 32, smem, registerEstimate(s, task), device);
+}
+
+Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) const {
+    Strategy s;
+    s.family = id();
+    s.vectorWidth = 1;
+    for (const QString& d : vectorDtypes(task))
+        s.vectorWidth = std::max(s.vectorWidth, maxVectorWidth(task, d));
+    for (const QString& d : vectorDtypes(task))
+        s.vectorWidth = std::min(s.vectorWidth, maxVectorWidth(task, d));
+    const int perThread = task.op == u"layernorm" ? 16 : 32; // cached floats per thread aimed at
+    const qint64 warpCapacity = 32LL * perThread;
+    QString why;
+    if (task.op == u"reduce") {
+        // A reduction reads each row once whatever the mapping: a warp per row needs no
+        // barrier, and 8 vectors per thread keep enough loads in flight.
+        s.params.insert(u"mapping"_s, u"warp"_s);
+        s.warps = 8;
+        s.params.insert(u"vectors_per_thread"_s, std::min(8, 32 / s.vectorWidth));
+        why = u"reduce: one warp per row (no barriers), 8 rows per block, several vectors in "
+              "flight per thread"_s;
+    } else if (task.n <= warpCapacity) {
+        s.params.insert(u"mapping"_s, u"warp"_s);
+        s.warps = 4;
+        int v = 1;
+        while (32LL * s.vectorWidth * v < task.n && v * s.vectorWidth * 2 <= perThread)
+            v *= 2;
+        s.params.insert(u"vectors_per_thread"_s, v);
+        why = u"rows of %1 fit in one warp's registers (%2 vectors of %3 per lane): one warp per "
+              "row, no barriers"_s.arg(task.n)
+                  .arg(v)
+                  .arg(s.vectorWidth);
+    } else {
+        s.params.insert(u"mapping"_s, u"block"_s);
+        int v = std::max(1, perThread / s.vectorWidth);
+        int threads = int(std::min<qint64>(1024, (task.n + qint64(s.vectorWidth) * v - 1) /
+                                                     (qint64(s.vectorWidth) * v)));
+        int warps = 2;
+        while (warps * 32 < threads && warps < 32)
+            warps *= 2;
+        s.warps = warps;
+        s.params.insert(u"vectors_per_thread"_s, v);
+        why = u"rows of %1 need a block to stay in registers: %2 warps x %3 vectors of %4 "
+              "elements per thread cache up to %5 elements, so the row is read once"_s.arg(task.n)
+                  .arg(warps)
+                  .arg(v)
+                  .arg(s.vectorWidth)
+                  .arg(qint64(warps) * 32 * v * s.vectorWidth);
+    }
+    s.params.insert(u"stats"_s, task.op == u"softmax" ? u"two_pass"_s : u"one_pass"_s);
+    s.params.insert(u"ctas_per_sm"_s, 0);
+    normalize(s);
+    s.rationale =
+        u"Memory-bound %1: %2; %3-element vectors (16-byte accesses where the alignment "
+        "allows); %4; one block per row group."_s.arg(task.op, why)
+            .arg(s.vectorWidth)
+            .arg(task.op == u"softmax"     ? u"max then sum from registers"_s
+                 : task.op == u"layernorm" ? u"Welford statistics merged once across the row"_s
+                                           : u"fp32 accumulation"_s);
+    return s;
+}
+
+QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
+    using gemmcodegen::render;
+    const bool block = mapping(s) == u"block";
+    const bool onePass = stats(s) == u"one_pass";
+    const int k = ctasPerSm(s);
+    const QString op = task.op;
+    QStringList header{
+        u"Kevolve built-in kernel, family rowwise (generated; edit freely)."_s,
+        u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
+        u"Strategy: %1 per row (%2 threads per block), %3-element vectors, %4 vectors per thread "
+        "in registers (rows up to %5 elements are read once), %6, %7."_s
+            .arg(block ? u"one block"_s : u"one warp"_s)
+            .arg(s.warps * 32)
+            .arg(s.vectorWidth)
+            .arg(vpt(s))
+            .arg(qint64(rowThreads(s)) * s.vectorWidth * vpt(s))
+            .arg(op == u"reduce"    ? u"fp32 accumulators per register slot"_s
+                 : op == u"softmax" ? (onePass ? u"online softmax (maximum and sum in one pass)"_s
+                                               : u"two-pass softmax (maximum, then sum)"_s)
+                                    : (onePass ? u"Welford statistics"_s
+                                               : u"two-pass statistics (mean, then variance)"_s))
+            .arg(k > 0 ? u"a persistent grid of %1 blocks per SM"_s.arg(k)
+                       : u"one block per row group"_s),
+    };
+    if (!s.rationale.isEmpty()) {
+        header << u"Rationale:"_s;
+        for (const QString& line : gemmcodegen::wrapText(s.rationale))
+            header << u"  "_s + line;
+    }
+
+    QString types = u"using ElemX = %1;\nusing ElemY = %2;\n"_s.arg(
+        gemmcodegen::cudaType(task.dtypeOf(u"X"_s)), gemmcodegen::cudaType(task.dtypeOf(u"Y"_s)));
+    if (op == u"layernorm")
+        types += u"using ElemW = %1;\nusing ElemB = %2;\n"_s.arg(
+            gemmcodegen::cudaType(task.dtypeOf(u"W"_s)),
+            gemmcodegen::cudaType(task.dtypeOf(u"B"_s)));
+
+    QString kernel;
+    QString launch;
+    QString scalarCheck;
+    QString alignment;
+    const QString rowLoop = QString::fromUtf16(kRowLoop);
+    if (op == u"softmax") {
+        kernel =
+            render(kSoftmax,
+                   {{u"MAXSUM"_s, onePass ? QString::fromUtf16(kMaxSum) : QString()},
+                    {u"ROW_LOOP"_s, rowLoop},
+                    {u"CACHED"_s,
+                     QString::fromUtf16(onePass ? kSoftmaxCachedOnline : kSoftmaxCachedTwoPass)},
+                    {u"STREAMING"_s,
+                     QString::fromUtf16(onePass ? kSoftmaxStreamOnline : kSoftmaxStreamTwoPass)}});
+        launch =
+            u"softmaxRows<<<grid, THREADS, 0, stream>>>(\n"
+            "        static_cast<const ElemX*>(args->inputs[0].data),\n"
+            "        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));"_s;
+        alignment =
+            u"ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != "
+            "0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0"_s;
+    } else if (op == u"layernorm") {
+        kernel = render(kLayerNorm,
+                        {{u"MOMENTS"_s, onePass ? QString::fromUtf16(kMoments) : QString()},
+                         {u"ROW_LOOP"_s, rowLoop},
+                         {u"CACHED"_s, QString::fromUtf16(onePass ? kLayerNormCachedWelford
+                                                                  : kLayerNormCachedTwoPass)},
+                         {u"STREAMING"_s, QString::fromUtf16(onePass ? kLayerNormStreamWelford
+                                                                     : kLayerNormStreamTwoPass)}});
+        launch =
+            u"layerNormRows<<<grid, THREADS, 0, stream>>>(\n"
+            "        static_cast<const ElemX*>(args->inputs[0].data),\n"
+            "        static_cast<const ElemW*>(args->inputs[1].data),\n"
+            "        static_cast<const ElemB*>(args->inputs[2].data),\n"
+            "        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),\n"
+            "        static_cast<float>(args->scalars[0]));"_s;
+        alignment =
+            u"ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != "
+            "0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != "
+            "0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->inputs[2].data) % (VEC * sizeof(ElemB)) != "
+            "0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0"_s;
+        scalarCheck = u"    if (!(args->scalars[0] > 0.0))\n        return 6; // epsilon\n"_s;
+    } else {
+        const bool max = task.params.value(u"reduction"_s).toString() == u"max";
+        kernel = render(kReduce, {{u"NAN_MAX"_s, max ? QString::fromUtf16(kNanMax) : QString()},
+                                  {u"ROW_LOOP"_s, rowLoop},
+                                  {u"COMBINE"_s, max ? u"maxPropagatingNaN(a, b)"_s : u"a + b"_s},
+                                  {u"IDENTITY"_s, max ? u"-INFINITY"_s : u"0.0f"_s}});
+        launch = u"reduceRows<<<grid, THREADS, 0, stream>>>(\n"
+                 "        static_cast<const ElemX*>(args->inputs[0].data),\n"
+                 "        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx);"_s;
+        alignment =
+            u"ldx % VEC != 0 ||\n"
+            "        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0"_s;
+        scalarCheck = u"    if (args->scalars[0] != %1)\n        return 6; // generated for "
+                      "reduction \"%2\" only\n"_s.arg(max ? 1 : 0)
+                          .arg(max ? u"max"_s : u"sum"_s);
+    }
+    const QString grid =
+        k > 0 ? u"// Persistent: CTAS_PER_SM blocks per SM (all resident) loop over the rows.\n"
+                "    const long long grid = min(rowGroups, static_cast<long long>(CTAS_PER_SM) * "
+                "args->device.sm_count);"_s
+              : u"const long long grid = min(rowGroups, 2147483647LL);"_s;
+    const QStringList dtypes = taskDtypes(task);
+    return render(
+        kPrelude,
+        {{u"HEADER"_s, gemmcodegen::headerComment(header)},
+         {u"INCLUDES"_s, dtypeIncludes(dtypes)},
+         {u"TYPES"_s, types},
+         {u"ELEMENTS"_s, elementHelpers(dtypes, s.vectorWidth)},
+         {u"WARPS"_s, QString::number(s.warps)},
+         {u"ROW_THREADS_WHY"_s, block ? u"the whole block (one row per block)."_s
+                                      : u"one warp (WARPS rows per block)."_s},
+         {u"ROW_THREADS"_s, block ? u"THREADS"_s : u"32"_s},
+         {u"VPT"_s, QString::number(vpt(s))},
+         {u"CTAS_WHY"_s, k > 0 ? u"Blocks per SM of the persistent grid."_s
+                               : u"0: one block per ROWS_PER_CTA rows (no persistent grid)."_s},
+         {u"CTAS"_s, QString::number(k)},
+         {u"REDUCE"_s, QString::fromUtf16(block ? kBlockReduce : kWarpReduce)},
+         {u"KERNEL"_s, kernel},
+         {u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_"_s + op.toUpper())},
+         {u"SCALAR_CHECK"_s, scalarCheck},
+         {u"ALIGNMENT"_s, alignment},
+         {u"GRID"_s, grid},
+         {u"LAUNCH"_s, launch}});
+}
+
+} // namespace kev

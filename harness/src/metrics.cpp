@@ -10,8 +10,11 @@ namespace {
 
 const char* const kSmemWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
 const char* const kSmemWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
-const char* const kSmemInstLd = "smsp__sass_inst_executed_op_shared_ld.sum";
-const char* const kSmemInstSt = "smsp__sass_inst_executed_op_shared_st.sum";
+// The hardware instruction counters, not smsp__sass_inst_executed_op_shared_*: through the Range
+// Profiler on GH100 the SASS-patched store count came back equal to the load count (H200,
+// 2026-11-29: 6.04e8 shared stores where Nsight Compute counted 7.55e7).
+const char* const kSmemInstLd = "smsp__inst_executed_op_shared_ld.sum";
+const char* const kSmemInstSt = "smsp__inst_executed_op_shared_st.sum";
 const char* const kSmemConflictsLd = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
 const char* const kSmemConflictsSt = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
 

@@ -30,7 +30,7 @@ TEST(Metrics, DefaultListHasTheIssuesCountersOnceEach) {
          {"sm__warps_active.avg.pct_of_peak_sustained_active",
           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-          "smsp__sass_inst_executed_op_shared_ld.sum",
+          "smsp__inst_executed_op_shared_ld.sum",
           "dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum",
           "dram__bytes_write.sum",
           "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
@@ -135,8 +135,8 @@ TEST(Metrics, WavefrontsPerInstruction) {
     std::map<std::string, double> v = {
         {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 4000},
         {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 400},
-        {"smsp__sass_inst_executed_op_shared_ld.sum", 1000},
-        {"smsp__sass_inst_executed_op_shared_st.sum", 100},
+        {"smsp__inst_executed_op_shared_ld.sum", 1000},
+        {"smsp__inst_executed_op_shared_st.sum", 100},
         {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 3000},
         {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 300},
     };
@@ -152,12 +152,12 @@ TEST(Metrics, DerivedValuesNeedTheirInputs) {
     std::map<std::string, double> v = {
         {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0},
         {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 0},
-        {"smsp__sass_inst_executed_op_shared_ld.sum", 0},
-        {"smsp__sass_inst_executed_op_shared_st.sum", 0},
+        {"smsp__inst_executed_op_shared_ld.sum", 0},
+        {"smsp__inst_executed_op_shared_st.sum", 0},
     };
     EXPECT_TRUE(derive(v).empty());
-    v.erase("smsp__sass_inst_executed_op_shared_st.sum");
-    v["smsp__sass_inst_executed_op_shared_ld.sum"] = 10;
+    v.erase("smsp__inst_executed_op_shared_st.sum");
+    v["smsp__inst_executed_op_shared_ld.sum"] = 10;
     v["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] = 12;
     const auto d = derive(v);
     EXPECT_DOUBLE_EQ(d.at("smem_wavefronts_per_instruction_ld"), 1.2);

@@ -118,6 +118,15 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
         return std::nullopt;
     }
     Strategy s = chosen->defaultStrategy(context.task, context.device);
+    if (!context.task.isGemm()) {
+        s.rationale =
+            u"First plan. Roofline: %1; the target is the DRAM floor (every byte read "
+            "and written once), judged as a percentage of that floor. Family %2 (the %3 family "
+            "for %4). %5"_s.arg(roof.text(), chosen->id())
+                .arg(roof.computeBound ? u"compute-bound"_s : u"memory-bound"_s, context.task.op,
+                     s.rationale);
+        return s;
+    }
     s.rationale = u"First plan. Roofline: %1. Family %2 (the most capable proven template for "
                   "%3 inputs%4). %5"_s.arg(roof.text(), chosen->id(), context.task.a)
                       .arg(splitK ? u"; the output has too few tiles, so K is split"_s : QString())

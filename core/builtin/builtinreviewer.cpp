@@ -1,6 +1,7 @@
 #include "builtin/builtinreviewer.h"
 
 #include "builtin/kernelfamily.h"
+#include "builtin/knowledgebase.h"
 
 #include <QJsonArray>
 #include <QMetaObject>
@@ -22,6 +23,10 @@ constexpr double kLowOccupancy = 0.20;
 constexpr double kDramBusyPercent = 70.0;
 constexpr double kTensorIdlePercent = 40.0;
 constexpr int kManyRegisters = 168;
+// Memory-bound families: near 90% of the DRAM floor there is nothing left worth a search step;
+// below half occupancy with DRAM not busy, too few bytes are in flight.
+constexpr double kMemoryNearFloorPercent = 90.0;
+constexpr double kMemoryLowOccupancy = 0.5;
 
 struct Move {
     QString param;
@@ -72,6 +77,88 @@ QVector<Move> stallRemedy(const QString& stall) {
     if (stall == u"not_selected")
         return {{u"warpN"_s, 1, u"too many eligible warps: larger warp tiles"_s}};
     return {};
+}
+
+// A correct kernel of a memory-bound family: the headline is the share of the DRAM floor, and the
+// remedies move bytes in flight (vector width, vectors per thread, rows per block, resident
+// blocks) rather than data reuse.
+void reviewMemoryBound(const QJsonObject& metrics, double speedup,
+                       const std::optional<double>& percentOfFloor, qint64 spills, int registers,
+                       ReviewFeedback& fb, QJsonObject& evidence, QVector<Move>& moves) {
+    const auto metric = [&metrics](const char16_t* name) {
+        return metrics.value(QString::fromUtf16(name)).toDouble(-1.0);
+    };
+    const QString floorText = percentOfFloor
+                                  ? u"%1% of the DRAM floor"_s.arg(*percentOfFloor, 0, 'f', 1)
+                                  : u"an unknown share of the DRAM floor"_s;
+    if (percentOfFloor)
+        evidence.insert(u"percent_of_floor"_s, *percentOfFloor);
+    QString worstStall;
+    double worst = 0;
+    for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+        if (it.key().startsWith(u"stall_"_s) && it->toDouble() > worst) {
+            worst = it->toDouble();
+            worstStall = it.key().mid(6);
+        }
+    }
+    const double dram = metric(u"dram_throughput_pct");
+    const double occupancy = metric(u"achieved_occupancy");
+    if (percentOfFloor && *percentOfFloor >= kMemoryNearFloorPercent) {
+        fb.bottleneckId = u"near_floor"_s;
+        fb.bottleneckText =
+            u"At %1 (%2x the reference): the memory system is nearly saturated."_s.arg(floorText)
+                .arg(speedup, 0, 'f', 3);
+        fb.suggestions << u"Stop; only a persistent grid or more bytes in flight may add a few "
+                          "percent."_s;
+        evidence.insert(u"stop"_s, true);
+        moves << Move{u"ctas_per_sm"_s, 1, u"fine move"_s}
+              << Move{u"vectors_per_thread"_s, 1, u"fine move"_s};
+    } else if (spills > 0) {
+        fb.bottleneckId = u"register_spills"_s;
+        fb.bottleneckText = u"At %1 with %2 bytes spilled (%3 registers): local-memory traffic "
+                            "competes with the data."_s.arg(floorText)
+                                .arg(spills)
+                                .arg(registers);
+        fb.suggestions << u"Hold fewer values per thread."_s;
+        moves << Move{u"vectors_per_thread"_s, -1, u"fewer cached values per thread"_s}
+              << Move{u"vectorWidth"_s, -1, u"fewer values per access"_s};
+    } else if (dram >= 0 && dram < kDramBusyPercent && occupancy >= 0 &&
+               occupancy < kMemoryLowOccupancy) {
+        fb.bottleneckId = u"few_bytes_in_flight"_s;
+        fb.bottleneckText = u"At %1, DRAM %2% busy with occupancy %3: too few warps, so too few "
+                            "bytes in flight to cover the memory latency."_s.arg(floorText)
+                                .arg(dram, 0, 'f', 0)
+                                .arg(occupancy, 0, 'f', 2);
+        fb.suggestions << u"More rows per block, more vectors per thread, or more resident "
+                          "blocks."_s;
+        moves << Move{u"warps"_s, 1, u"more rows (warps) per block"_s}
+              << Move{u"vectors_per_thread"_s, 1, u"more loads in flight per thread"_s}
+              << Move{u"ctas_per_sm"_s, 1, u"more resident blocks"_s};
+    } else if (worstStall == u"long_scoreboard") {
+        fb.bottleneckId = u"stall_long_scoreboard"_s;
+        fb.bottleneckText =
+            u"At %1, warps mostly wait on global loads (%2 of samples)."_s.arg(floorText).arg(
+                worst, 0, 'f', 2);
+        fb.suggestions << u"Wider accesses and more independent loads per thread."_s;
+        moves << Move{u"vectorWidth"_s, 1, u"more bytes per load"_s}
+              << Move{u"vectors_per_thread"_s, 1, u"more loads in flight"_s};
+    } else if (dram >= kDramBusyPercent) {
+        fb.bottleneckId = u"extra_traffic"_s;
+        fb.bottleneckText = u"At %1 while DRAM is %2% busy: the kernel moves more bytes than the "
+                            "floor (rows read more than once)."_s.arg(floorText)
+                                .arg(dram, 0, 'f', 0);
+        fb.suggestions << u"Cache the whole row in registers, or use one-pass statistics."_s;
+        moves << Move{u"vectors_per_thread"_s, 1, u"cache more of the row"_s}
+              << Move{u"stats"_s, 1, u"one read for the statistics"_s};
+    } else {
+        fb.bottleneckId = u"timing_only"_s;
+        fb.bottleneckText =
+            u"At %1 (%2x the reference); no profiler metrics point elsewhere."_s.arg(floorText).arg(
+                speedup, 0, 'f', 3);
+        fb.suggestions << u"Try more bytes in flight: wider vectors, more vectors per thread."_s;
+        moves << Move{u"vectors_per_thread"_s, 1, u"more loads in flight"_s}
+              << Move{u"vectorWidth"_s, 1, u"wider accesses"_s};
+    }
 }
 
 } // namespace
@@ -200,8 +287,11 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
         return metrics.value(QString::fromUtf16(name)).toDouble(-1.0);
     };
 
-    if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
-        speedup >= kNearReferenceSpeedup) {
+    if (knowledge::isMemoryBoundFamily(strategy.family)) {
+        reviewMemoryBound(metrics, speedup, report.percentOfFloor, spills, registers, fb, evidence,
+                          moves);
+    } else if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
+               speedup >= kNearReferenceSpeedup) {
         fb.bottleneckId = u"near_floor"_s;
         fb.bottleneckText =
             report.percentOfFloor

@@ -35,6 +35,10 @@ Roofline roofline(const Task& task, const DeviceInfo& device);
 // measurements as soon as the family has any.
 double familyPrior(const QString& familyId, const Task& task);
 
+// Whether the family implements a memory-bound op (rowwise, gemv, elementwise): its headline is
+// the percentage of the DRAM floor, and the reviewer judges it by bytes in flight, not by reuse.
+bool isMemoryBoundFamily(const QString& familyId);
+
 // Whether the output has too few tiles of `tileM` x `tileN` to fill the device while K is long,
 // the case split-K is for.
 bool wantsSplitK(const Task& task, const DeviceInfo& device, int tileM = 128, int tileN = 128);

@@ -37,9 +37,23 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
     if (mode != u"sample")
         return points;
     QStringList seen{kev::configurationKey(family, first)};
-    const QStringList preferred{u"smemLayout"_s, u"stages"_s, u"warpN"_s,
-                                u"blockK"_s,     u"splitK"_s, u"raster"_s,
-                                u"blockM"_s,     u"tile"_s,   u"thread_tile_n"_s};
+    // GEMM knobs, then the memory-bound families' (statistics, register cache, grid, split).
+    const QStringList preferred{u"smemLayout"_s,
+                                u"stages"_s,
+                                u"warpN"_s,
+                                u"blockK"_s,
+                                u"splitK"_s,
+                                u"raster"_s,
+                                u"blockM"_s,
+                                u"tile"_s,
+                                u"thread_tile_n"_s,
+                                u"stats"_s,
+                                u"vectors_per_thread"_s,
+                                u"ctas_per_sm"_s,
+                                u"split_m"_s,
+                                u"mapping"_s,
+                                u"vectorWidth"_s,
+                                u"warps"_s};
     const auto moves = family.neighbours(first);
     for (const QString& knob : preferred) {
         for (const kev::Strategy& move : moves) {

@@ -77,6 +77,26 @@ kev::EvaluationReport report(const QString& status, double speedup = 0.0, qint64
     return *r;
 }
 
+// The memory-bound test tasks (tests/builtin/tasks), until the library has its own.
+kev::Task memoryTask(const QString& name) {
+    return task(QStringLiteral(KEV_BUILTIN_TASKS "/") + name + u".json"_s);
+}
+
+const QStringList kMemoryTasks{u"softmax_f32_test"_s,
+                               u"softmax_f16_test"_s,
+                               u"layernorm_bf16_test"_s,
+                               u"layernorm_f32_test"_s,
+                               u"reduce_max_f32_test"_s,
+                               u"reduce_sum_f16_test"_s,
+                               u"gemv_f16_test"_s,
+                               u"gemv_t_f16_test"_s,
+                               u"elementwise_gelu_f16_test"_s,
+                               u"elementwise_silu_f32_test"_s};
+
+std::optional<kev::Task> parse(const QString& json, QString* error) {
+    return kev::Task::fromJson(QJsonDocument::fromJson(json.toUtf8()).object(), error);
+}
+
 QStringList moveParams(const kev::ReviewFeedback& fb) {
     QStringList out;
     const QJsonArray moves = fb.evidence.value(u"moves"_s).toArray();
@@ -430,6 +450,290 @@ private slots:
         const auto sgemm = fp32.next(ctx, &error);
         QVERIFY2(sgemm, qPrintable(error));
         QCOMPARE(sgemm->family, u"fma_regblock"_s);
+    }
+
+    void memoryTasksParse() {
+        const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
+        QCOMPARE(softmax.op, u"softmax"_s);
+        QCOMPARE(softmax.m, 8192);
+        QCOMPARE(softmax.n, 8192);
+        QCOMPARE(softmax.validationShapes.first().n, 1); // N need not be a multiple of 8
+        QCOMPARE(softmax.minBytes(), 8192.0 * 8192 * 4);
+        QCOMPARE(softmax.flops(), 5.0 * 8192 * 8192);
+        const kev::Task layernorm = memoryTask(u"layernorm_f32_test"_s);
+        QCOMPARE(layernorm.params.value(u"epsilon"_s).toDouble(), 1e-5); // the default
+        QCOMPARE(layernorm.minBytes(), 16384.0 * 4096 * 8 + 4096.0 * 8);
+        const kev::Task gemvT = memoryTask(u"gemv_t_f16_test"_s);
+        QVERIFY(gemvT.params.value(u"transpose"_s).toBool());
+        QCOMPARE(gemvT.dtypeOf(u"x"_s), u"f16"_s);
+        const kev::Task reduce = memoryTask(u"reduce_sum_f16_test"_s);
+        QCOMPARE(reduce.minBytes(), 16384.0 * 8192 * 2 + 16384.0 * 4);
+        const kev::Task silu = memoryTask(u"elementwise_silu_f32_test"_s);
+        QCOMPARE(silu.m, 1);
+        QCOMPARE(silu.flops(), 4.0 * 67108864);
+        // The harness gets the task exactly as written.
+        QCOMPARE(silu.toJson().value(u"params"_s).toObject().value(u"function"_s).toString(),
+                 u"silu"_s);
+    }
+
+    void memoryTaskErrorsNameTheField_data() {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("field");
+        const QString head = uR"({"name": "t", "op": "%1", "dtypes": %2, "shape": %3)"_s;
+        const QString rows = uR"({"X": "f32", "Y": "f32"})"_s;
+        QTest::newRow("reduction") << head.arg(u"reduce"_s, rows, uR"({"M": 4, "N": 4})"_s) +
+                                          uR"(, "params": {"reduction": "min"}})"_s
+                                   << u"task.params.reduction"_s;
+        QTest::newRow("unknown param") << head.arg(u"softmax"_s, rows, uR"({"M": 4, "N": 4})"_s) +
+                                              uR"(, "params": {"axis": 1}})"_s
+                                       << u"task.params.axis"_s;
+        QTest::newRow("epsilon") << head.arg(
+                                        u"layernorm"_s,
+                                        uR"({"X": "f32", "W": "f32", "B": "f32", "Y": "f32"})"_s,
+                                        uR"({"M": 4, "N": 4})"_s) +
+                                        uR"(, "params": {"epsilon": 0}})"_s
+                                 << u"task.params.epsilon"_s;
+        QTest::newRow("missing tensor")
+            << head.arg(u"gemv"_s, uR"({"A": "f16", "y": "f16"})"_s, uR"({"M": 4, "N": 4})"_s) +
+                   u"}"_s
+            << u"task.dtypes.x"_s;
+        QTest::newRow("K for softmax")
+            << head.arg(u"softmax"_s, rows, uR"({"M": 4, "N": 4, "K": 4})"_s) + u"}"_s
+            << u"task.shape.K"_s;
+        QTest::newRow("custom counts")
+            << uR"({"name": "c", "op": "custom", "shape": {"L": 10}, "reference": {"file": "r.cu"}})"_s
+            << u"task.counts"_s;
+        QTest::newRow("custom reference")
+            << uR"({"name": "c", "op": "custom", "shape": {"L": 10}, "counts": {"flops": 1, "min_bytes": 8}})"_s
+            << u"task.reference"_s;
+    }
+
+    void memoryTaskErrorsNameTheField() {
+        QFETCH(QString, json);
+        QFETCH(QString, field);
+        QString error;
+        QVERIFY(!parse(json, &error));
+        QVERIFY2(error.startsWith(field), qPrintable(error));
+    }
+
+    void memoryFamiliesServeOnlyTheirOps() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const QHash<QString, QString> expected{{u"softmax"_s, u"rowwise"_s},
+                                               {u"layernorm"_s, u"rowwise"_s},
+                                               {u"reduce"_s, u"rowwise"_s},
+                                               {u"gemv"_s, u"gemv"_s},
+                                               {u"elementwise"_s, u"elementwise"_s}};
+        for (const QString& name : kMemoryTasks) {
+            const kev::Task t = memoryTask(name);
+            const auto families = kev::FamilyRegistry::instance().supporting(t, h200);
+            QCOMPARE(families.size(), 1);
+            QCOMPARE(families.first()->id(), expected.value(t.op));
+            const kev::Strategy s = families.first()->defaultStrategy(t, h200);
+            QVERIFY2(families.first()->constraints(s, t, h200).isEmpty(),
+                     qPrintable(name + u": "_s +
+                                families.first()->constraints(s, t, h200).join(u"; "_s)));
+            QVERIFY2(s.validate().isEmpty(), qPrintable(s.validate().join(u"; "_s)));
+            QVERIFY(!s.rationale.isEmpty());
+        }
+        const kev::Task gemm = task(u"gemm_fp16_fp32_4096"_s);
+        for (const QString& id : {u"rowwise"_s, u"gemv"_s, u"elementwise"_s})
+            QVERIFY(!family(id).supports(gemm, h200));
+    }
+
+    void memoryDefaultsCacheTheRow() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        // Softmax 8192 and layernorm 4096 rows fit in one block's registers: read once.
+        for (const QString& name :
+             {u"softmax_f32_test"_s, u"softmax_f16_test"_s, u"layernorm_bf16_test"_s}) {
+            const kev::Task t = memoryTask(name);
+            const kev::Strategy s = family(u"rowwise"_s).defaultStrategy(t, h200);
+            const qint64 rowThreads =
+                s.params.value(u"mapping"_s).toString() == u"block" ? s.warps * 32 : 32;
+            QVERIFY2(rowThreads * s.vectorWidth * s.params.value(u"vectors_per_thread"_s).toInt() >=
+                         t.n,
+                     qPrintable(name));
+            QCOMPARE(s.vectorWidth * kev::Task::dtypeBytes(t.a), 16);
+        }
+    }
+
+    void memoryConstraintsRejectImpossiblePoints_data() {
+        QTest::addColumn<QString>("taskName");
+        QTest::addColumn<QString>("familyId");
+        QTest::addColumn<QString>("knob");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("32-byte access") << u"softmax_f32_test"_s << u"rowwise"_s << u"vectorWidth"_s
+                                        << QJsonValue(8) << u"16 bytes"_s;
+        QTest::newRow("too many cached")
+            << u"layernorm_f32_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
+            << u"cached floats"_s;
+        QTest::newRow("two-pass reduce") << u"reduce_max_f32_test"_s << u"rowwise"_s << u"stats"_s
+                                         << QJsonValue(u"two_pass"_s) << u"one_pass"_s;
+        QTest::newRow("one-warp block") << u"softmax_f16_test"_s << u"rowwise"_s << u"warps"_s
+                                        << QJsonValue(1) << u"mapping=warp"_s;
+        QTest::newRow("split y=Ax")
+            << u"gemv_f16_test"_s << u"gemv"_s << u"split_m"_s << QJsonValue(4) << u"transpose"_s;
+        QTest::newRow("unknown mapping") << u"softmax_f16_test"_s << u"rowwise"_s << u"mapping"_s
+                                         << QJsonValue(u"grid"_s) << u"warp or block"_s;
+        QTest::newRow("persistent too big")
+            << u"elementwise_gelu_f16_test"_s << u"elementwise"_s << u"ctas_per_sm"_s
+            << QJsonValue(16) << u"ctas_per_sm=16"_s;
+    }
+
+    void memoryConstraintsRejectImpossiblePoints() {
+        QFETCH(QString, taskName);
+        QFETCH(QString, familyId);
+        QFETCH(QString, knob);
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, expected);
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::Task t = memoryTask(taskName);
+        const kev::KernelFamily& f = family(familyId);
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        QVERIFY(f.constraints(s, t, h200).isEmpty());
+        bool found = false;
+        const auto specs = f.parameters();
+        for (const kev::ParameterSpec& spec : specs) {
+            if (spec.name == knob) {
+                spec.set(s, value);
+                found = true;
+            }
+        }
+        QVERIFY2(found, qPrintable(knob));
+        const QStringList problems = f.constraints(s, t, h200);
+        QVERIFY2(problems.join(u"; "_s).contains(expected), qPrintable(problems.join(u"; "_s)));
+        // Another op's task is refused by name.
+        QVERIFY(!f.constraints(s, task(u"gemm_fp16_fp32_4096"_s), h200).isEmpty());
+    }
+
+    void memoryCodeHasOnlyTheChosenConfiguration() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
+        kev::Strategy s = rowwise.defaultStrategy(softmax, h200);
+        s.params.insert(u"stats"_s, u"two_pass"_s);
+        const QString twoPass = rowwise.generate(s, softmax);
+        s.params.insert(u"stats"_s, u"one_pass"_s);
+        const QString online = rowwise.generate(s, softmax);
+        QVERIFY(!twoPass.contains(u"combineMaxSum"_s));
+        QVERIFY(online.contains(u"combineMaxSum"_s));
+        QVERIFY(online.contains(u"constexpr int VEC = 8;"_s));
+        QVERIFY(online.contains(u"KEVOLVE_OP_SOFTMAX"_s));
+        QVERIFY(!online.contains(u"${"_s));
+
+        const kev::Task max = memoryTask(u"reduce_max_f32_test"_s);
+        const QString maxCode = rowwise.generate(rowwise.defaultStrategy(max, h200), max);
+        QVERIFY(maxCode.contains(u"maxPropagatingNaN"_s));
+        QVERIFY(maxCode.contains(u"args->scalars[0] != 1"_s));
+        const kev::Task sum = memoryTask(u"reduce_sum_f16_test"_s);
+        const QString sumCode = rowwise.generate(rowwise.defaultStrategy(sum, h200), sum);
+        QVERIFY(!sumCode.contains(u"maxPropagatingNaN"_s));
+        QVERIFY(sumCode.contains(u"using ElemY = float;"_s));
+
+        const kev::KernelFamily& gemv = family(u"gemv"_s);
+        const kev::Task gemvT = memoryTask(u"gemv_t_f16_test"_s);
+        kev::Strategy g = gemv.defaultStrategy(gemvT, h200);
+        QVERIFY(g.params.value(u"split_m"_s).toInt() > 1);
+        QVERIFY(gemv.generate(g, gemvT).contains(u"gemvFinish"_s));
+        QVERIFY(gemv.generate(g, gemvT).contains(u"kevolve_workspace_bytes"_s));
+        g.params.insert(u"split_m"_s, 1);
+        QVERIFY(!gemv.generate(g, gemvT).contains(u"gemvFinish"_s));
+        const kev::Task gemvN = memoryTask(u"gemv_f16_test"_s);
+        const QString rows = gemv.generate(gemv.defaultStrategy(gemvN, h200), gemvN);
+        QVERIFY(rows.contains(u"gemvRows"_s));
+        QVERIFY(!rows.contains(u"gemvColumns"_s));
+
+        const kev::KernelFamily& ew = family(u"elementwise"_s);
+        const kev::Task gelu = memoryTask(u"elementwise_gelu_f16_test"_s);
+        const QString geluCode = ew.generate(ew.defaultStrategy(gelu, h200), gelu);
+        QVERIFY(geluCode.contains(u"erff("_s));
+        QVERIFY(!geluCode.contains(u"expf("_s));
+        const kev::Task silu = memoryTask(u"elementwise_silu_f32_test"_s);
+        QVERIFY(ew.generate(ew.defaultStrategy(silu, h200), silu).contains(u"expf(-x)"_s));
+    }
+
+    void plannerPicksMemoryFamilies() {
+        for (const QString& name : kMemoryTasks) {
+            kev::AgentContext ctx;
+            ctx.device = kev::DeviceInfo::h200();
+            ctx.task = memoryTask(name);
+            QVERIFY(!kev::knowledge::roofline(ctx.task, ctx.device).computeBound);
+            kev::PlannerSearch search;
+            QString error;
+            const auto first = search.next(ctx, &error);
+            QVERIFY2(first, qPrintable(error));
+            QVERIFY(kev::knowledge::isMemoryBoundFamily(first->family));
+            QVERIFY2(first->rationale.contains(u"memory-bound"_s), qPrintable(first->rationale));
+            // The search moves the family's knobs like GEMM's: new, feasible points.
+            kev::IterationSummary h;
+            h.iteration = 1;
+            h.family = first->family;
+            h.status = u"ok"_s;
+            h.speedup = 0.8;
+            ctx.history.append(h);
+            ctx.parentStrategy = *first;
+            ctx.iteration = 2;
+            const auto second = search.next(ctx, &error);
+            QVERIFY2(second, qPrintable(error));
+            const kev::KernelFamily& f = family(second->family);
+            QVERIFY(kev::configurationKey(f, *second) != kev::configurationKey(f, *first));
+            QVERIFY(f.constraints(*second, ctx.task, ctx.device).isEmpty());
+        }
+    }
+
+    void reviewerMemoryRules_data() {
+        QTest::addColumn<double>("percentOfFloor");
+        QTest::addColumn<qint64>("spill");
+        QTest::addColumn<QJsonObject>("profile");
+        QTest::addColumn<QString>("bottleneck");
+        QTest::addColumn<QString>("move");
+        const auto metrics = [](double dram, double occupancy, double longScoreboard) {
+            return QJsonObject{
+                {u"metrics"_s, QJsonObject{{u"dram_throughput_pct"_s, dram},
+                                           {u"achieved_occupancy"_s, occupancy}}},
+                {u"warp_stalls"_s,
+                 QJsonObject{{u"long_scoreboard"_s, longScoreboard}, {u"barrier"_s, 0.1}}}};
+        };
+        QTest::newRow("near floor")
+            << 91.0 << qint64(0) << QJsonObject() << u"near_floor"_s << u"ctas_per_sm"_s;
+        // 86% would be near the floor for GEMM; a memory-bound kernel is pushed on to 90%.
+        QTest::newRow("86% is not done")
+            << 86.0 << qint64(0) << QJsonObject() << u"timing_only"_s << u"vectors_per_thread"_s;
+        QTest::newRow("spills") << 60.0 << qint64(64) << QJsonObject() << u"register_spills"_s
+                                << u"vectors_per_thread"_s;
+        QTest::newRow("low occupancy")
+            << 50.0 << qint64(0) << metrics(45, 0.3, 0.2) << u"few_bytes_in_flight"_s << u"warps"_s;
+        QTest::newRow("long scoreboard") << 70.0 << qint64(0) << metrics(60, 0.8, 0.6)
+                                         << u"stall_long_scoreboard"_s << u"vectorWidth"_s;
+        QTest::newRow("extra traffic")
+            << 60.0 << qint64(0) << metrics(85, 0.8, 0.1) << u"extra_traffic"_s << u"stats"_s;
+    }
+
+    void reviewerMemoryRules() {
+        QFETCH(double, percentOfFloor);
+        QFETCH(qint64, spill);
+        QFETCH(QJsonObject, profile);
+        QFETCH(QString, bottleneck);
+        QFETCH(QString, move);
+        kev::AgentContext ctx;
+        ctx.task = memoryTask(u"softmax_f16_test"_s);
+        ctx.device = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Strategy s = rowwise.defaultStrategy(ctx.task, ctx.device);
+        kev::EvaluationReport r = report(u"ok"_s, 1.05, spill, profile);
+        r.percentOfFloor = percentOfFloor;
+        const kev::ReviewFeedback fb = kev::reviewReport(ctx, s, rowwise.generate(s, ctx.task), r);
+        QCOMPARE(fb.bottleneckId, bottleneck);
+        QVERIFY(fb.bottleneckText.contains(u"DRAM floor"_s));
+        QVERIFY(fb.validate().isEmpty());
+        QVERIFY2(moveParams(fb).contains(move), qPrintable(moveParams(fb).join(u","_s)));
+        // Every suggested move names a knob of the family, so the planner can apply it.
+        QStringList knobs;
+        const auto specs = rowwise.parameters();
+        for (const kev::ParameterSpec& spec : specs)
+            knobs << spec.name;
+        for (const QString& p : moveParams(fb))
+            QVERIFY2(knobs.contains(p), qPrintable(p));
     }
 
     void plannerFollowsReviewMovesAndNeverRepeats() {

@@ -1,6 +1,7 @@
 # Generates a fixed sample of parameter points with kev-builtin-gen and compiles each kernel the
 # way the harness does for sm_90a; fails on a compile error or any ptxas spill.
-# Inputs: GEN (kev-builtin-gen), NVCC, INCLUDE (harness/include), OUT (scratch folder).
+# Inputs: GEN (kev-builtin-gen), NVCC, INCLUDE (harness/include), OUT (scratch folder), TASKS
+# (tests/builtin/tasks, the memory-bound test tasks; a task starting with @ is a file there).
 file(REMOVE_RECURSE "${OUT}")
 set(points
     "gemm_fp16_fp32_4096|mma_sync|sample|2"
@@ -9,13 +10,26 @@ set(points
     "gemm_fp32_fp32_4096|fma_regblock|sample|2"
     "gemm_fp16_fp32_nonsquare|fma_regblock|default|1"
     "gemm_fp16_fp32_4096|fma_tiled|sample|2"
-    "gemm_fp16_fp32_4096|wmma|sample|2")
+    "gemm_fp16_fp32_4096|wmma|sample|2"
+    "@softmax_f32_test|rowwise|sample|3"
+    "@softmax_f16_test|rowwise|sample|2"
+    "@layernorm_bf16_test|rowwise|sample|3"
+    "@reduce_max_f32_test|rowwise|sample|2"
+    "@reduce_sum_f16_test|rowwise|default|1"
+    "@gemv_f16_test|gemv|default|1"
+    "@gemv_t_f16_test|gemv|sample|2"
+    "@elementwise_gelu_f16_test|elementwise|default|1"
+    "@elementwise_silu_f32_test|elementwise|default|1")
 foreach(entry IN LISTS points)
     string(REPLACE "|" ";" point "${entry}")
     list(GET point 0 task)
     list(GET point 1 family)
     list(GET point 2 mode)
     list(GET point 3 count)
+    if(task MATCHES "^@")
+        string(SUBSTRING "${task}" 1 -1 task)
+        set(task "${TASKS}/${task}.json")
+    endif()
     execute_process(COMMAND "${GEN}" --out "${OUT}" --task ${task} --family ${family}
                             --points ${mode} --max-points ${count}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -25,8 +39,8 @@ foreach(entry IN LISTS points)
 endforeach()
 file(GLOB kernels "${OUT}/*.cu")
 list(LENGTH kernels n)
-if(n LESS 11)
-    message(FATAL_ERROR "expected at least 11 generated kernels, got ${n}")
+if(n LESS 27)
+    message(FATAL_ERROR "expected at least 27 generated kernels, got ${n}")
 endif()
 foreach(kernel IN LISTS kernels)
     file(STRINGS "${kernel}" head LIMIT_COUNT 2)

@@ -729,7 +729,9 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) con
         s.vectorWidth = std::max(s.vectorWidth, maxVectorWidth(task, d));
     for (const QString& d : vectorDtypes(task))
         s.vectorWidth = std::min(s.vectorWidth, maxVectorWidth(task, d));
-    const int perThread = task.op == u"layernorm" ? 16 : 32; // cached floats per thread aimed at
+    // Cached floats per thread aimed at: ptxas spilled the f32 softmax at 32 (sm_90a, nvcc 13.0).
+    const int perThread =
+        task.op == u"layernorm" || Task::dtypeBytes(task.dtypeOf(u"X"_s)) == 4 ? 16 : 32;
     const qint64 warpCapacity = 32LL * perThread;
     QString why;
     if (task.op == u"reduce") {

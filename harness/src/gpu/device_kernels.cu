@@ -191,6 +191,34 @@ __global__ void diffKernel(const double* a, const double* b, int64_t n, double* 
     }
 }
 
+__global__ void truthDiffKernel(const void* y, int dtype, int64_t rows, int64_t cols, int64_t ld,
+                                const double* truth, double* out) {
+    double d = 0, r = 0, bad = 0;
+    const int64_t total = rows * cols;
+    for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+         idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t row = idx / cols;
+        const double v = loadAsDouble(y, dtype, row * ld + (idx - row * cols));
+        const double t = truth[idx];
+        if (!isfinite(t) || !isfinite(v)) {
+            // Infinities match when equal (same sign); a NaN matches only a NaN.
+            bad += (isnan(t) ? isnan(v) : v == t) ? 0 : 1;
+            continue;
+        }
+        const double e = v - t;
+        d += e * e;
+        r += t * t;
+    }
+    d = warpSum(d);
+    r = warpSum(r);
+    bad = warpSum(bad);
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&out[0], d);
+        atomicAdd(&out[1], r);
+        atomicAdd(&out[2], bad);
+    }
+}
+
 __global__ void blockKernel(const volatile int* flag, unsigned long long timeoutNs, int* expired) {
     unsigned long long start;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
@@ -251,6 +279,12 @@ cudaError_t randomSigns(double* v, int64_t n, uint64_t seed, cudaStream_t stream
 cudaError_t diffNorms(const double* a, const double* b, int64_t n, double* out,
                       cudaStream_t stream) {
     diffKernel<<<gridFor(n, 256), 256, 0, stream>>>(a, b, n, out);
+    return cudaGetLastError();
+}
+
+cudaError_t truthDiff(const MatrixView& y, const double* truth, double* out, cudaStream_t stream) {
+    truthDiffKernel<<<gridFor(y.rows * y.cols, 256), 256, 0, stream>>>(y.data, y.dtype, y.rows,
+                                                                       y.cols, y.ld, truth, out);
     return cudaGetLastError();
 }
 

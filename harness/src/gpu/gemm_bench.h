@@ -39,8 +39,8 @@ public:
     json::Value ruleJson(double multiple) const override;
 
     // ||C v - A (B v)|| / ||A (B v)|| for a random sign vector v: a full-output check per sample.
+    double prepareSamples(const TrialCheck& timedNormal, double multiple, uint64_t seed) override;
     double outputCheck(int set, Side side, uint64_t seed) override;
-    double outputCheckBound(const TrialCheck& timedNormal, double multiple) const override;
 
     double flops() const override { return 2.0 * m_shape.m * m_shape.n * m_shape.k; }
 

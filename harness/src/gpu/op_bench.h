@@ -73,11 +73,13 @@ public:
     // The correctness rule of the report for the timed shape.
     virtual json::Value ruleJson(double multiple) const = 0;
 
+    // Readies the timed shape (current) for refresh() and outputCheck(); returns the largest
+    // outputCheck() a correct output may give, from the timed shape's normal trial.
+    virtual double prepareSamples(const TrialCheck& timedNormal, double multiple,
+                                  uint64_t seed) = 0;
     // A relative error of the outputs of `side` on input set `set`, cheap enough for every timed
-    // sample; infinite when an output is NaN where it should not be.
+    // sample; infinite when an output is NaN or Inf where it should not be.
     virtual double outputCheck(int set, Side side, uint64_t seed) = 0;
-    // The largest outputCheck() a correct output may give, from the timed shape's normal trial.
-    virtual double outputCheckBound(const TrialCheck& timedNormal, double multiple) const = 0;
 
     virtual double flops() const = 0;
 };

@@ -1,0 +1,81 @@
+#pragma once
+// Every op beyond GEMM on the GPU (gemv, softmax, layernorm, reduce, elementwise, custom), driven
+// by the host side in ops/ops.h: tensors as ops::tensorLayouts() lays them out, inputs drawn on the
+// host in their storage format and copied into buffers with NaN guard regions, validation on the
+// host against the fp64 truth (ops::compare). Timed samples reuse two input sets drawn once per
+// evaluation, whose truths stay on the device, so every timed output is checked by one reduction.
+#include "op_bench.h"
+#include "ops/ops.h"
+
+#include <cublas_v2.h>
+
+#include <array>
+#include <vector>
+
+namespace kev::gpu {
+
+class TensorOpBench final : public OpBench {
+public:
+    TensorOpBench(const Task& task, cudaStream_t stream, cublasHandle_t cublas,
+                  const KevolveDevice& device);
+
+    void setShape(const Shape& shape, uint64_t workspaceBytes) override;
+    const Shape& shape() const override { return m_shape; }
+
+    // The op's distributions, then its edge cases for the current shape.
+    std::vector<InputCase> validationCases() const override;
+    void fill(int set, const InputCase& inputCase, uint64_t seed) override;
+    // The timed sets are drawn in prepareSamples(); a sample reuses its set's contents.
+    void refresh(int, uint64_t) override {}
+    bool refreshesContents() const override { return false; }
+
+    const KevolveArgs& args(int set) override;
+    KevolveArgs shapeArgs() const override;
+    const DeviceBuffer& workspace() const override { return m_workspace; }
+    void poison(Side side) override;
+
+    // The harness's reference (op_references.h), or the task's reference library when one is set.
+    void launchReference(int set, bool intoCandidateOutput) override;
+    void setReferenceLibrary(LaunchFn launch, WorkspaceFn workspaceBytes) override;
+
+    // Copies both outputs to the host and applies ops::compare on input set 0's host inputs.
+    TrialCheck judge(double multiple) override;
+    json::Value ruleJson(double multiple) const override;
+
+    // Draws both sets (normal inputs), keeps their truths on the device (custom ops: the
+    // reference's output) and measures the reference's own outputCheck().
+    double prepareSamples(const TrialCheck& timedNormal, double multiple, uint64_t seed) override;
+    // ||y - t|| / ||t|| over every output against the set's device truth; seed unused (the check
+    // covers every element).
+    double outputCheck(int set, Side side, uint64_t seed) override;
+
+    double flops() const override { return m_task.flops(m_shape); }
+
+private:
+    void upload(int set);
+    std::vector<ops::HostTensor> download(Side side) const;
+    MatrixView view(size_t output, Side side) const;
+    // truthDiff's three sums over every output of `side` against set `set`'s device truth.
+    std::array<double, 3> checkSums(int set, Side side);
+    KevolveArgs argsFor(int set, Side side);
+
+    const Task& m_task;
+    cudaStream_t m_stream;
+    cublasHandle_t m_cublas;
+    KevolveDevice m_device;
+    Shape m_shape;
+    std::vector<ops::TensorLayout> m_inputLayouts, m_outputLayouts;
+    std::vector<ops::EdgeCase> m_edgeCases;
+    // Input set 0's host contents, what judge() compares against.
+    std::vector<ops::HostTensor> m_hostInputs;
+    std::vector<DeviceBuffer> m_inputs[kInputSets];
+    std::vector<DeviceBuffer> m_candidateOutputs, m_referenceOutputs;
+    // Per set, per output: the dense fp64 truth of the timed samples.
+    std::vector<DeviceBuffer> m_truths[kInputSets];
+    DeviceBuffer m_workspace, m_refWorkspace, m_acc;
+    LaunchFn m_refLaunch = nullptr;
+    WorkspaceFn m_refWorkspaceBytes = nullptr;
+    KevolveArgs m_args{};
+};
+
+} // namespace kev::gpu

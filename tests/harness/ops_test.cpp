@@ -722,3 +722,14 @@ TEST(OpsRule, WrongValuesFailTheComponentwiseMeasure) {
     EXPECT_NE(c.verdict.reason.find("componentwise"), std::string::npos) << c.verdict.reason;
     EXPECT_NE(c.verdict.reason.find("Y[5, 17]"), std::string::npos) << c.verdict.reason;
 }
+
+TEST(OpsRule, CarefulKernelsPassAtTheTimedRowLengths) {
+    for (const char* dtype : {"f32", "f16", "bf16"}) {
+        SCOPED_TRACE(dtype);
+        EXPECT_EQ(joined(failures(softmaxTask(dtype, 3, 8192), kSoftmaxCareful, kRounded)), "");
+        EXPECT_EQ(joined(failures(layernormTask(dtype, 3, 4096), kLayernormTwoPass, kRounded)), "");
+    }
+    EXPECT_EQ(joined(failures(reduceTask("f32", "sum", 3, 8192), kReduceCareful, kRounded)), "");
+    EXPECT_TRUE(failsOn(layernormTask("f32", 3, 4096), "layernorm_large_offset",
+                        layernormOnePass<float>, kLayernormTwoPass));
+}

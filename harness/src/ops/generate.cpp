@@ -202,9 +202,8 @@ std::vector<EdgeCase> layernormCases(const Task& task, const Shape& shape) {
                          prepare(*t, s, in);
                          Rng rng(seed);
                          std::vector<double> rowValue(static_cast<size_t>(in[0].layout.rows));
-                         for (auto& v : rowValue)
-                             v = rng.normal();
-                         rowValue[0] = 0.0;
+                         for (size_t r = 0; r < rowValue.size(); ++r)
+                             rowValue[r] = r == 0 ? 0.0 : rng.normal();
                          fill(in[0],
                               [&](int64_t r, int64_t) { return rowValue[static_cast<size_t>(r)]; });
                          fillAffine(in, seed);

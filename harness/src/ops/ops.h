@@ -87,7 +87,7 @@ void generate(const Task& task, const Shape& shape, Distribution distribution, u
               std::vector<HostTensor>& inputs);
 
 // An op's edge-case input set (softmax rows of +-1e4, layernorm constant rows, ...), run on every
-// validation shape after the distributions.
+// validation shape after the distributions. A case keeps its own copy of the task and shape.
 struct EdgeCase {
     std::string name; // for the report: "softmax_pm1e4", "layernorm_constant_rows", ...
     std::function<void(uint64_t seed, std::vector<HostTensor>& inputs)> generate;

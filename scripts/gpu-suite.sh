@@ -3,8 +3,11 @@
 # builds kevolve-harness (unless KEVOLVE_HARNESS names one), then
 #   1. the GPU tests: every kernel of tests/harness/kernels through ONE `serve` process, each
 #      ending in the status its header expects, the server alive at the end;
+#      (kernels for the ops beyond GEMM name their task in resources/tasks in their headers);
 #   2. the referee benchmarks: A/A self-check and three correct kernels, 5 evaluations each;
-#   3. with KEVOLVE_EXTRA_KERNELS=DIR, every .cu there (e.g. from kev-builtin-gen) evaluated.
+#   3. the ops beyond GEMM: the A/A self-check of every softmax, layernorm, reduce, gemv and
+#      elementwise task (the reference validated like a candidate, edge cases included) must be ok;
+#   4. with KEVOLVE_EXTRA_KERNELS=DIR, every .cu there (e.g. from kev-builtin-gen) evaluated.
 # Results go to $OUT (or out/gpu-suite); their tables are what docs/benchmarks.md records.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +53,26 @@ if [ -z "${KEVOLVE_SKIP_BENCH:-}" ]; then
         tests/harness/kernels/ok_wgmma_tma_fp16_f32.cu | tee "$out/bench.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     tar -czf "$out/bench-reports.tgz" -C "$out" bench && rm -rf "$out/bench"
+fi
+
+if [ -z "${KEVOLVE_SKIP_OPS:-}" ]; then
+    section "ops beyond GEMM: A/A self-check of every task (the reference on every edge case)"
+    mkdir -p "$out/ops"
+    for task in resources/tasks/{softmax,layernorm,reduce,gemv,elementwise}_*.json; do
+        name=$(basename "$task" .json)
+        "$H" eval --task "$task" --kernel tests/harness/kernels/ok_naive.cu --self-check --run-timeout 900 \
+            --out "$out/ops/aa_$name.json" >/dev/null 2>"$out/ops/aa_$name.err"
+        python3 - "$out/ops/aa_$name.json" "$name" <<'PY' | tee -a "$out/ops.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+trials = r.get("correctness", {}).get("trials", [])
+print(f"{sys.argv[2]:36s} {r.get('status'):14s} {len(trials)} trials, "
+      f"{r.get('stages', {}).get('gpu_s', 0):.1f} s GPU child: {r.get('message', '')}")
+sys.exit(0 if r.get("status") == "ok" else 1)
+PY
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    tar -czf "$out/ops-reports.tgz" -C "$out" ops && rm -rf "$out/ops"
 fi
 
 if [ -n "${KEVOLVE_EXTRA_KERNELS:-}" ]; then

@@ -11,8 +11,6 @@
 namespace kev::gpu {
 
 namespace {
-// Guards catch kernels that read past a tensor's end (a missing tail check): 256 rows, at least
-// 1 MiB, at most 64 MiB (a vector of 2^26 elements is one row).
 // ||y - t|| / ||t|| from truthDiff's sums; infinite when a NaN or Inf is out of place.
 double relativeError(const std::array<double, 3>& sums) {
     if (sums[2] > 0) {
@@ -21,6 +19,8 @@ double relativeError(const std::array<double, 3>& sums) {
     return sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
 }
 
+// Guards catch kernels that read past a tensor's end (a missing tail check): 256 rows, at least
+// 1 MiB, at most 64 MiB (a vector of 2^26 elements is one row).
 size_t guardBytes(const ops::TensorLayout& l) {
     const size_t rows256 = static_cast<size_t>(256 * l.ld * dtypeBytes(l.dtype));
     return std::clamp<size_t>(rows256, 1u << 20, 64u << 20);

@@ -6,6 +6,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 
+#include <utility>
+
 namespace kev {
 
 namespace {
@@ -215,6 +217,77 @@ void parseParams(TaskParser& p, const QJsonObject& json, Task& t) {
     t.params = params;
 }
 
+// The names in a list that gives an order ("dims", "scalars"): strings, each once.
+QStringList nameList(TaskParser& p, const QJsonObject& json, const QString& key,
+                     const QString& what) {
+    const QString path = QStringLiteral("task.") + key;
+    if (!json.value(key).isArray()) {
+        p.fail(path + QStringLiteral(": expected an array of ") + what + QStringLiteral(" names"));
+        return {};
+    }
+    const QJsonArray list = json.value(key).toArray();
+    QStringList names;
+    for (qsizetype i = 0; i < list.size() && !p.failed(); ++i) {
+        const QString item = path + u'[' + QString::number(i) + u']';
+        const QString name = list.at(i).toString();
+        if (!list.at(i).isString() || name.isEmpty())
+            p.fail(item + QStringLiteral(": expected a ") + what + QStringLiteral(" name"));
+        else if (names.contains(name))
+            p.fail(item + QStringLiteral(": \"") + name + QStringLiteral("\" is named twice"));
+        names << name;
+    }
+    return names;
+}
+
+// A custom op's args->dims and args->scalars orders come from the "dims" and "scalars" lists:
+// QJsonObject sorts an object's keys, so the order of "shape" or "params" as written is lost here
+// (and in any tool that rewrites the file); the lists keep it through toJson() to the harness.
+void parseCustomOrder(TaskParser& p, const QJsonObject& json, Task& t) {
+    if (!json.contains(QStringLiteral("dims"))) {
+        p.fail(QStringLiteral("task.dims: required field is missing (a custom op lists its "
+                              "dimension names in args->dims order, e.g. [\"M\", \"N\"])"));
+        return;
+    }
+    t.dims = nameList(p, json, QStringLiteral("dims"), QStringLiteral("dimension"));
+    if (!p.failed() && t.dims.isEmpty())
+        p.fail(QStringLiteral("task.dims: a custom op needs at least one dimension"));
+    const auto checkShape = [&](const QJsonObject& shape, const QString& path) {
+        for (auto it = shape.begin(); it != shape.end() && !p.failed(); ++it) {
+            if (!t.dims.contains(it.key()))
+                p.fail(path + u'.' + it.key() + QStringLiteral(": not one of task.dims (") +
+                       t.dims.join(QStringLiteral(", ")) + u')');
+        }
+        for (const QString& dim : std::as_const(t.dims)) {
+            if (!p.failed())
+                p.dimension(shape, dim, path);
+        }
+    };
+    checkShape(json.value(QStringLiteral("shape")).toObject(), QStringLiteral("task.shape"));
+    const QJsonArray shapes = json.value(QStringLiteral("validation_shapes")).toArray();
+    for (qsizetype i = 0; i < shapes.size() && !p.failed(); ++i)
+        checkShape(shapes.at(i).toObject(),
+                   QStringLiteral("task.validation_shapes[") + QString::number(i) + u']');
+    if (p.failed())
+        return;
+    if (!json.contains(QStringLiteral("scalars"))) {
+        if (!t.params.isEmpty())
+            p.fail(QStringLiteral("task.scalars: required field is missing (a custom op with "
+                                  "params lists their names in args->scalars order)"));
+        return;
+    }
+    t.scalars = nameList(p, json, QStringLiteral("scalars"), QStringLiteral("parameter"));
+    for (qsizetype i = 0; i < t.scalars.size() && !p.failed(); ++i) {
+        if (!t.params.contains(t.scalars.at(i)))
+            p.fail(QStringLiteral("task.scalars[") + QString::number(i) + QStringLiteral("]: \"") +
+                   t.scalars.at(i) + QStringLiteral("\" is not a key of task.params"));
+    }
+    for (auto it = t.params.begin(); it != t.params.end() && !p.failed(); ++it) {
+        if (!t.scalars.contains(it.key()))
+            p.fail(QStringLiteral("task.params.") + it.key() +
+                   QStringLiteral(": not named in task.scalars (which gives their order)"));
+    }
+}
+
 // Every op but GEMM: tensors by name, the op's dimensions, params. Fields whose meaning only the
 // harness knows (custom tensors and tolerances) are checked for their basic form and kept in
 // Task::document.
@@ -362,6 +435,8 @@ void parseOtherOp(const QJsonObject& json, TaskParser& p, Task& t) {
     }
     if (custom && !p.failed() && (!t.countFlops || !t.countMinBytes))
         p.fail(QStringLiteral("task.counts: a custom op must give both flops and min_bytes"));
+    if (custom && !p.failed())
+        parseCustomOrder(p, json, t);
     t.document = json;
 }
 
@@ -385,7 +460,7 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
     if (opName != QLatin1String("gemm"))
         known << QStringLiteral("params");
     if (opName == QLatin1String("custom"))
-        known << QStringLiteral("tensors");
+        known << QStringLiteral("tensors") << QStringLiteral("dims") << QStringLiteral("scalars");
     p.rejectUnknown(json, root, known);
     Task t;
     if (json.contains(QStringLiteral("schema_version"))) {
@@ -675,7 +750,44 @@ std::optional<Task> TaskLibrary::loadFile(const QString& path, QString* error) {
         return std::nullopt;
     }
     task->sourcePath = path;
+    if (task->reference == QLatin1String("file") && !resolveReferenceFile(*task, &parseError)) {
+        if (error)
+            *error = path + QStringLiteral(": ") + parseError;
+        return std::nullopt;
+    }
     return task;
+}
+
+bool TaskLibrary::resolveReferenceFile(Task& task, QString* error) {
+    const QString written = task.referenceFile;
+    QString resolved = written;
+    if (QDir::isRelativePath(written)) {
+        if (task.sourcePath.startsWith(QLatin1String(":/"))) {
+            if (error)
+                *error = QStringLiteral("task.reference.file: \"") + written +
+                         QStringLiteral("\" is relative, and a built-in task has no folder to "
+                                        "resolve it against");
+            return false;
+        }
+        resolved = QFileInfo(task.sourcePath).absoluteDir().absoluteFilePath(written);
+    }
+    resolved = QDir::cleanPath(resolved);
+    if (!QFileInfo(resolved).isFile()) {
+        if (error)
+            *error = QStringLiteral("task.reference.file: no such file ") + resolved +
+                     (resolved == written ? QString()
+                                          : QStringLiteral(" (\"") + written +
+                                                QStringLiteral("\" is relative to the task "
+                                                               "file's folder)"));
+        return false;
+    }
+    // The harness resolves an inline task's reference on its own host, where only an absolute
+    // path means the same file (PROTOCOL.md, "Requests").
+    task.referenceFile = resolved;
+    if (!task.document.isEmpty())
+        task.document.insert(QStringLiteral("reference"),
+                             QJsonObject{{QStringLiteral("file"), resolved}});
+    return true;
 }
 
 QVector<Task> TaskLibrary::tasks(QStringList* problems) const {

@@ -59,6 +59,10 @@ struct Task {
     // layernorm {"epsilon": number}, reduce {"reduction": "sum"|"max"}, elementwise {"function":
     // "gelu"|"silu"}; custom: the numbers as written.
     QJsonObject params;
+    // Custom ops: the names of args->dims and args->scalars in order ("dims" and "scalars" as
+    // written; params and shapes are objects, whose key order QJsonObject does not keep).
+    QStringList dims;
+    QStringList scalars;
     // Ops other than GEMM: the task as written. toJson() returns it unchanged, so the harness
     // (which owns their meaning) sees every field, including those core does not model (custom
     // tensors).
@@ -103,7 +107,13 @@ public:
     // A library name ("gemm_fp16_fp32_4096") or a path to a task file.
     std::optional<Task> resolve(const QString& nameOrPath, QString* error) const;
 
+    // Reads and parses a task file; a relative reference file is resolved against the file's
+    // folder and must exist.
     static std::optional<Task> loadFile(const QString& path, QString* error);
+    // Makes task.referenceFile (and the document sent to the harness) an absolute path, relative
+    // ones against the folder of task.sourcePath; false with *error naming the field when the
+    // file does not exist.
+    static bool resolveReferenceFile(Task& task, QString* error);
 
 private:
     QStringList m_userDirs;

@@ -89,7 +89,8 @@ Exit codes:
   3    the harness could not be started (see --harness)
   4    no CUDA device: the harness found no GPU (the session folder is valid and can be resumed
        on a GPU host)
-  5    agent failure (an unavailable backend, or an agent that could not answer)
+  5    agent failure (an unavailable backend, a backend that cannot serve the task, e.g.
+       builtin for a custom op, or an agent that could not answer)
   130  interrupted (Ctrl-C): completed steps are saved; resume continues the session
 )";
 
@@ -254,6 +255,28 @@ QString applyRunOptions(const QCommandLineParser& p, const RunOptions& o, Engine
         }
     }
     return {};
+}
+
+// The builtin backend has kernel families for the registry's ops only; a custom op would get as
+// far as the first plan and fail there, after the workers started. Say so before anything runs.
+QString builtinCannotServe(const Task& task, const EngineSettings& s) {
+    if (task.op != QLatin1String("custom"))
+        return {};
+    QStringList roles;
+    for (const auto& [role, backend] : {std::pair{QStringLiteral("planner"), s.plannerBackend},
+                                        std::pair{QStringLiteral("coder"), s.coderBackend}}) {
+        if (backend == QLatin1String("builtin"))
+            roles << role;
+    }
+    if (roles.isEmpty())
+        return {};
+    return QStringLiteral("task ") + task.name +
+           QStringLiteral(" is a custom op, and the builtin backend (") +
+           roles.join(QStringLiteral(", ")) +
+           QStringLiteral(") has no kernel family for custom ops. Let a model write the kernels "
+                          "(--backend llm, with --provider/--base-url/--model), or evaluate your "
+                          "own kernel with: kevolve-harness eval --task TASK.json --kernel "
+                          "KERNEL.cu (docs/custom-ops.md)");
 }
 
 // Drives one Engine run from the terminal and turns its end into an exit code.
@@ -772,6 +795,10 @@ int main(int argc, char** argv) {
             return problem.startsWith(QLatin1String("agent backend"))
                        ? (err() << "kevolve-cli: " << problem << Qt::endl, ExitAgent)
                        : usageError(problem);
+        if (const QString why = builtinCannotServe(*task, settings); !why.isEmpty()) {
+            err() << "kevolve-cli: " << why << Qt::endl;
+            return ExitAgent;
+        }
         const QString dir = p.isSet(o.session)
                                 ? p.value(o.session)
                                 : QDir(QStringLiteral("kevolve-sessions"))
@@ -802,6 +829,10 @@ int main(int argc, char** argv) {
         return problem.startsWith(QLatin1String("agent backend"))
                    ? (err() << "kevolve-cli: " << problem << Qt::endl, ExitAgent)
                    : usageError(problem);
+    if (const QString why = builtinCannotServe(store->task(), settings); !why.isEmpty()) {
+        err() << "kevolve-cli: " << why << Qt::endl;
+        return ExitAgent;
+    }
     Driver driver(p.isSet(o.json), settings.stepMode);
     driver.engine().resume(dir, settings);
     return runEngine(app, driver);

@@ -588,46 +588,87 @@ void readRegistryParams(const json::Value* given, const OpSpec& op, Task& task) 
     }
 }
 
-void readCustomParams(const json::Value* given, Task& task) {
-    if (!given)
-        return;
-    if (!given->isObject())
+// A custom op's parameters: numbers, in the order `scalars` names them (that is the order of
+// args->scalars). The order is a list because a JSON object's members have none that every tool
+// keeps.
+void readCustomParams(const json::Value* given, const json::Value* order, Task& task) {
+    if (given && !given->isObject())
         fail("task.params", "expected an object, got " + quoted(*given));
-    if (given->size() > KEVOLVE_MAX_SCALARS)
-        fail("task.params", std::to_string(given->size()) + " parameters; at most " +
+    const size_t count = given ? given->size() : 0;
+    if (count > KEVOLVE_MAX_SCALARS)
+        fail("task.params", std::to_string(count) + " parameters; at most " +
                                 std::to_string(KEVOLVE_MAX_SCALARS) +
                                 " (each becomes one args->scalars entry)");
-    for (const auto& [key, member] : given->members()) {
-        const std::string path = "task.params." + key;
-        if (!isIdentifier(key))
-            fail(path,
-                 "a parameter name is 1-32 letters, digits or '_', not starting with a digit");
-        if (!member.isNumber())
-            fail(path, "expected a number, got " + quoted(member) +
-                           " (custom parameters become args->scalars)");
-        ParamValue value;
-        value.kind = ParamValue::Kind::Number;
-        value.number = member.asDouble();
-        task.params.emplace_back(key, value);
+    if (given) {
+        for (const auto& [key, member] : given->members()) {
+            const std::string path = "task.params." + key;
+            if (!isIdentifier(key))
+                fail(path,
+                     "a parameter name is 1-32 letters, digits or '_', not starting with a digit");
+            if (!member.isNumber())
+                fail(path, "expected a number, got " + quoted(member) +
+                               " (custom parameters become args->scalars)");
+        }
+    }
+    if (!order) {
+        if (count > 0)
+            fail("task.scalars", "missing (a custom op with params lists their names in "
+                                 "args->scalars order, e.g. [\"" +
+                                     given->members().front().first + "\"])");
+        return;
+    }
+    if (!order->isArray())
+        fail("task.scalars", "expected an array of parameter names, got " + quoted(*order));
+    for (size_t i = 0; i < order->size(); ++i) {
+        const std::string path = "task.scalars[" + std::to_string(i) + "]";
+        const std::string name = readString(order->at(i), path);
+        const json::Value* value = given ? given->find(name) : nullptr;
+        if (!value)
+            fail(path, quoted(order->at(i)) + " is not a key of task.params");
+        for (const auto& [earlier, p] : task.params) {
+            if (earlier == name)
+                fail(path, quoted(order->at(i)) + " is named twice");
+        }
+        ParamValue v;
+        v.kind = ParamValue::Kind::Number;
+        v.number = value->asDouble();
+        task.params.emplace_back(name, v);
+    }
+    if (given) {
+        for (const auto& [key, member] : given->members()) {
+            const bool listed = std::any_of(task.params.begin(), task.params.end(),
+                                            [&](const auto& p) { return p.first == key; });
+            if (!listed)
+                fail("task.params." + key, "not named in task.scalars (which gives their order)");
+        }
     }
 }
 
-// A custom op's dimensions are the timed shape's fields, in the order written (that is the order
-// of args->dims).
-std::vector<std::string> readCustomDims(const json::Value& shape) {
-    if (!shape.isObject())
-        fail("task.shape", "expected an object, got " + quoted(shape));
-    if (shape.size() == 0)
-        fail("task.shape", "a custom op needs at least one dimension");
-    if (shape.size() > KEVOLVE_MAX_DIMS)
-        fail("task.shape", std::to_string(shape.size()) + " dimensions; at most " +
-                               std::to_string(KEVOLVE_MAX_DIMS));
+// A custom op's dimensions are named by `dims`, in the order of args->dims; the shapes give their
+// sizes. A list, because a JSON object's members have no order that every tool keeps (Qt's
+// QJsonObject, for one, sorts them).
+std::vector<std::string> readCustomDims(const json::Value* v) {
+    if (!v)
+        fail("task.dims", "missing (a custom op lists its dimension names in args->dims order, "
+                          "e.g. [\"M\", \"N\"]; task.shape gives their sizes)");
+    if (!v->isArray())
+        fail("task.dims", "expected an array of dimension names, got " + quoted(*v));
+    if (v->size() == 0)
+        fail("task.dims", "a custom op needs at least one dimension");
+    if (v->size() > KEVOLVE_MAX_DIMS)
+        fail("task.dims", std::to_string(v->size()) + " dimensions; at most " +
+                              std::to_string(KEVOLVE_MAX_DIMS));
     std::vector<std::string> dims;
-    for (const auto& [key, member] : shape.members()) {
-        if (!isIdentifier(key))
-            fail("task.shape." + key,
-                 "a dimension name is 1-32 letters, digits or '_', not starting with a digit");
-        dims.push_back(key);
+    for (size_t i = 0; i < v->size(); ++i) {
+        const std::string path = "task.dims[" + std::to_string(i) + "]";
+        const std::string name = readString(v->at(i), path);
+        if (!isIdentifier(name))
+            fail(path, quoted(v->at(i)) +
+                           " is not a dimension name (1-32 letters, digits or '_', not starting "
+                           "with a digit)");
+        if (std::find(dims.begin(), dims.end(), name) != dims.end())
+            fail(path, quoted(v->at(i)) + " is named twice");
+        dims.push_back(name);
     }
     return dims;
 }
@@ -703,12 +744,14 @@ void readCustomTensors(const json::Value* v, Task& task) {
                                  std::to_string(KEVOLVE_MAX_TENSORS));
     task.tensors = std::move(inputs);
     task.tensors.insert(task.tensors.end(), outputs.begin(), outputs.end());
-    for (const auto& dim : task.dims) {
+    for (size_t i = 0; i < task.dims.size(); ++i) {
+        const std::string& dim = task.dims[i];
         const bool used = std::any_of(task.tensors.begin(), task.tensors.end(), [&](const auto& t) {
             return std::find(t.dims.begin(), t.dims.end(), dim) != t.dims.end();
         });
         if (!used)
-            fail("task.shape." + dim, "not a dimension of any tensor in task.tensors");
+            fail("task.dims[" + std::to_string(i) + "]",
+                 "\"" + dim + "\" is not a dimension of any tensor in task.tensors");
     }
 }
 
@@ -779,7 +822,7 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
     const ObjectReader root(value, "task",
                             {"schema_version", "name", "description", "op", "dtypes", "layout",
                              "shape", "validation_shapes", "alignment", "reference", "tolerance",
-                             "timing", "counts", "params", "tensors"});
+                             "timing", "counts", "params", "tensors", "dims", "scalars"});
     Task task;
     if (const json::Value* v = root.optional("schema_version")) {
         const int64_t version = readInt(*v, "task.schema_version", 0, INT32_MAX);
@@ -811,7 +854,7 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
     // The dimension names a shape must have: the op's, or a custom task's own.
     OpSpec shapeSpec = *op;
     if (custom) {
-        task.dims = readCustomDims(root.required("shape"));
+        task.dims = readCustomDims(root.optional("dims"));
         shapeSpec.dims = task.dims;
         readCustomAccumulate(root, *op, task);
         readCustomTensors(root.optional("tensors"), task);
@@ -819,6 +862,12 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
         if (root.optional("tensors"))
             fail("task.tensors", "only a custom op declares its tensors (" + op->name +
                                      "'s are fixed; give their dtypes in task.dtypes)");
+        if (root.optional("dims"))
+            fail("task.dims", "only a custom op names its dimensions (" + op->name + "'s are " +
+                                  join(op->dims, ", ") + ")");
+        if (root.optional("scalars"))
+            fail("task.scalars", "only a custom op orders its params (" + op->name +
+                                     "'s order is fixed; see PROTOCOL.md)");
         readRegistryTensors(root, *op, task);
     }
     readLayout(root, task);
@@ -833,7 +882,7 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
     }
 
     if (custom)
-        readCustomParams(root.optional("params"), task);
+        readCustomParams(root.optional("params"), root.optional("scalars"), task);
     else
         readRegistryParams(root.optional("params"), *op, task);
 
@@ -964,6 +1013,14 @@ json::Value toJson(const Task& task) {
     }
     dtypes["accumulate"] = dtypeName(task.accumulate);
     if (task.isCustom()) {
+        json::Value& dims = v["dims"];
+        dims = json::Value::array();
+        for (const auto& d : task.dims)
+            dims.push(d);
+        json::Value& scalars = v["scalars"];
+        scalars = json::Value::array();
+        for (const auto& [key, p] : task.params)
+            scalars.push(key);
         json::Value& tensors = v["tensors"];
         tensors = json::Value::array();
         for (const auto& t : task.tensors) {

@@ -1,6 +1,7 @@
 // Tasks: the built-in library parses, bad tasks are refused with the field named, counts.
 #include "task.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
@@ -22,6 +23,25 @@ QJsonObject headline() {
         .object();
 }
 
+QString exampleDir() {
+    return QDir::cleanPath(QStringLiteral(KEV_TEST_DATA "/../../../resources/examples/custom_op"));
+}
+
+QJsonObject customTask() {
+    QFile file(exampleDir() + QStringLiteral("/task.json"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read the custom op example");
+    return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+QString writeTask(const QTemporaryDir& dir, const QString& name, const QJsonObject& json) {
+    QFile file(dir.filePath(name));
+    if (!file.open(QIODevice::WriteOnly))
+        qFatal("cannot write %s", qPrintable(file.fileName()));
+    file.write(QJsonDocument(json).toJson());
+    return file.fileName();
+}
+
 } // namespace
 
 class TestTask : public QObject {
@@ -41,6 +61,27 @@ private slots:
         QCOMPARE(headline->flops(), 2.0 * 4096 * 4096 * 4096);
         QCOMPARE(headline->minBytes(), 4096.0 * 4096 * 2 + 4096.0 * 4096 * 2 + 4096.0 * 4096 * 4);
         QCOMPARE(headline->sourcePath, QStringLiteral(":/tasks/gemm_fp16_fp32_4096.json"));
+    }
+
+    // A task file added to resources/tasks but not to core/core.qrc never reaches the GUI or CLI.
+    void everyTaskFileIsInTheLibrary() {
+        const QDir source(QStringLiteral(KEV_TEST_DATA "/../../../resources/tasks"));
+        const QStringList files = source.entryList({QStringLiteral("*.json")}, QDir::Files);
+        QVERIFY2(files.size() >= 16, qPrintable(source.absolutePath()));
+        const QStringList embedded =
+            QDir(QStringLiteral(":/tasks")).entryList({QStringLiteral("*.json")}, QDir::Files);
+        for (const QString& file : files)
+            QVERIFY2(embedded.contains(file),
+                     qPrintable(file + QStringLiteral(" is not in core.qrc")));
+        QStringList problems;
+        const auto tasks = TaskLibrary().tasks(&problems);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(u'\n')));
+        QCOMPARE(tasks.size(), files.size());
+        QStringList ops;
+        for (const auto& t : tasks)
+            ops << t.op;
+        for (const char* op : {"gemm", "gemv", "softmax", "layernorm", "reduce", "elementwise"})
+            QVERIFY2(ops.contains(QLatin1String(op)), op);
     }
 
     void unknownNameListsKnownOnes() {
@@ -131,6 +172,111 @@ private slots:
         QVERIFY2(
             error.startsWith(QStringLiteral("task.validation_shapes[1].N: 12 is not a multiple")),
             qPrintable(error));
+    }
+
+    // What core sends the harness names the reference by an absolute path, resolved against the
+    // task file's folder (the harness resolves an inline task's paths on its own host).
+    void customExampleResolvesItsReference() {
+        QString error;
+        const auto t = TaskLibrary().resolve(exampleDir() + QStringLiteral("/task.json"), &error);
+        QVERIFY2(t, qPrintable(error));
+        QCOMPARE(t->op, QStringLiteral("custom"));
+        const QString ref = exampleDir() + QStringLiteral("/ref.cu");
+        QCOMPARE(t->referenceFile, ref);
+        const QJsonObject sent = t->toJson();
+        QCOMPARE(sent.value(QLatin1String("reference")).toObject().value(QLatin1String("file")),
+                 QJsonValue(ref));
+        QCOMPARE(t->dims, QStringList({QStringLiteral("M"), QStringLiteral("N")}));
+        QCOMPARE(t->scalars, QStringList{QStringLiteral("epsilon")});
+        // The session keeps the task as sent: parsing it again needs no folder.
+        const auto again = Task::fromJson(sent, &error);
+        QVERIFY2(again, qPrintable(error));
+        QCOMPARE(again->referenceFile, ref);
+    }
+
+    void customReferenceMustExist() {
+        QTemporaryDir dir;
+        QJsonObject json = customTask();
+        json.insert(QStringLiteral("reference"),
+                    QJsonObject{{QStringLiteral("file"), QStringLiteral("missing_ref.cu")}});
+        const QString path = writeTask(dir, QStringLiteral("task.json"), json);
+        QString error;
+        QVERIFY(!TaskLibrary::loadFile(path, &error));
+        QVERIFY2(error.contains(QStringLiteral("task.reference.file: no such file ") +
+                                dir.filePath(QStringLiteral("missing_ref.cu"))),
+                 qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("relative to the task file's folder")),
+                 qPrintable(error));
+        // Relative to the task file, not to the working directory.
+        QFile ref(dir.filePath(QStringLiteral("missing_ref.cu")));
+        QVERIFY(ref.open(QIODevice::WriteOnly));
+        ref.close();
+        const auto t = TaskLibrary::loadFile(path, &error);
+        QVERIFY2(t, qPrintable(error));
+        QCOMPARE(t->referenceFile, dir.filePath(QStringLiteral("missing_ref.cu")));
+    }
+
+    // QJsonObject sorts keys, so the args->dims and args->scalars orders must travel in the
+    // "dims" and "scalars" lists; here they are the reverse of the sorted key order.
+    void customOrderSurvivesCore() {
+        QJsonObject json = customTask();
+        json.insert(QStringLiteral("dims"), QJsonArray{QStringLiteral("N"), QStringLiteral("M")});
+        json.insert(QStringLiteral("params"),
+                    QJsonObject{{QStringLiteral("epsilon"), 1e-6}, {QStringLiteral("alpha"), 2}});
+        json.insert(QStringLiteral("scalars"),
+                    QJsonArray{QStringLiteral("epsilon"), QStringLiteral("alpha")});
+        QString error;
+        const auto t = Task::fromJson(json, &error);
+        QVERIFY2(t, qPrintable(error));
+        QCOMPARE(t->dims, QStringList({QStringLiteral("N"), QStringLiteral("M")}));
+        QCOMPARE(t->scalars, QStringList({QStringLiteral("epsilon"), QStringLiteral("alpha")}));
+        const QByteArray wire = QJsonDocument(t->toJson()).toJson(QJsonDocument::Compact);
+        QVERIFY2(wire.contains(R"("dims":["N","M"])"), wire.constData());
+        QVERIFY2(wire.contains(R"("scalars":["epsilon","alpha"])"), wire.constData());
+    }
+
+    void badCustomTasks_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("no dims") << QStringLiteral("dims") << QJsonValue()
+                                 << QStringLiteral("task.dims: required field is missing");
+        QTest::newRow("dims not a list")
+            << QStringLiteral("dims") << QJsonValue(QStringLiteral("M"))
+            << QStringLiteral("task.dims: expected an array of dimension names");
+        QTest::newRow("dims twice")
+            << QStringLiteral("dims")
+            << QJsonValue(QJsonArray{QStringLiteral("M"), QStringLiteral("M")})
+            << QStringLiteral("task.dims[1]: \"M\" is named twice");
+        QTest::newRow("dim without size")
+            << QStringLiteral("dims")
+            << QJsonValue(QJsonArray{QStringLiteral("M"), QStringLiteral("N"), QStringLiteral("K")})
+            << QStringLiteral("task.shape.K: required field is missing");
+        QTest::newRow("size without dim")
+            << QStringLiteral("dims") << QJsonValue(QJsonArray{QStringLiteral("M")})
+            << QStringLiteral("task.shape.N: not one of task.dims (M)");
+        QTest::newRow("no scalars") << QStringLiteral("scalars") << QJsonValue()
+                                    << QStringLiteral("task.scalars: required field is missing");
+        QTest::newRow("unknown scalar")
+            << QStringLiteral("scalars") << QJsonValue(QJsonArray{QStringLiteral("eps")})
+            << QStringLiteral("task.scalars[0]: \"eps\" is not a key of task.params");
+        QTest::newRow("unlisted param")
+            << QStringLiteral("scalars") << QJsonValue(QJsonArray{})
+            << QStringLiteral("task.params.epsilon: not named in task.scalars");
+    }
+
+    void badCustomTasks() {
+        QFETCH(QString, key);
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, expected);
+        QJsonObject json = customTask();
+        if (value.isUndefined() || value.isNull())
+            json.remove(key);
+        else
+            json.insert(key, value);
+        QString error;
+        QVERIFY(!Task::fromJson(json, &error));
+        QVERIFY2(error.startsWith(expected), qPrintable(error));
     }
 
     void userFolderAndFiles() {

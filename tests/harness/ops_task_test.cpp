@@ -19,6 +19,7 @@ namespace {
 const char* kCustom = R"({
   "name": "rmsnorm",
   "op": "custom",
+  "dims": ["M", "N"],
   "shape": {"M": 64, "N": 1000},
   "validation_shapes": [{"N": 8, "M": 3}],
   "tensors": [
@@ -27,6 +28,7 @@ const char* kCustom = R"({
     {"name": "W", "shape": ["N"], "dtype": "f16", "distribution": "positive"}
   ],
   "params": {"epsilon": 1e-6, "gain": 2},
+  "scalars": ["epsilon", "gain"],
   "alignment": {"leading_dim_multiple": 8},
   "reference": {"file": "/abs/ref.cu"},
   "tolerance": {"atol": 1e-3, "rtol": 1e-2},
@@ -171,6 +173,44 @@ TEST(OpsTask, CustomTaskParses) {
     EXPECT_EQ(kev::toJson(back), normalised);
 }
 
+// Qt's QJsonObject (core) sorts an object's keys and other tools may reorder them too, so the
+// order of args->dims and args->scalars comes from the "dims" and "scalars" lists, never from the
+// order of the keys in "shape" or "params".
+TEST(OpsTask, CustomOrderComesFromTheListsNotTheKeys) {
+    json::Value v = json::parse(kCustom);
+    v["dims"] = json::Value::array();
+    v["dims"].push("N");
+    v["dims"].push("M");
+    v["scalars"] = json::Value::array();
+    v["scalars"].push("gain");
+    v["scalars"].push("epsilon");
+    const Task t = kev::parseTask(v);
+    EXPECT_EQ(t.dims, (std::vector<std::string>{"N", "M"}));
+    const KevolveArgs a = ops::shapeArgs(t, t.shape);
+    EXPECT_EQ(a.dims[0], 1000);
+    EXPECT_EQ(a.dims[1], 64);
+    const KevolveArgs small = ops::shapeArgs(t, t.validationShapes[0]);
+    EXPECT_EQ(small.dims[0], 8);
+    EXPECT_EQ(small.dims[1], 3);
+    const auto s = ops::scalars(t);
+    EXPECT_DOUBLE_EQ(s[0], 2.0);
+    EXPECT_DOUBLE_EQ(s[1], 1e-6);
+
+    // The normalised task says the order explicitly, so it survives a reader that sorts keys.
+    const json::Value normalised = kev::toJson(t);
+    EXPECT_EQ(normalised.find("dims")->dump(), R"(["N","M"])");
+    EXPECT_EQ(normalised.find("scalars")->dump(), R"(["gain","epsilon"])");
+    EXPECT_TRUE(kev::parseTask(json::parse(normalised.dump())) == t);
+}
+
+TEST(OpsTask, OnlyCustomTasksNameTheirDimsAndScalars) {
+    EXPECT_EQ(rejection(kLayernorm, [](json::Value& l) { l["dims"] = json::Value::array(); }),
+              "task.dims: only a custom op names its dimensions (layernorm's are M, N)");
+    EXPECT_EQ(rejection(kLayernorm, [](json::Value& l) { l["scalars"] = json::Value::array(); }),
+              "task.scalars: only a custom op orders its params (layernorm's order is fixed; see "
+              "PROTOCOL.md)");
+}
+
 TEST(OpsTask, MalformedCustomTasksNameTheField) {
     struct Case {
         const char* expected;
@@ -215,10 +255,40 @@ TEST(OpsTask, MalformedCustomTasksNameTheField) {
          [](json::Value& v) { v["tensors"].at(0)["layout"] = "row"; }},
         {"task.tensors: no output (mark at least one tensor \"output\": true)",
          [](json::Value& v) { v["tensors"].at(1)["output"] = false; }},
-        {"task.shape.K: not a dimension of any tensor in task.tensors",
+        {"task.dims[2]: \"K\" is not a dimension of any tensor in task.tensors",
+         [](json::Value& v) {
+             v["dims"].push("K");
+             v["shape"]["K"] = 4;
+             v["validation_shapes"].at(0)["K"] = 4;
+         }},
+        {"task.dims: missing (a custom op lists its dimension names in args->dims order, e.g. "
+         "[\"M\", \"N\"]; task.shape gives their sizes)",
+         [](json::Value& v) { v.erase("dims"); }},
+        {"task.dims: expected an array of dimension names, got {}",
+         [](json::Value& v) { v["dims"] = json::Value::object(); }},
+        {"task.dims: a custom op needs at least one dimension",
+         [](json::Value& v) { v["dims"] = json::Value::array(); }},
+        {"task.dims[1]: \"M\" is named twice", [](json::Value& v) { v["dims"].at(1) = "M"; }},
+        {"task.dims[0]: \"2d\" is not a dimension name (1-32 letters, digits or '_', not "
+         "starting with a digit)",
+         [](json::Value& v) { v["dims"].at(0) = "2d"; }},
+        {"task.shape.K: unknown field (custom has dimensions M, N)",
          [](json::Value& v) { v["shape"]["K"] = 4; }},
-        {"task.shape: a custom op needs at least one dimension",
-         [](json::Value& v) { v["shape"] = json::Value::object(); }},
+        {"task.shape.N: missing", [](json::Value& v) { v["shape"].erase("N"); }},
+        {"task.scalars: missing (a custom op with params lists their names in args->scalars "
+         "order, e.g. [\"epsilon\"])",
+         [](json::Value& v) { v.erase("scalars"); }},
+        {"task.scalars: expected an array of parameter names, got \"epsilon\"",
+         [](json::Value& v) { v["scalars"] = "epsilon"; }},
+        {"task.scalars[1]: \"gian\" is not a key of task.params",
+         [](json::Value& v) { v["scalars"].at(1) = "gian"; }},
+        {"task.scalars[1]: \"epsilon\" is named twice",
+         [](json::Value& v) { v["scalars"].at(1) = "epsilon"; }},
+        {"task.params.gain: not named in task.scalars (which gives their order)",
+         [](json::Value& v) {
+             v["scalars"] = json::Value::array();
+             v["scalars"].push("epsilon");
+         }},
         {"task.validation_shapes[0].K: unknown field (custom has dimensions M, N)",
          [](json::Value& v) { v["validation_shapes"].at(0)["K"] = 4; }},
         {"task.validation_shapes[0].N: missing",

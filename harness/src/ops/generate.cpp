@@ -1,11 +1,13 @@
 // Input generation: the GEMM-like distributions and each op's edge cases (PROTOCOL.md, "Ops").
 #include "ops/ops.h"
+#include "ops/parallel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace kev::ops {
 
@@ -13,7 +15,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 // splitmix64: tiny, fast and good enough for test inputs; the same seed gives the same inputs on
 // every host.
@@ -32,20 +33,22 @@ public:
     double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
     double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
     int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+    // Marsaglia's polar method: one log and one square root per pair, no trigonometry.
     double normal() {
         if (m_haveSpare) {
             m_haveSpare = false;
             return m_spare;
         }
-        double u = 0;
+        double u = 0, v = 0, s = 0;
         do {
-            u = uniform();
-        } while (u <= 0.0);
-        const double v = uniform();
-        const double r = std::sqrt(-2.0 * std::log(u));
-        m_spare = r * std::sin(kTwoPi * v);
+            u = 2.0 * uniform() - 1.0;
+            v = 2.0 * uniform() - 1.0;
+            s = u * u + v * v;
+        } while (s >= 1.0 || s == 0.0);
+        const double f = std::sqrt(-2.0 * std::log(s) / s);
+        m_spare = v * f;
         m_haveSpare = true;
-        return r * std::cos(kTwoPi * v);
+        return u * f;
     }
     double normal(double mean, double stddev) { return mean + stddev * normal(); }
 
@@ -81,16 +84,49 @@ void prepare(const Task& task, const Shape& shape, std::vector<HostTensor>& inpu
         inputs.emplace_back(std::move(l));
 }
 
-template <typename F> void fill(HostTensor& t, F&& value) {
-    for (int64_t r = 0; r < t.layout.rows; ++r) {
-        for (int64_t c = 0; c < t.layout.cols; ++c)
-            t.set(r, c, value(r, c));
-    }
+// Logical elements per random stream. Fixed, so the values do not depend on the thread count.
+constexpr int64_t kBlock = int64_t{1} << 16;
+
+// Every element (r, c) of `t` = value(rng, r, c), in blocks of kBlock logical elements (row-major),
+// block b drawing from its own stream seeded by (seed, b).
+template <typename F> void fill(HostTensor& t, uint64_t seed, F&& value) {
+    const int64_t cols = t.layout.cols;
+    const int64_t total = t.layout.elements();
+    parallelFor((total + kBlock - 1) / kBlock, [&](int64_t b) {
+        Rng rng(mix(seed, static_cast<uint64_t>(b) + 1));
+        std::vector<double> run;
+        const int64_t end = std::min(total, (b + 1) * kBlock);
+        for (int64_t i = b * kBlock; i < end;) {
+            const int64_t r = i / cols;
+            const int64_t c = i % cols;
+            const int64_t n = std::min(cols - c, end - i);
+            run.resize(static_cast<size_t>(n));
+            for (int64_t k = 0; k < n; ++k)
+                run[static_cast<size_t>(k)] = value(rng, r, c + k);
+            t.store(r, c, n, run.data());
+            i += n;
+        }
+    });
+}
+
+// Row-structured inputs: row(rng, r, values) writes row r's cols values; blocks of
+// rowsPerBlock(cols) rows, each with its own stream seeded by (seed, block).
+template <typename F> void fillRows(HostTensor& t, uint64_t seed, F&& row) {
+    const int64_t rows = t.layout.rows;
+    const int64_t cols = t.layout.cols;
+    const int64_t per = rowsPerBlock(cols);
+    parallelFor((rows + per - 1) / per, [&](int64_t b) {
+        Rng rng(mix(seed, static_cast<uint64_t>(b) + 1));
+        std::vector<double> values(static_cast<size_t>(cols));
+        for (int64_t r = b * per; r < std::min(rows, (b + 1) * per); ++r) {
+            row(rng, r, values.data());
+            t.store(r, 0, cols, values.data());
+        }
+    });
 }
 
 void fillNormal(HostTensor& t, uint64_t seed, double mean, double stddev) {
-    Rng rng(seed);
-    fill(t, [&](int64_t, int64_t) { return rng.normal(mean, stddev); });
+    fill(t, seed, [&](Rng& rng, int64_t, int64_t) { return rng.normal(mean, stddev); });
 }
 
 // Mean and standard deviation of each distribution for the op's data inputs. Large magnitudes
@@ -117,17 +153,17 @@ void generateCustom(const Task& task, uint64_t seed, std::vector<HostTensor>& in
     for (size_t i = 0; i < inputs.size(); ++i) {
         HostTensor& t = inputs[i];
         const std::string& d = task.tensor(t.layout.name).distribution;
-        Rng rng(mix(seed, i + 1));
+        const uint64_t stream = mix(seed, i + 1);
         if (d == "uniform")
-            fill(t, [&](int64_t, int64_t) { return rng.uniform(-1.0, 1.0); });
+            fill(t, stream, [](Rng& rng, int64_t, int64_t) { return rng.uniform(-1.0, 1.0); });
         else if (d == "positive")
-            fill(t, [&](int64_t, int64_t) { return rng.uniform(0.5, 2.0); });
+            fill(t, stream, [](Rng& rng, int64_t, int64_t) { return rng.uniform(0.5, 2.0); });
         else if (d == "shifted")
-            fill(t, [&](int64_t, int64_t) { return rng.normal(1.0, 1.0); });
+            fill(t, stream, [](Rng& rng, int64_t, int64_t) { return rng.normal(1.0, 1.0); });
         else if (d == "large")
-            fill(t, [&](int64_t, int64_t) { return rng.normal(0.0, 16.0); });
+            fill(t, stream, [](Rng& rng, int64_t, int64_t) { return rng.normal(0.0, 16.0); });
         else
-            fill(t, [&](int64_t, int64_t) { return rng.normal(); });
+            fill(t, stream, [](Rng& rng, int64_t, int64_t) { return rng.normal(); });
     }
 }
 
@@ -165,8 +201,7 @@ std::vector<EdgeCase> softmaxCases(const Task& task, const Shape& shape) {
     // Half the entries near +1e4, half near -1e4: exp without max-subtraction overflows.
     cases.push_back({"softmax_pm1e4", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
                          prepare(*t, s, in);
-                         Rng rng(seed);
-                         fill(in[0], [&](int64_t, int64_t) {
+                         fill(in[0], seed, [](Rng& rng, int64_t, int64_t) {
                              return (rng.uniform() < 0.5 ? 1e4 : -1e4) + rng.normal();
                          });
                      }});
@@ -174,9 +209,8 @@ std::vector<EdgeCase> softmaxCases(const Task& task, const Shape& shape) {
     // one) -inf but for one entry (exactly 1 there).
     cases.push_back({"softmax_neg_inf", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
                          prepare(*t, s, in);
-                         Rng rng(seed);
-                         const int64_t keep = rng.below(in[0].layout.cols);
-                         fill(in[0], [&](int64_t r, int64_t c) {
+                         const int64_t keep = Rng(mix(seed, 1)).below(in[0].layout.cols);
+                         fill(in[0], seed, [keep](Rng& rng, int64_t r, int64_t c) {
                              if (r == 0 || (r == 1 && c != keep))
                                  return -kInf;
                              return rng.uniform() < 0.25 ? -kInf : rng.normal();
@@ -185,10 +219,9 @@ std::vector<EdgeCase> softmaxCases(const Task& task, const Shape& shape) {
     // One NaN in the last row: that row must be NaN, every other row finite.
     cases.push_back({"softmax_nan", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
                          prepare(*t, s, in);
-                         Rng rng(seed);
-                         fill(in[0], [&](int64_t, int64_t) { return rng.normal(); });
+                         fill(in[0], seed, [](Rng& rng, int64_t, int64_t) { return rng.normal(); });
                          const HostTensor& x = in[0];
-                         in[0].set(x.layout.rows - 1, rng.below(x.layout.cols), kNaN);
+                         in[0].set(x.layout.rows - 1, Rng(mix(seed, 2)).below(x.layout.cols), kNaN);
                      }});
     return cases;
 }
@@ -204,8 +237,9 @@ std::vector<EdgeCase> layernormCases(const Task& task, const Shape& shape) {
                          std::vector<double> rowValue(static_cast<size_t>(in[0].layout.rows));
                          for (size_t r = 0; r < rowValue.size(); ++r)
                              rowValue[r] = r == 0 ? 0.0 : rng.normal();
-                         fill(in[0],
-                              [&](int64_t r, int64_t) { return rowValue[static_cast<size_t>(r)]; });
+                         fill(in[0], seed, [&rowValue](Rng&, int64_t r, int64_t) {
+                             return rowValue[static_cast<size_t>(r)];
+                         });
                          fillAffine(in, seed);
                      }});
     // offset + N(0,1): one-pass E[x^2] - E[x]^2 cancels catastrophically.
@@ -234,24 +268,25 @@ std::vector<EdgeCase> reduceCases(const Task& task, const Shape& shape) {
         // the sum is the small entries', far below the magnitudes summed.
         cases.push_back({"reduce_cancellation", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
                              prepare(*t, s, in);
-                             Rng rng(seed);
                              HostTensor& x = in[0];
-                             const double big = x.layout.dtype == Dtype::F16 ? 1e3 : 1e4;
-                             for (int64_t r = 0; r < x.layout.rows; ++r) {
+                             const Dtype dtype = x.layout.dtype;
+                             const int64_t n = x.layout.cols;
+                             const double big = dtype == Dtype::F16 ? 1e3 : 1e4;
+                             fillRows(x, seed, [&](Rng& rng, int64_t, double* row) {
                                  int64_t c = 0;
-                                 for (; c + 1 < x.layout.cols; c += 2) {
+                                 for (; c + 1 < n; c += 2) {
                                      if (rng.uniform() < 0.25) {
-                                         x.set(r, c, rng.normal());
-                                         x.set(r, c + 1, rng.normal());
+                                         row[c] = rng.normal();
+                                         row[c + 1] = rng.normal();
                                          continue;
                                      }
-                                     const double v = roundTo(x.layout.dtype, big * rng.normal());
-                                     x.set(r, c, v);
-                                     x.set(r, c + 1, -v);
+                                     const double v = roundTo(dtype, big * rng.normal());
+                                     row[c] = v;
+                                     row[c + 1] = -v;
                                  }
-                                 if (c < x.layout.cols)
-                                     x.set(r, c, rng.normal());
-                             }
+                                 if (c < n)
+                                     row[c] = rng.normal();
+                             });
                          }});
     }
     // Rows of special values (row r mod 5): NaN somewhere (NaN), +inf somewhere (+inf for both
@@ -260,38 +295,33 @@ std::vector<EdgeCase> reduceCases(const Task& task, const Shape& shape) {
     cases.push_back({isMax ? "reduce_max_special" : "reduce_sum_special",
                      [t, s, isMax](uint64_t seed, std::vector<HostTensor>& in) {
                          prepare(*t, s, in);
-                         Rng rng(seed);
-                         HostTensor& x = in[0];
-                         const int64_t n = x.layout.cols;
-                         fill(x, [&](int64_t r, int64_t) {
-                             return r % 5 == 3 ? -1e4 * rng.uniform(0.5, 1.0) : rng.normal();
-                         });
-                         for (int64_t r = 0; r < x.layout.rows; ++r) {
+                         const int64_t n = in[0].layout.cols;
+                         fillRows(in[0], seed, [&](Rng& rng, int64_t r, double* row) {
+                             for (int64_t j = 0; j < n; ++j)
+                                 row[j] = r % 5 == 3 ? -1e4 * rng.uniform(0.5, 1.0) : rng.normal();
                              const int64_t c = rng.below(n);
                              switch (r % 5) {
                              case 0:
-                                 x.set(r, c, kNaN);
+                                 row[c] = kNaN;
                                  break;
                              case 1:
-                                 x.set(r, c, kInf);
+                                 row[c] = kInf;
                                  break;
                              case 2:
-                                 x.set(r, c, -kInf);
-                                 if (isMax && r == 2) {
-                                     for (int64_t j = 0; j < n; ++j)
-                                         x.set(r, j, -kInf);
-                                 }
+                                 row[c] = -kInf;
+                                 if (isMax && r == 2)
+                                     std::fill(row, row + n, -kInf);
                                  break;
                              case 4:
                                  if (!isMax && n > 1) {
-                                     x.set(r, 0, kInf);
-                                     x.set(r, n - 1, -kInf);
+                                     row[0] = kInf;
+                                     row[n - 1] = -kInf;
                                  }
                                  break;
                              default:
                                  break;
                              }
-                         }
+                         });
                      }});
     return cases;
 }
@@ -303,8 +333,7 @@ std::vector<EdgeCase> elementwiseCases(const Task& task, const Shape& shape) {
     // Saturation: |x| up to 1e4 (exp(-x) overflows fp32 beyond 88), a few NaNs (NaN out).
     cases.push_back({"elementwise_saturation", [t, s](uint64_t seed, std::vector<HostTensor>& in) {
                          prepare(*t, s, in);
-                         Rng rng(seed);
-                         fill(in[0], [&](int64_t, int64_t c) {
+                         fill(in[0], seed, [](Rng& rng, int64_t, int64_t c) {
                              if (c % 97 == 13)
                                  return kNaN;
                              const double sign = rng.uniform() < 0.5 ? -1.0 : 1.0;

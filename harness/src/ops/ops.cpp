@@ -1,5 +1,7 @@
 #include "ops/ops.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,61 +11,83 @@ namespace kev::ops {
 
 namespace {
 
-// `value` rounded to nearest even in a binary format with `precision` significand bits (the
-// implicit one included), smallest normal exponent `emin` and largest `emax`; infinite beyond the
-// largest finite value's rounding boundary.
-double quantize(double value, int precision, int emin, int emax) {
-    if (!std::isfinite(value) || value == 0.0)
-        return value;
-    const double magnitude = std::fabs(value);
-    const int e = std::max(std::ilogb(magnitude), emin);
-    const double quantum = std::ldexp(1.0, e - precision + 1);
-    // Division and multiplication by a power of two are exact; nearbyint rounds to nearest even.
-    double rounded = std::nearbyint(magnitude / quantum) * quantum;
-    const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - precision), emax);
-    if (rounded > largest)
-        rounded = std::numeric_limits<double>::infinity();
-    return std::copysign(rounded, value);
+// `value` rounded to float by rounding to odd: exact when float holds it, else truncated toward
+// zero with the last bit set. Rounding that once more to nearest even in a format with at least two
+// bits fewer (f16: 11, bf16: 8 of float's 24, subnormals included) gives the correctly rounded
+// result of `value`, which rounding through an ordinary float (round to nearest twice) does not.
+float toFloatOdd(double value) {
+    float f = static_cast<float>(value);
+    if (!std::isfinite(value) || static_cast<double>(f) == value)
+        return f;
+    if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+        f = std::nextafter(f, 0.0f);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, 4);
+    bits |= 1u;
+    std::memcpy(&f, &bits, 4);
+    return f;
 }
 
-// Bits of an already quantized value in a 16-bit format with `mantissa` stored bits and exponent
-// bias `bias`.
-uint16_t encode16(double q, int mantissa, int bias) {
-    const int expBits = 15 - mantissa;
-    const uint16_t sign = std::signbit(q) ? 0x8000 : 0;
-    const uint16_t expMask = static_cast<uint16_t>(((1 << expBits) - 1) << mantissa);
-    if (std::isnan(q))
-        return static_cast<uint16_t>(expMask | (1 << (mantissa - 1)));
-    if (std::isinf(q))
-        return static_cast<uint16_t>(sign | expMask);
-    const double magnitude = std::fabs(q);
-    if (magnitude == 0.0)
-        return sign;
-    const int emin = 1 - bias;
-    const int e = std::ilogb(magnitude);
-    if (e < emin) {
-        const double m = magnitude / std::ldexp(1.0, emin - mantissa);
-        return static_cast<uint16_t>(sign | static_cast<uint16_t>(m));
+uint16_t floatToF16(float value) {
+    uint32_t x = 0;
+    std::memcpy(&x, &value, 4);
+    const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+    x &= 0x7FFFFFFFu;
+    if (x > 0x7F800000u)
+        return 0x7E00;
+    // 65520, halfway between 65504 and 2^16, rounds to even: infinity.
+    if (x >= 0x477FF000u)
+        return static_cast<uint16_t>(sign | 0x7C00u);
+    if (x >= 0x38800000u) {
+        // Normal: rebias the exponent (127 -> 15) and round 23 fraction bits to 10, nearest even;
+        // a carry out of the fraction correctly bumps the exponent.
+        uint32_t r = x - (112u << 23);
+        r += 0xFFFu + ((r >> 13) & 1u);
+        return static_cast<uint16_t>(sign | (r >> 13));
     }
-    const double m = magnitude / std::ldexp(1.0, e - mantissa) - std::ldexp(1.0, mantissa);
-    return static_cast<uint16_t>(sign | ((e + bias) << mantissa) | static_cast<uint16_t>(m));
+    // Subnormal (or zero): the count of 2^-24 units, rounded to nearest even (exact in float).
+    const float units = std::nearbyint(std::fabs(value) * 0x1p24f);
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(units));
 }
 
-double decode16(uint16_t bits, int mantissa, int bias) {
-    const int expBits = 15 - mantissa;
-    const bool negative = (bits & 0x8000) != 0;
-    const int exponent = (bits >> mantissa) & ((1 << expBits) - 1);
-    const int fraction = bits & ((1 << mantissa) - 1);
-    double magnitude = 0.0;
-    if (exponent == (1 << expBits) - 1)
-        magnitude = fraction != 0 ? std::numeric_limits<double>::quiet_NaN()
-                                  : std::numeric_limits<double>::infinity();
-    else if (exponent == 0)
-        magnitude = std::ldexp(static_cast<double>(fraction), 1 - bias - mantissa);
-    else
-        magnitude =
-            std::ldexp(static_cast<double>(fraction + (1 << mantissa)), exponent - bias - mantissa);
-    return negative ? -magnitude : magnitude;
+uint16_t floatToBf16(float value) {
+    uint32_t x = 0;
+    std::memcpy(&x, &value, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+        return 0x7FC0;
+    x += 0x7FFFu + ((x >> 16) & 1u);
+    return static_cast<uint16_t>(x >> 16);
+}
+
+std::array<float, 65536> f16Table() {
+    std::array<float, 65536> table{};
+    for (uint32_t bits = 0; bits < 65536; ++bits) {
+        const bool negative = (bits & 0x8000u) != 0;
+        const int exponent = static_cast<int>((bits >> 10) & 0x1Fu);
+        const int fraction = static_cast<int>(bits & 0x3FFu);
+        float magnitude = 0.0f;
+        if (exponent == 31)
+            magnitude = fraction != 0 ? std::numeric_limits<float>::quiet_NaN()
+                                      : std::numeric_limits<float>::infinity();
+        else if (exponent == 0)
+            magnitude = std::ldexp(static_cast<float>(fraction), -24);
+        else
+            magnitude = std::ldexp(static_cast<float>(fraction + 1024), exponent - 25);
+        table[bits] = negative ? -magnitude : magnitude;
+    }
+    return table;
+}
+
+float f16ToFloat(uint16_t bits) {
+    static const std::array<float, 65536> table = f16Table();
+    return table[bits];
+}
+
+float bf16ToFloat(uint16_t bits) {
+    const uint32_t x = static_cast<uint32_t>(bits) << 16;
+    float f = 0;
+    std::memcpy(&f, &x, 4);
+    return f;
 }
 
 int64_t roundUp(int64_t value, int64_t multiple) {
@@ -87,27 +111,27 @@ TensorLayout makeLayout(const TensorSpec& spec, std::vector<int64_t> shape, int6
 } // namespace
 
 uint16_t toF16(double value) {
-    return encode16(quantize(value, 11, -14, 15), 10, 15);
+    return floatToF16(toFloatOdd(value));
 }
 
 double fromF16(uint16_t bits) {
-    return decode16(bits, 10, 15);
+    return f16ToFloat(bits);
 }
 
 uint16_t toBf16(double value) {
-    return encode16(quantize(value, 8, -126, 127), 7, 127);
+    return floatToBf16(toFloatOdd(value));
 }
 
 double fromBf16(uint16_t bits) {
-    return decode16(bits, 7, 127);
+    return bf16ToFloat(bits);
 }
 
 double roundTo(Dtype dtype, double value) {
     switch (dtype) {
     case Dtype::F16:
-        return quantize(value, 11, -14, 15);
+        return fromF16(toF16(value));
     case Dtype::BF16:
-        return quantize(value, 8, -126, 127);
+        return fromBf16(toBf16(value));
     case Dtype::F32:
         return static_cast<double>(static_cast<float>(value));
     default:
@@ -209,53 +233,70 @@ HostTensor::HostTensor(TensorLayout l)
 }
 
 double HostTensor::at(int64_t row, int64_t col) const {
-    const size_t i = static_cast<size_t>(row * layout.ld + col);
-    switch (layout.dtype) {
-    case Dtype::F16: {
-        uint16_t b = 0;
-        std::memcpy(&b, bytes.data() + 2 * i, 2);
-        return fromF16(b);
-    }
-    case Dtype::BF16: {
-        uint16_t b = 0;
-        std::memcpy(&b, bytes.data() + 2 * i, 2);
-        return fromBf16(b);
-    }
-    case Dtype::F32: {
-        float f = 0;
-        std::memcpy(&f, bytes.data() + 4 * i, 4);
-        return f;
-    }
-    case Dtype::F64: {
-        double d = 0;
-        std::memcpy(&d, bytes.data() + 8 * i, 8);
-        return d;
-    }
-    default:
-        return std::numeric_limits<double>::quiet_NaN();
-    }
+    double v = 0;
+    load(row, col, 1, &v);
+    return v;
 }
 
 void HostTensor::set(int64_t row, int64_t col, double value) {
-    const size_t i = static_cast<size_t>(row * layout.ld + col);
+    store(row, col, 1, &value);
+}
+
+void HostTensor::load(int64_t row, int64_t col, int64_t count, double* out) const {
+    const size_t first = static_cast<size_t>(row * layout.ld + col);
+    const size_t n = static_cast<size_t>(count);
     switch (layout.dtype) {
     case Dtype::F16: {
-        const uint16_t b = toF16(value);
-        std::memcpy(bytes.data() + 2 * i, &b, 2);
+        const auto* p = reinterpret_cast<const uint16_t*>(bytes.data()) + first;
+        for (size_t i = 0; i < n; ++i)
+            out[i] = f16ToFloat(p[i]);
         break;
     }
     case Dtype::BF16: {
-        const uint16_t b = toBf16(value);
-        std::memcpy(bytes.data() + 2 * i, &b, 2);
+        const auto* p = reinterpret_cast<const uint16_t*>(bytes.data()) + first;
+        for (size_t i = 0; i < n; ++i)
+            out[i] = bf16ToFloat(p[i]);
         break;
     }
     case Dtype::F32: {
-        const float f = static_cast<float>(value);
-        std::memcpy(bytes.data() + 4 * i, &f, 4);
+        const auto* p = reinterpret_cast<const float*>(bytes.data()) + first;
+        for (size_t i = 0; i < n; ++i)
+            out[i] = p[i];
         break;
     }
     case Dtype::F64:
-        std::memcpy(bytes.data() + 8 * i, &value, 8);
+        std::memcpy(out, bytes.data() + 8 * first, 8 * n);
+        break;
+    default:
+        std::fill(out, out + n, std::numeric_limits<double>::quiet_NaN());
+        break;
+    }
+}
+
+void HostTensor::store(int64_t row, int64_t col, int64_t count, const double* values) {
+    const size_t first = static_cast<size_t>(row * layout.ld + col);
+    const size_t n = static_cast<size_t>(count);
+    switch (layout.dtype) {
+    case Dtype::F16: {
+        auto* p = reinterpret_cast<uint16_t*>(bytes.data()) + first;
+        for (size_t i = 0; i < n; ++i)
+            p[i] = toF16(values[i]);
+        break;
+    }
+    case Dtype::BF16: {
+        auto* p = reinterpret_cast<uint16_t*>(bytes.data()) + first;
+        for (size_t i = 0; i < n; ++i)
+            p[i] = toBf16(values[i]);
+        break;
+    }
+    case Dtype::F32: {
+        auto* p = reinterpret_cast<float*>(bytes.data()) + first;
+        for (size_t i = 0; i < n; ++i)
+            p[i] = static_cast<float>(values[i]);
+        break;
+    }
+    case Dtype::F64:
+        std::memcpy(bytes.data() + 8 * first, values, 8 * n);
         break;
     default:
         break;

@@ -6,8 +6,9 @@
 // reference, copies their outputs back into HostTensors and calls compare(). Nothing op-specific
 // is left to the child but the reference kernel itself.
 //
-// Sizes: everything here is O(elements) (GEMV O(M N)) and single-threaded, a few seconds for the
-// largest timed shapes (2^27 elements).
+// Sizes: everything here is O(elements) (GEMV O(M N)) and runs on every core (ops/parallel.h,
+// $KEVOLVE_HOST_THREADS), in blocks of a fixed size with one random stream per block, so inputs,
+// truths and verdicts are bit-identical whatever the thread count.
 #include "task.h"
 #include "tolerance.h"
 
@@ -66,6 +67,10 @@ struct HostTensor {
     double at(int64_t i) const { return at(i / layout.cols, i % layout.cols); } // logical index
     // Stores `value` rounded to the dtype.
     void set(int64_t row, int64_t col, double value);
+    // `count` values of row `row` from column `col` (the hot loops' way in and out: one dtype
+    // dispatch per run of values, not per value).
+    void load(int64_t row, int64_t col, int64_t count, double* out) const;
+    void store(int64_t row, int64_t col, int64_t count, const double* values);
     void set(int64_t i, double value) { set(i / layout.cols, i % layout.cols, value); }
     void* data() { return bytes.data(); }
     const void* data() const { return bytes.data(); }

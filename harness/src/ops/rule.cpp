@@ -3,6 +3,7 @@
 // that cancellation makes large relative to the result but small relative to its terms is judged
 // fairly) and floors from its output and accumulation precisions.
 #include "ops/ops.h"
+#include "ops/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,9 @@ namespace kev::ops {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Elements per block of the parallel passes over a vector (fixed: results do not depend on the
+// thread count).
+constexpr int64_t kBlock = int64_t{1} << 16;
 
 Dtype outputDtype(const Task& task) {
     for (const auto& t : task.tensors) {
@@ -67,6 +71,12 @@ Scales gemmScales(const Shape& shape, const std::vector<HostTensor>& in, double 
     return sc;
 }
 
+template <typename F> void forRowBlocks(int64_t rows, int64_t cols, F&& f) {
+    const int64_t per = rowsPerBlock(cols);
+    parallelFor((rows + per - 1) / per,
+                [&](int64_t b) { f(b * per, std::min(rows, (b + 1) * per)); });
+}
+
 Scales gemvScales(const Task& task, const Shape& shape, const std::vector<HostTensor>& in,
                   double tiny) {
     const HostTensor& a = input(in, "A");
@@ -74,12 +84,36 @@ Scales gemvScales(const Task& task, const Shape& shape, const std::vector<HostTe
     const int64_t m = shape.dim("M");
     const int64_t n = shape.dim("N");
     const bool transpose = task.param("transpose").flag;
+    std::vector<double> ax(static_cast<size_t>(transpose ? m : n));
+    x.load(0, 0, static_cast<int64_t>(ax.size()), ax.data());
+    for (double& v : ax)
+        v = std::fabs(v);
     std::vector<double> s(static_cast<size_t>(transpose ? n : m), tiny);
-    for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-            const double term = std::fabs(a.at(i, j)) * std::fabs(x.at(0, transpose ? i : j));
-            s[static_cast<size_t>(transpose ? j : i)] += term;
-        }
+    if (transpose) {
+        constexpr int64_t kCols = 512;
+        parallelFor((n + kCols - 1) / kCols, [&](int64_t b) {
+            const int64_t j0 = b * kCols;
+            const int64_t w = std::min(n, j0 + kCols) - j0;
+            std::vector<double> row(static_cast<size_t>(w));
+            double* sb = s.data() + j0;
+            for (int64_t i = 0; i < m; ++i) {
+                a.load(i, j0, w, row.data());
+                const double xi = ax[static_cast<size_t>(i)];
+                for (int64_t j = 0; j < w; ++j)
+                    sb[j] += std::fabs(row[static_cast<size_t>(j)]) * xi;
+            }
+        });
+    } else {
+        forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+            std::vector<double> row(static_cast<size_t>(n));
+            for (int64_t i = r0; i < r1; ++i) {
+                a.load(i, 0, n, row.data());
+                double acc = s[static_cast<size_t>(i)];
+                for (int64_t j = 0; j < n; ++j)
+                    acc += std::fabs(row[static_cast<size_t>(j)]) * ax[static_cast<size_t>(j)];
+                s[static_cast<size_t>(i)] = acc;
+            }
+        });
     }
     Scales sc;
     sc.componentwise.push_back(std::move(s));
@@ -95,19 +129,23 @@ Scales softmaxScales(const Shape& shape, const std::vector<HostTensor>& in, cons
     const int64_t n = shape.dim("N");
     const std::vector<double>& t = truth[0];
     std::vector<double> s(static_cast<size_t>(m * n), tiny);
-    for (int64_t i = 0; i < m; ++i) {
-        double weighted = 0.0;
-        for (int64_t j = 0; j < n; ++j) {
-            const double y = t[static_cast<size_t>(i * n + j)];
-            if (y > 0.0 && std::isfinite(y))
-                weighted += y * std::fabs(x.at(i, j));
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        std::vector<double> row(static_cast<size_t>(n));
+        for (int64_t i = r0; i < r1; ++i) {
+            x.load(i, 0, n, row.data());
+            const double* ti = t.data() + i * n;
+            double* si = s.data() + i * n;
+            double weighted = 0.0;
+            for (int64_t j = 0; j < n; ++j) {
+                if (ti[j] > 0.0 && std::isfinite(ti[j]))
+                    weighted += ti[j] * std::fabs(row[static_cast<size_t>(j)]);
+            }
+            for (int64_t j = 0; j < n; ++j) {
+                if (ti[j] > 0.0 && std::isfinite(ti[j]))
+                    si[j] += ti[j] * (1.0 + std::fabs(row[static_cast<size_t>(j)]) + weighted);
+            }
         }
-        for (int64_t j = 0; j < n; ++j) {
-            const double y = t[static_cast<size_t>(i * n + j)];
-            if (y > 0.0 && std::isfinite(y))
-                s[static_cast<size_t>(i * n + j)] += y * (1.0 + std::fabs(x.at(i, j)) + weighted);
-        }
-    }
+    });
     Scales sc;
     sc.componentwise.push_back(std::move(s));
     return sc;
@@ -119,36 +157,42 @@ Scales softmaxScales(const Shape& shape, const std::vector<HostTensor>& in, cons
 Scales layernormScales(const Task& task, const Shape& shape, const std::vector<HostTensor>& in,
                        double tiny) {
     const HostTensor& x = input(in, "X");
-    const HostTensor& w = input(in, "W");
-    const HostTensor& b = input(in, "B");
     const double epsilon = task.param("epsilon").number;
     const int64_t m = shape.dim("M");
     const int64_t n = shape.dim("N");
+    std::vector<double> w(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+    input(in, "W").load(0, 0, n, w.data());
+    input(in, "B").load(0, 0, n, b.data());
     std::vector<double> s(static_cast<size_t>(m * n), tiny);
-    double conditioning = 1.0;
-    for (int64_t i = 0; i < m; ++i) {
-        double sum = 0.0;
-        double sumSq = 0.0;
-        for (int64_t j = 0; j < n; ++j) {
-            sum += x.at(i, j);
-            sumSq += x.at(i, j) * x.at(i, j);
+    std::vector<double> kappa(static_cast<size_t>(m), 1.0);
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        std::vector<double> row(static_cast<size_t>(n));
+        for (int64_t i = r0; i < r1; ++i) {
+            x.load(i, 0, n, row.data());
+            double sum = 0.0;
+            double sumSq = 0.0;
+            for (const double v : row) {
+                sum += v;
+                sumSq += v * v;
+            }
+            const double mean = sum / static_cast<double>(n);
+            double var = 0.0;
+            for (const double v : row)
+                var += (v - mean) * (v - mean);
+            const double rstd = 1.0 / std::sqrt(var / static_cast<double>(n) + epsilon);
+            const double k = std::sqrt(sumSq / static_cast<double>(n)) * rstd;
+            if (std::isfinite(k))
+                kappa[static_cast<size_t>(i)] = k;
+            double* si = s.data() + i * n;
+            for (int64_t j = 0; j < n; ++j) {
+                const size_t c = static_cast<size_t>(j);
+                si[j] += (std::fabs(row[c]) * rstd + 1.0) * std::fabs(w[c]) + std::fabs(b[c]);
+            }
         }
-        const double mean = sum / static_cast<double>(n);
-        double var = 0.0;
-        for (int64_t j = 0; j < n; ++j)
-            var += (x.at(i, j) - mean) * (x.at(i, j) - mean);
-        const double rstd = 1.0 / std::sqrt(var / static_cast<double>(n) + epsilon);
-        const double kappa = std::sqrt(sumSq / static_cast<double>(n)) * rstd;
-        if (std::isfinite(kappa))
-            conditioning = std::max(conditioning, kappa);
-        for (int64_t j = 0; j < n; ++j)
-            s[static_cast<size_t>(i * n + j)] +=
-                (std::fabs(x.at(i, j)) * rstd + 1.0) * std::fabs(w.at(0, j)) +
-                std::fabs(b.at(0, j));
-    }
+    });
     Scales sc;
     sc.componentwise.push_back(std::move(s));
-    sc.conditioning = conditioning;
+    sc.conditioning = std::max(1.0, *std::max_element(kappa.begin(), kappa.end()));
     return sc;
 }
 
@@ -170,13 +214,18 @@ Scales reduceScales(const Task& task, const Shape& shape, const std::vector<Host
         sc.componentwise.push_back(std::move(s));
         return sc;
     }
-    for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-            const double v = std::fabs(x.at(i, j));
-            if (std::isfinite(v))
-                s[static_cast<size_t>(i)] += v;
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        std::vector<double> row(static_cast<size_t>(n));
+        for (int64_t i = r0; i < r1; ++i) {
+            x.load(i, 0, n, row.data());
+            double acc = s[static_cast<size_t>(i)];
+            for (const double v : row) {
+                if (std::isfinite(v))
+                    acc += std::fabs(v);
+            }
+            s[static_cast<size_t>(i)] = acc;
         }
-    }
+    });
     sc.componentwise.push_back(s);
     sc.normwise.push_back(std::move(s));
     return sc;
@@ -189,12 +238,18 @@ Scales elementwiseScales(const Shape& shape, const std::vector<HostTensor>& in, 
     const HostTensor& x = input(in, "X");
     const int64_t n = shape.dim("N");
     std::vector<double> s(static_cast<size_t>(n), tiny);
-    for (int64_t i = 0; i < n; ++i) {
-        const double t = truth[0][static_cast<size_t>(i)];
-        const double v = x.at(0, i);
-        if (std::isfinite(t) && std::isfinite(v))
-            s[static_cast<size_t>(i)] += std::fabs(t) + std::fabs(v);
-    }
+    parallelFor((n + kBlock - 1) / kBlock, [&](int64_t b) {
+        const int64_t i0 = b * kBlock;
+        const int64_t count = std::min(n, i0 + kBlock) - i0;
+        std::vector<double> xv(static_cast<size_t>(count));
+        x.load(0, i0, count, xv.data());
+        for (int64_t k = 0; k < count; ++k) {
+            const size_t i = static_cast<size_t>(i0 + k);
+            const double v = xv[static_cast<size_t>(k)];
+            if (std::isfinite(truth[0][i]) && std::isfinite(v))
+                s[i] += std::fabs(truth[0][i]) + std::fabs(v);
+        }
+    });
     Scales sc;
     sc.componentwise.push_back(std::move(s));
     return sc;
@@ -279,6 +334,33 @@ bool specialsMatch(double y, double t) {
     return std::isfinite(y);
 }
 
+// One block's share of measure(): its sums, its first mismatch and its worst element (the first
+// of equal ones), combined over the blocks in block order so that the result is the same for any
+// thread count.
+struct Partial {
+    double errSq = 0.0;
+    double denomSq = 0.0;
+    double checksum = 0.0;
+    int64_t nanCount = 0;
+    int64_t infCount = 0;
+    int64_t mismatches = 0;
+    int64_t firstMismatch = -1;
+    double maxScaled = -1.0; // below any scaled error: the block has no finite element yet
+    int64_t worst = -1;
+};
+
+// The elements [i0, i0 + count) of output `out` (logical, row-major) into `values`.
+void loadRange(const HostTensor& out, int64_t i0, int64_t count, double* values) {
+    const int64_t cols = out.layout.cols;
+    for (int64_t i = i0; i < i0 + count;) {
+        const int64_t r = i / cols;
+        const int64_t c = i % cols;
+        const int64_t n = std::min(cols - c, i0 + count - i);
+        out.load(r, c, n, values + (i - i0));
+        i += n;
+    }
+}
+
 SideStats measure(const Truth& truth, const std::vector<HostTensor>& outputs, const Scales& sc) {
     SideStats side;
     double errSq = 0.0;
@@ -289,32 +371,65 @@ SideStats measure(const Truth& truth, const std::vector<HostTensor>& outputs, co
         const std::vector<double>& s = sc.componentwise[o];
         const std::vector<double>* nw = o < sc.normwise.size() ? &sc.normwise[o] : nullptr;
         const int64_t n = out.layout.elements();
-        for (int64_t i = 0; i < n; ++i) {
-            const size_t k = static_cast<size_t>(i);
-            const double y = out.at(i);
-            if (!specialsMatch(y, t[k])) {
-                if (std::isnan(y))
-                    ++side.stats.nanCount;
-                else if (std::isinf(y) && std::isfinite(t[k]))
-                    ++side.stats.infCount;
-                if (side.mismatches++ == 0)
-                    side.firstMismatch = elementName(out, i) + " = " + describeValue(y) +
-                                         " where the truth is " + describeValue(t[k]);
-                continue;
+        std::vector<Partial> parts(static_cast<size_t>((n + kBlock - 1) / kBlock));
+        parallelFor(static_cast<int64_t>(parts.size()), [&](int64_t b) {
+            Partial& p = parts[static_cast<size_t>(b)];
+            const int64_t i0 = b * kBlock;
+            const int64_t count = std::min(n, i0 + kBlock) - i0;
+            std::vector<double> ys(static_cast<size_t>(count));
+            loadRange(out, i0, count, ys.data());
+            for (int64_t i = i0; i < i0 + count; ++i) {
+                const size_t k = static_cast<size_t>(i);
+                const double y = ys[static_cast<size_t>(i - i0)];
+                if (!specialsMatch(y, t[k])) {
+                    if (std::isnan(y))
+                        ++p.nanCount;
+                    else if (std::isinf(y) && std::isfinite(t[k]))
+                        ++p.infCount;
+                    if (p.mismatches++ == 0)
+                        p.firstMismatch = i;
+                    continue;
+                }
+                if (!std::isfinite(t[k]))
+                    continue;
+                const double e = y - t[k];
+                p.errSq += e * e;
+                const double d = nw ? (*nw)[k] : t[k];
+                p.denomSq += d * d;
+                p.checksum += y;
+                const double scaled = s[k] > 0.0 ? std::fabs(e) / s[k] : (e == 0.0 ? 0.0 : kInf);
+                if (scaled > p.maxScaled) {
+                    p.maxScaled = scaled;
+                    p.worst = i;
+                }
             }
-            if (!std::isfinite(t[k]))
-                continue;
-            const double e = y - t[k];
-            errSq += e * e;
-            const double d = nw ? (*nw)[k] : t[k];
-            denomSq += d * d;
-            side.stats.checksum += y;
-            const double scaled = s[k] > 0.0 ? std::fabs(e) / s[k] : (e == 0.0 ? 0.0 : kInf);
-            if (scaled > side.stats.maxScaled || side.worst.empty()) {
-                side.stats.maxScaled = std::max(side.stats.maxScaled, scaled);
-                side.worst = elementName(out, i) + " = " + describeValue(y) + ", truth " +
-                             describeValue(t[k]) + ", scale " + describeValue(s[k]);
+        });
+        double worstScaled = -1.0;
+        int64_t worst = -1;
+        for (const Partial& p : parts) {
+            errSq += p.errSq;
+            denomSq += p.denomSq;
+            side.stats.checksum += p.checksum;
+            side.stats.nanCount += p.nanCount;
+            side.stats.infCount += p.infCount;
+            if (p.mismatches > 0 && side.mismatches == 0) {
+                const size_t k = static_cast<size_t>(p.firstMismatch);
+                side.firstMismatch = elementName(out, p.firstMismatch) + " = " +
+                                     describeValue(out.at(p.firstMismatch)) +
+                                     " where the truth is " + describeValue(t[k]);
             }
+            side.mismatches += p.mismatches;
+            if (p.worst >= 0 && p.maxScaled > worstScaled) {
+                worstScaled = p.maxScaled;
+                worst = p.worst;
+            }
+        }
+        // Across outputs, as within one: the first element of the largest error wins.
+        if (worst >= 0 && (worstScaled > side.stats.maxScaled || side.worst.empty())) {
+            const size_t k = static_cast<size_t>(worst);
+            side.stats.maxScaled = std::max(side.stats.maxScaled, worstScaled);
+            side.worst = elementName(out, worst) + " = " + describeValue(out.at(worst)) +
+                         ", truth " + describeValue(t[k]) + ", scale " + describeValue(s[k]);
         }
     }
     side.stats.relFro = denomSq > 0.0 ? std::sqrt(errSq / denomSq) : std::sqrt(errSq);

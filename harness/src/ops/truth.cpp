@@ -2,6 +2,7 @@
 // numerically careful algorithm (max-subtraction, two-pass variance, erfc for GELU's tail,
 // compensated sums), so its own error is far below any output dtype's.
 #include "ops/ops.h"
+#include "ops/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,27 +59,51 @@ Truth gemm(const Shape& shape, const std::vector<HostTensor>& in) {
     return {std::move(c)};
 }
 
+// Rows [r0, r1) of a row-wise pass, blocked by rowsPerBlock(cols); each row is computed alone, so
+// the result does not depend on the blocking or the thread count.
+template <typename F> void forRowBlocks(int64_t rows, int64_t cols, F&& f) {
+    const int64_t per = rowsPerBlock(cols);
+    parallelFor((rows + per - 1) / per,
+                [&](int64_t b) { f(b * per, std::min(rows, (b + 1) * per)); });
+}
+
 Truth gemv(const Task& task, const Shape& shape, const std::vector<HostTensor>& in) {
     const HostTensor& a = input(in, "A");
     const HostTensor& x = input(in, "x");
     const int64_t m = shape.dim("M");
     const int64_t n = shape.dim("N");
-    if (task.param("transpose").flag) {
+    const bool transpose = task.param("transpose").flag;
+    std::vector<double> xv(static_cast<size_t>(transpose ? m : n));
+    x.load(0, 0, static_cast<int64_t>(xv.size()), xv.data());
+    if (transpose) {
+        // Column blocks, each summing over every row in row order (as one thread would).
+        constexpr int64_t kCols = 512;
         std::vector<double> y(static_cast<size_t>(n), 0.0);
-        for (int64_t i = 0; i < m; ++i) {
-            const double xi = x.at(0, i);
-            for (int64_t j = 0; j < n; ++j)
-                y[static_cast<size_t>(j)] += a.at(i, j) * xi;
-        }
+        parallelFor((n + kCols - 1) / kCols, [&](int64_t b) {
+            const int64_t j0 = b * kCols;
+            const int64_t w = std::min(n, j0 + kCols) - j0;
+            std::vector<double> row(static_cast<size_t>(w));
+            double* yb = y.data() + j0;
+            for (int64_t i = 0; i < m; ++i) {
+                a.load(i, j0, w, row.data());
+                const double xi = xv[static_cast<size_t>(i)];
+                for (int64_t j = 0; j < w; ++j)
+                    yb[j] += row[static_cast<size_t>(j)] * xi;
+            }
+        });
         return {std::move(y)};
     }
     std::vector<double> y(static_cast<size_t>(m), 0.0);
-    for (int64_t i = 0; i < m; ++i) {
-        double acc = 0.0;
-        for (int64_t j = 0; j < n; ++j)
-            acc += a.at(i, j) * x.at(0, j);
-        y[static_cast<size_t>(i)] = acc;
-    }
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        std::vector<double> row(static_cast<size_t>(n));
+        for (int64_t i = r0; i < r1; ++i) {
+            a.load(i, 0, n, row.data());
+            double acc = 0.0;
+            for (int64_t j = 0; j < n; ++j)
+                acc += row[static_cast<size_t>(j)] * xv[static_cast<size_t>(j)];
+            y[static_cast<size_t>(i)] = acc;
+        }
+    });
     return {std::move(y)};
 }
 
@@ -89,55 +114,63 @@ Truth softmax(const Shape& shape, const std::vector<HostTensor>& in) {
     const int64_t m = shape.dim("M");
     const int64_t n = shape.dim("N");
     std::vector<double> y(static_cast<size_t>(m * n));
-    std::vector<double> row(static_cast<size_t>(n));
-    for (int64_t i = 0; i < m; ++i) {
-        double mx = -std::numeric_limits<double>::infinity();
-        bool nan = false;
-        for (int64_t j = 0; j < n; ++j) {
-            row[static_cast<size_t>(j)] = x.at(i, j);
-            nan = nan || std::isnan(row[static_cast<size_t>(j)]);
-            mx = std::max(mx, row[static_cast<size_t>(j)]);
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+            double* out = y.data() + i * n;
+            x.load(i, 0, n, out);
+            double mx = -std::numeric_limits<double>::infinity();
+            bool nan = false;
+            for (int64_t j = 0; j < n; ++j) {
+                nan = nan || std::isnan(out[j]);
+                mx = std::max(mx, out[j]);
+            }
+            if (nan) {
+                std::fill(out, out + n, kNaN);
+                continue;
+            }
+            Sum sum;
+            for (int64_t j = 0; j < n; ++j) {
+                out[j] = std::exp(out[j] - mx);
+                sum.add(out[j]);
+            }
+            const double total = sum.value();
+            for (int64_t j = 0; j < n; ++j)
+                out[j] /= total;
         }
-        double* out = y.data() + i * n;
-        if (nan) {
-            std::fill(out, out + n, kNaN);
-            continue;
-        }
-        Sum sum;
-        for (int64_t j = 0; j < n; ++j) {
-            out[j] = std::exp(row[static_cast<size_t>(j)] - mx);
-            sum.add(out[j]);
-        }
-        const double total = sum.value();
-        for (int64_t j = 0; j < n; ++j)
-            out[j] /= total;
-    }
+    });
     return {std::move(y)};
 }
 
 Truth layernorm(const Task& task, const Shape& shape, const std::vector<HostTensor>& in) {
     const HostTensor& x = input(in, "X");
-    const HostTensor& w = input(in, "W");
-    const HostTensor& b = input(in, "B");
     const double epsilon = task.param("epsilon").number;
     const int64_t m = shape.dim("M");
     const int64_t n = shape.dim("N");
+    std::vector<double> w(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+    input(in, "W").load(0, 0, n, w.data());
+    input(in, "B").load(0, 0, n, b.data());
     std::vector<double> y(static_cast<size_t>(m * n));
-    for (int64_t i = 0; i < m; ++i) {
-        Sum sum;
-        for (int64_t j = 0; j < n; ++j)
-            sum.add(x.at(i, j));
-        const double mean = sum.value() / static_cast<double>(n);
-        Sum sq;
-        for (int64_t j = 0; j < n; ++j) {
-            const double d = x.at(i, j) - mean;
-            sq.add(d * d);
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        std::vector<double> row(static_cast<size_t>(n));
+        for (int64_t i = r0; i < r1; ++i) {
+            x.load(i, 0, n, row.data());
+            Sum sum;
+            for (int64_t j = 0; j < n; ++j)
+                sum.add(row[static_cast<size_t>(j)]);
+            const double mean = sum.value() / static_cast<double>(n);
+            Sum sq;
+            for (int64_t j = 0; j < n; ++j) {
+                const double d = row[static_cast<size_t>(j)] - mean;
+                sq.add(d * d);
+            }
+            const double rstd = 1.0 / std::sqrt(sq.value() / static_cast<double>(n) + epsilon);
+            double* out = y.data() + i * n;
+            for (int64_t j = 0; j < n; ++j) {
+                const size_t k = static_cast<size_t>(j);
+                out[j] = (row[k] - mean) * rstd * w[k] + b[k];
+            }
         }
-        const double rstd = 1.0 / std::sqrt(sq.value() / static_cast<double>(n) + epsilon);
-        for (int64_t j = 0; j < n; ++j)
-            y[static_cast<size_t>(i * n + j)] =
-                (x.at(i, j) - mean) * rstd * w.at(0, j) + b.at(0, j);
-    }
+    });
     return {std::move(y)};
 }
 
@@ -147,31 +180,34 @@ Truth reduce(const Task& task, const Shape& shape, const std::vector<HostTensor>
     const int64_t m = shape.dim("M");
     const int64_t n = shape.dim("N");
     std::vector<double> y(static_cast<size_t>(m));
-    for (int64_t i = 0; i < m; ++i) {
-        if (isMax) {
-            double mx = -std::numeric_limits<double>::infinity();
-            for (int64_t j = 0; j < n; ++j) {
-                const double v = x.at(i, j);
-                // NaN propagates (as IEEE maximum does, not fmax).
-                if (std::isnan(v) || std::isnan(mx))
-                    mx = kNaN;
-                else
-                    mx = std::max(mx, v);
+    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
+        std::vector<double> row(static_cast<size_t>(n));
+        for (int64_t i = r0; i < r1; ++i) {
+            x.load(i, 0, n, row.data());
+            if (isMax) {
+                double mx = -std::numeric_limits<double>::infinity();
+                for (const double v : row) {
+                    // NaN propagates (as IEEE maximum does, not fmax).
+                    if (std::isnan(v) || std::isnan(mx))
+                        mx = kNaN;
+                    else
+                        mx = std::max(mx, v);
+                }
+                y[static_cast<size_t>(i)] = mx;
+            } else {
+                Sum sum;
+                for (const double v : row)
+                    sum.add(v);
+                y[static_cast<size_t>(i)] = sum.value();
             }
-            y[static_cast<size_t>(i)] = mx;
-        } else {
-            Sum sum;
-            for (int64_t j = 0; j < n; ++j)
-                sum.add(x.at(i, j));
-            y[static_cast<size_t>(i)] = sum.value();
         }
-    }
+    });
     return {std::move(y)};
 }
 
 double gelu(double x) {
     // x Phi(x) with Phi through erfc, accurate in the far negative tail where 1 + erf(x) cancels.
-    return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    return 0.5 * x * std::erfc(-x * 0.70710678118654752440);
 }
 
 double silu(double x) {
@@ -182,9 +218,16 @@ Truth elementwise(const Task& task, const Shape& shape, const std::vector<HostTe
     const HostTensor& x = input(in, "X");
     const bool isSilu = task.param("function").choice == "silu";
     const int64_t n = shape.dim("N");
+    constexpr int64_t kBlock = int64_t{1} << 16;
     std::vector<double> y(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-        y[static_cast<size_t>(i)] = isSilu ? silu(x.at(0, i)) : gelu(x.at(0, i));
+    parallelFor((n + kBlock - 1) / kBlock, [&](int64_t b) {
+        const int64_t i0 = b * kBlock;
+        const int64_t count = std::min(n, i0 + kBlock) - i0;
+        double* out = y.data() + i0;
+        x.load(0, i0, count, out);
+        for (int64_t i = 0; i < count; ++i)
+            out[i] = isSilu ? silu(out[i]) : gelu(out[i]);
+    });
     return {std::move(y)};
 }
 
@@ -215,10 +258,8 @@ Truth truthFromOutputs(const std::vector<HostTensor>& outputs) {
     Truth truth;
     for (const auto& o : outputs) {
         std::vector<double> v(static_cast<size_t>(o.layout.elements()));
-        for (int64_t r = 0; r < o.layout.rows; ++r) {
-            for (int64_t c = 0; c < o.layout.cols; ++c)
-                v[static_cast<size_t>(r * o.layout.cols + c)] = o.at(r, c);
-        }
+        for (int64_t r = 0; r < o.layout.rows; ++r)
+            o.load(r, 0, o.layout.cols, v.data() + r * o.layout.cols);
         truth.push_back(std::move(v));
     }
     return truth;

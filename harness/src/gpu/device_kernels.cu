@@ -192,14 +192,20 @@ __global__ void diffKernel(const double* a, const double* b, int64_t n, double* 
 }
 
 __global__ void truthDiffKernel(const void* y, int dtype, int64_t rows, int64_t cols, int64_t ld,
-                                const double* truth, double* out) {
+                                const double* truth, int64_t rowShift, int64_t colShift,
+                                double* out) {
     double d = 0, r = 0, bad = 0;
     const int64_t total = rows * cols;
     for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
          idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t row = idx / cols;
-        const double v = loadAsDouble(y, dtype, row * ld + (idx - row * cols));
-        const double t = truth[idx];
+        const int64_t col = idx - row * cols;
+        const double v = loadAsDouble(y, dtype, row * ld + col);
+        int64_t tr = row + rowShift;
+        int64_t tc = col + colShift;
+        tr -= tr >= rows ? rows : 0;
+        tc -= tc >= cols ? cols : 0;
+        const double t = truth[tr * cols + tc];
         if (!isfinite(t) || !isfinite(v)) {
             // Infinities match when equal (same sign); a NaN matches only a NaN.
             bad += (isnan(t) ? isnan(v) : v == t) ? 0 : 1;
@@ -282,9 +288,10 @@ cudaError_t diffNorms(const double* a, const double* b, int64_t n, double* out,
     return cudaGetLastError();
 }
 
-cudaError_t truthDiff(const MatrixView& y, const double* truth, double* out, cudaStream_t stream) {
-    truthDiffKernel<<<gridFor(y.rows * y.cols, 256), 256, 0, stream>>>(y.data, y.dtype, y.rows,
-                                                                       y.cols, y.ld, truth, out);
+cudaError_t truthDiff(const MatrixView& y, const double* truth, int64_t rowShift, int64_t colShift,
+                      double* out, cudaStream_t stream) {
+    truthDiffKernel<<<gridFor(y.rows * y.cols, 256), 256, 0, stream>>>(
+        y.data, y.dtype, y.rows, y.cols, y.ld, truth, rowShift, colShift, out);
     return cudaGetLastError();
 }
 

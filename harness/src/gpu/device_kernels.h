@@ -52,8 +52,10 @@ cudaError_t diffNorms(const double* a, const double* b, int64_t n, double* out,
                       cudaStream_t stream);
 // The per-sample check against a dense fp64 truth: out[0] += sum (y - t)^2 and out[1] += sum t^2
 // over the elements whose truth is finite, out[2] += count of elements whose NaN or Inf does not
-// match the truth's.
-cudaError_t truthDiff(const MatrixView& y, const double* truth, double* out, cudaStream_t stream);
+// match the truth's. y(r, c) is compared with t((r + rowShift) mod rows, (c + colShift) mod cols)
+// (shifts in [0, rows) and [0, cols)): the truth of inputs rotated on the device.
+cudaError_t truthDiff(const MatrixView& y, const double* truth, int64_t rowShift, int64_t colShift,
+                      double* out, cudaStream_t stream);
 
 // Spins until *flag != 0 or timeoutNs elapse (then sets *expired = 1), so that everything
 // enqueued behind it starts back to back once the host releases it.

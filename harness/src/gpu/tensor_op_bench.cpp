@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -42,10 +43,14 @@ void TensorOpBench::setShape(const Shape& shape, uint64_t workspaceBytes) {
         (l.output ? m_outputLayouts : m_inputLayouts).push_back(std::move(l));
     }
     m_edgeCases = ops::edgeCases(m_task, shape);
+    m_rotation = rotationFor();
     m_hostInputs.clear();
     for (int s = 0; s < kInputSets; ++s) {
         m_inputs[s].clear();
         m_truths[s].clear();
+        m_pristine[s] = DeviceBuffer();
+        m_shift[s] = 0;
+        m_samples[s] = 0;
     }
     m_candidateOutputs.clear();
     m_referenceOutputs.clear();
@@ -74,7 +79,28 @@ std::vector<InputCase> TensorOpBench::validationCases() const {
     return cases;
 }
 
+TensorOpBench::Rotation TensorOpBench::rotationFor() const {
+    Rotation r;
+    if (m_task.isCustom() || m_inputLayouts.empty()) {
+        return r;
+    }
+    // Input 0 is the one the output follows row by row (X; A for GEMV); a transposed GEMV's
+    // output follows A's columns, and a vector's elements are its columns.
+    const ops::TensorLayout& in = m_inputLayouts.front();
+    r.input = 0;
+    r.columns = in.rank() == 1 || (m_task.op == "gemv" && m_task.param("transpose").flag);
+    r.extent = r.columns ? in.cols : in.rows;
+    for (const ops::TensorLayout& out : m_outputLayouts) {
+        if ((out.rank() == 1 ? out.cols : out.rows) != r.extent) {
+            throw std::logic_error("op " + m_task.op + ": output " + out.name +
+                                   " does not follow the rotation of input " + in.name);
+        }
+    }
+    return r;
+}
+
 void TensorOpBench::fill(int set, const InputCase& inputCase, uint64_t seed) {
+    m_filled = inputCase;
     if (inputCase.edgeCase >= 0) {
         m_edgeCases.at(static_cast<size_t>(inputCase.edgeCase)).generate(seed, m_hostInputs);
     } else {
@@ -176,10 +202,15 @@ std::vector<ops::HostTensor> TensorOpBench::download(Side side) const {
 TrialCheck TensorOpBench::judge(double) {
     const std::vector<ops::HostTensor> candidate = download(Side::Candidate);
     const std::vector<ops::HostTensor> reference = download(Side::Reference);
-    const ops::Truth truth = ops::hasHostTruth(m_task)
-                                 ? ops::computeTruth(m_task, m_shape, m_hostInputs)
-                                 : ops::truthFromOutputs(reference);
+    ops::Truth truth = ops::hasHostTruth(m_task) ? ops::computeTruth(m_task, m_shape, m_hostInputs)
+                                                 : ops::truthFromOutputs(reference);
     const ops::Check c = ops::compare(m_task, m_shape, m_hostInputs, truth, candidate, reference);
+    // The timed shape's normal inputs become timed set 0: their truth is not computed twice.
+    if (!m_samplesPrepared && ops::hasHostTruth(m_task) && m_shape == m_task.shape &&
+        m_filled.edgeCase < 0 && m_filled.distribution == Distribution::Normal) {
+        m_validated.inputs = m_hostInputs;
+        m_validated.truth = std::move(truth);
+    }
     // The verdict's reason already names the first misplaced NaN/Inf or the worst element.
     TrialCheck t;
     t.candidate = c.candidate;
@@ -211,13 +242,29 @@ MatrixView TensorOpBench::view(size_t output, Side side) const {
 
 double TensorOpBench::prepareSamples(const TrialCheck& timedNormal, double multiple,
                                      uint64_t seed) {
+    m_samplesPrepared = true;
     for (int set = 0; set < kInputSets; ++set) {
-        ops::generate(m_task, m_shape, ops::Distribution::Normal, seed + static_cast<uint64_t>(set),
-                      m_hostInputs);
+        const bool reuse = set == 0 && !m_validated.truth.empty() && m_shape == m_task.shape;
+        if (reuse) {
+            m_hostInputs = std::move(m_validated.inputs);
+        } else {
+            ops::generate(m_task, m_shape, ops::Distribution::Normal,
+                          seed + static_cast<uint64_t>(set), m_hostInputs);
+        }
         upload(set);
+        if (m_rotation.extent > 1) {
+            const DeviceBuffer& main = m_inputs[set].at(static_cast<size_t>(m_rotation.input));
+            m_pristine[set] = DeviceBuffer(main.bytes());
+            KEV_CUDA(cudaMemcpyAsync(m_pristine[set].data(), main.data(), main.bytes(),
+                                     cudaMemcpyDeviceToDevice, m_stream));
+        }
+        m_shift[set] = 0;
+        m_samples[set] = 0;
         m_truths[set].clear();
         if (ops::hasHostTruth(m_task)) {
-            const ops::Truth truth = ops::computeTruth(m_task, m_shape, m_hostInputs);
+            const ops::Truth truth = reuse ? std::move(m_validated.truth)
+                                           : ops::computeTruth(m_task, m_shape, m_hostInputs);
+            m_validated = Validated();
             for (const std::vector<double>& t : truth) {
                 m_truths[set].emplace_back(t.size() * sizeof(double));
                 KEV_CUDA(cudaMemcpyAsync(m_truths[set].back().data(), t.data(),
@@ -234,6 +281,15 @@ double TensorOpBench::prepareSamples(const TrialCheck& timedNormal, double multi
                 m_truths[set].emplace_back(static_cast<size_t>(v.rows * v.cols) * sizeof(double));
                 KEV_CUDA(upcast(v, m_truths[set].back().as<double>(), false, m_stream));
             }
+        }
+    }
+    // A stride coprime with the extent: shifts k * stride mod extent, k = 1, 2, ..., are all
+    // different (and non-zero) for extent - 1 samples.
+    if (m_rotation.extent > 1) {
+        const int64_t e = m_rotation.extent;
+        m_stride = 1 + static_cast<int64_t>((seed * 0x9E3779B97F4A7C15ull) >> 1) % (e - 1);
+        while (std::gcd(m_stride, e) != 1) {
+            m_stride = m_stride % (e - 1) + 1;
         }
     }
     // A correct output errs by about what the reference errs on the same inputs; the floor keeps
@@ -271,13 +327,61 @@ std::array<double, 3> TensorOpBench::checkSums(int set, Side side) {
     double* sums = m_acc.as<double>();
     KEV_CUDA(cudaMemsetAsync(sums, 0, 3 * sizeof(double), m_stream));
     for (size_t i = 0; i < m_outputLayouts.size(); ++i) {
-        KEV_CUDA(truthDiff(view(i, side), m_truths[set].at(i).as<double>(), sums, m_stream));
+        const bool alongRows = m_outputLayouts[i].rank() > 1;
+        KEV_CUDA(truthDiff(view(i, side), m_truths[set].at(i).as<double>(),
+                           alongRows ? m_shift[set] : 0, alongRows ? 0 : m_shift[set], sums,
+                           m_stream));
     }
     std::array<double, 3> host{};
     KEV_CUDA(cudaMemcpyAsync(host.data(), sums, sizeof(double) * host.size(),
                              cudaMemcpyDeviceToHost, m_stream));
     KEV_CUDA(cudaStreamSynchronize(m_stream));
     return host;
+}
+
+void TensorOpBench::refresh(int set, uint64_t) {
+    if (m_rotation.extent <= 1) {
+        return;
+    }
+    if (!m_pristine[set].bytes()) {
+        throw std::logic_error("TensorOpBench::refresh before prepareSamples");
+    }
+    const int64_t e = m_rotation.extent;
+    ++m_samples[set];
+    // Both factors are below the extent (at most 2^31 rows or columns): no overflow.
+    rotate(set, (m_samples[set] % e) * m_stride % e);
+}
+
+// Main input element (r, c) := pristine ((r + shift) mod rows, c) (rows) or (r, (c + shift) mod
+// cols) (columns), so the output's row or element j is the truth's (j + shift) mod extent. Two
+// copies outside any timed window; padding columns keep their NaN.
+void TensorOpBench::rotate(int set, int64_t shift) {
+    const ops::TensorLayout& l = m_inputLayouts.at(static_cast<size_t>(m_rotation.input));
+    char* dst = static_cast<char*>(m_inputs[set].at(static_cast<size_t>(m_rotation.input)).data());
+    const char* src = static_cast<const char*>(m_pristine[set].data());
+    const size_t element = static_cast<size_t>(dtypeBytes(l.dtype));
+    const size_t pitch = static_cast<size_t>(l.ld) * element;
+    const size_t e = static_cast<size_t>(m_rotation.extent);
+    const size_t k = static_cast<size_t>(shift);
+    if (m_rotation.columns && l.rows > 1) {
+        const size_t rows = static_cast<size_t>(l.rows);
+        KEV_CUDA(cudaMemcpy2DAsync(dst, pitch, src + k * element, pitch, (e - k) * element, rows,
+                                   cudaMemcpyDeviceToDevice, m_stream));
+        if (k > 0) {
+            KEV_CUDA(cudaMemcpy2DAsync(dst + (e - k) * element, pitch, src, pitch, k * element,
+                                       rows, cudaMemcpyDeviceToDevice, m_stream));
+        }
+    } else {
+        // Whole rows, or the elements of a single row (a vector): contiguous either way.
+        const size_t unit = m_rotation.columns ? element : pitch;
+        KEV_CUDA(cudaMemcpyAsync(dst, src + k * unit, (e - k) * unit, cudaMemcpyDeviceToDevice,
+                                 m_stream));
+        if (k > 0) {
+            KEV_CUDA(cudaMemcpyAsync(dst + (e - k) * unit, src, k * unit, cudaMemcpyDeviceToDevice,
+                                     m_stream));
+        }
+    }
+    m_shift[set] = shift;
 }
 
 double TensorOpBench::outputCheck(int set, Side side, uint64_t) {

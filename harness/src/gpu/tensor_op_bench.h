@@ -2,8 +2,12 @@
 // Every op beyond GEMM on the GPU (gemv, softmax, layernorm, reduce, elementwise, custom), driven
 // by the host side in ops/ops.h: tensors as ops::tensorLayouts() lays them out, inputs drawn on the
 // host in their storage format and copied into buffers with NaN guard regions, validation on the
-// host against the fp64 truth (ops::compare). Timed samples reuse two input sets drawn once per
-// evaluation, whose truths stay on the device, so every timed output is checked by one reduction.
+// host against the fp64 truth (ops::compare). Timed samples use two input sets drawn once per
+// evaluation (set 0: the timed shape's validated normal inputs, whose truth is reused), whose
+// truths stay on the device, so every timed output is checked by one reduction. Before every timed
+// sample the registry ops' main input is rotated on the device (rows, or columns where the output
+// follows the columns) by a shift no earlier sample of the set used, and the check reads the truth
+// rotated alike: an output cached from an earlier call is wrong (PROTOCOL.md, "Ops").
 #include "op_bench.h"
 #include "ops/ops.h"
 
@@ -25,9 +29,10 @@ public:
     // The op's distributions, then its edge cases for the current shape.
     std::vector<InputCase> validationCases() const override;
     void fill(int set, const InputCase& inputCase, uint64_t seed) override;
-    // The timed sets are drawn in prepareSamples(); a sample reuses its set's contents.
-    void refresh(int, uint64_t) override {}
-    bool refreshesContents() const override { return false; }
+    // The next rotation of the set's main input (a device copy from its pristine contents).
+    void refresh(int set, uint64_t seed) override;
+    // Registry ops whose rotation extent is above 1; custom ops' tensors have no known rotation.
+    bool refreshesContents() const override { return m_rotation.extent > 1; }
 
     const KevolveArgs& args(int set) override;
     KevolveArgs shapeArgs() const override;
@@ -52,6 +57,21 @@ public:
     double flops() const override { return m_task.flops(m_shape); }
 
 private:
+    // The input rotated per timed sample: input `input` along its rows or columns (extent of
+    // them); every output follows along its rows (rank 2) or its elements (rank 1).
+    struct Rotation {
+        int input = -1;
+        bool columns = false;
+        int64_t extent = 0;
+    };
+    // The timed shape's normal validation trial: its inputs and truth, set 0 of the samples.
+    struct Validated {
+        std::vector<ops::HostTensor> inputs;
+        ops::Truth truth;
+    };
+
+    Rotation rotationFor() const;
+    void rotate(int set, int64_t shift);
     void upload(int set);
     std::vector<ops::HostTensor> download(Side side) const;
     MatrixView view(size_t output, Side side) const;
@@ -76,6 +96,17 @@ private:
     LaunchFn m_refLaunch = nullptr;
     WorkspaceFn m_refWorkspaceBytes = nullptr;
     KevolveArgs m_args{};
+    Rotation m_rotation;
+    // Per set: the main input as drawn, the current shift, the samples so far and the stride
+    // (coprime with the extent, so extent - 1 samples in a row never repeat a shift).
+    DeviceBuffer m_pristine[kInputSets];
+    int64_t m_shift[kInputSets] = {};
+    int64_t m_samples[kInputSets] = {};
+    int64_t m_stride = 1;
+    // What fill() last drew, so that judge() knows the timed shape's normal trial.
+    InputCase m_filled;
+    Validated m_validated;
+    bool m_samplesPrepared = false; // later normal trials (the re-check) are not kept
 };
 
 } // namespace kev::gpu

@@ -17,12 +17,14 @@ namespace {
 // result of `value`, which rounding through an ordinary float (round to nearest twice) does not.
 float toFloatOdd(double value) {
     float f = static_cast<float>(value);
-    if (!std::isfinite(value) || static_cast<double>(f) == value)
+    if (static_cast<double>(f) == value || std::isnan(value))
         return f;
-    if (std::fabs(static_cast<double>(f)) > std::fabs(value))
-        f = std::nextafter(f, 0.0f);
     uint32_t bits = 0;
     std::memcpy(&bits, &f, 4);
+    // Rounded away from zero: one step back toward it (the magnitude's bits, sign apart, count
+    // the steps; infinity steps back to the largest float).
+    if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+        --bits;
     bits |= 1u;
     std::memcpy(&f, &bits, 4);
     return f;
@@ -45,9 +47,12 @@ uint16_t floatToF16(float value) {
         r += 0xFFFu + ((r >> 13) & 1u);
         return static_cast<uint16_t>(sign | (r >> 13));
     }
-    // Subnormal (or zero): the count of 2^-24 units, rounded to nearest even (exact in float).
-    const float units = std::nearbyint(std::fabs(value) * 0x1p24f);
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(units));
+    // Subnormal (or zero): the count of 2^-24 units, rounded to nearest even. Adding 2^23 (0.5)
+    // makes float's own rounding do it: the sum's last bits are the units.
+    const float units = std::fabs(value) * 0x1p24f + 0x1p23f;
+    uint32_t u = 0;
+    std::memcpy(&u, &units, 4);
+    return static_cast<uint16_t>(sign | (u & 0x7FFu));
 }
 
 uint16_t floatToBf16(float value) {

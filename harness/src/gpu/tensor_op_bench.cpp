@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -43,7 +42,7 @@ void TensorOpBench::setShape(const Shape& shape, uint64_t workspaceBytes) {
         (l.output ? m_outputLayouts : m_inputLayouts).push_back(std::move(l));
     }
     m_edgeCases = ops::edgeCases(m_task, shape);
-    m_rotation = rotationFor();
+    m_rotation = ops::sampleRotation(m_task, shape);
     m_hostInputs.clear();
     for (int s = 0; s < kInputSets; ++s) {
         m_inputs[s].clear();
@@ -77,26 +76,6 @@ std::vector<InputCase> TensorOpBench::validationCases() const {
         cases.push_back({Distribution::Normal, static_cast<int>(i), m_edgeCases[i].name});
     }
     return cases;
-}
-
-TensorOpBench::Rotation TensorOpBench::rotationFor() const {
-    Rotation r;
-    if (m_task.isCustom() || m_inputLayouts.empty()) {
-        return r;
-    }
-    // Input 0 is the one the output follows row by row (X; A for GEMV); a transposed GEMV's
-    // output follows A's columns, and a vector's elements are its columns.
-    const ops::TensorLayout& in = m_inputLayouts.front();
-    r.input = 0;
-    r.columns = in.rank() == 1 || (m_task.op == "gemv" && m_task.param("transpose").flag);
-    r.extent = r.columns ? in.cols : in.rows;
-    for (const ops::TensorLayout& out : m_outputLayouts) {
-        if ((out.rank() == 1 ? out.cols : out.rows) != r.extent) {
-            throw std::logic_error("op " + m_task.op + ": output " + out.name +
-                                   " does not follow the rotation of input " + in.name);
-        }
-    }
-    return r;
 }
 
 void TensorOpBench::fill(int set, const InputCase& inputCase, uint64_t seed) {
@@ -283,15 +262,7 @@ double TensorOpBench::prepareSamples(const TrialCheck& timedNormal, double multi
             }
         }
     }
-    // A stride coprime with the extent: shifts k * stride mod extent, k = 1, 2, ..., are all
-    // different (and non-zero) for extent - 1 samples.
-    if (m_rotation.extent > 1) {
-        const int64_t e = m_rotation.extent;
-        m_stride = 1 + static_cast<int64_t>((seed * 0x9E3779B97F4A7C15ull) >> 1) % (e - 1);
-        while (std::gcd(m_stride, e) != 1) {
-            m_stride = m_stride % (e - 1) + 1;
-        }
-    }
+    m_stride = ops::rotationStride(seed, m_rotation.extent);
     // A correct output errs by about what the reference errs on the same inputs; the floor keeps
     // an exact reference (reduce max, custom) from demanding exactness. The rule's normwise
     // measure may divide by more than ||t|| (reduce sum: || sum |x| ||), so its floor is carried
@@ -346,10 +317,7 @@ void TensorOpBench::refresh(int set, uint64_t) {
     if (!m_pristine[set].bytes()) {
         throw std::logic_error("TensorOpBench::refresh before prepareSamples");
     }
-    const int64_t e = m_rotation.extent;
-    ++m_samples[set];
-    // Both factors are below the extent (at most 2^31 rows or columns): no overflow.
-    rotate(set, (m_samples[set] % e) * m_stride % e);
+    rotate(set, ops::rotationShift(++m_samples[set], m_stride, m_rotation.extent));
 }
 
 // Main input element (r, c) := pristine ((r + shift) mod rows, c) (rows) or (r, (c + shift) mod

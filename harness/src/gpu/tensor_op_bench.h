@@ -57,20 +57,12 @@ public:
     double flops() const override { return m_task.flops(m_shape); }
 
 private:
-    // The input rotated per timed sample: input `input` along its rows or columns (extent of
-    // them); every output follows along its rows (rank 2) or its elements (rank 1).
-    struct Rotation {
-        int input = -1;
-        bool columns = false;
-        int64_t extent = 0;
-    };
     // The timed shape's normal validation trial: its inputs and truth, set 0 of the samples.
     struct Validated {
         std::vector<ops::HostTensor> inputs;
         ops::Truth truth;
     };
 
-    Rotation rotationFor() const;
     void rotate(int set, int64_t shift);
     void upload(int set);
     std::vector<ops::HostTensor> download(Side side) const;
@@ -96,7 +88,7 @@ private:
     LaunchFn m_refLaunch = nullptr;
     WorkspaceFn m_refWorkspaceBytes = nullptr;
     KevolveArgs m_args{};
-    Rotation m_rotation;
+    ops::SampleRotation m_rotation;
     // Per set: the main input as drawn, the current shift, the samples so far and the stride
     // (coprime with the extent, so extent - 1 samples in a row never repeat a shift).
     DeviceBuffer m_pristine[kInputSets];

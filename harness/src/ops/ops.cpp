@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 namespace kev::ops {
@@ -315,6 +316,34 @@ std::vector<HostTensor> allocateOutputs(const Task& task, const Shape& shape) {
             out.emplace_back(std::move(l));
     }
     return out;
+}
+
+SampleRotation sampleRotation(const Task& task, const Shape& shape) {
+    SampleRotation r;
+    if (task.isCustom() || task.op == "gemm")
+        return r;
+    std::vector<TensorLayout> layouts = tensorLayouts(task, shape);
+    // Input 0 is the one the outputs follow row by row (X; A for GEMV); a transposed GEMV's
+    // output follows A's columns, and a vector's elements are its columns.
+    const TensorLayout& in = layouts.front();
+    r.input = 0;
+    r.columns = in.rank() == 1 || (task.op == "gemv" && task.param("transpose").flag);
+    r.extent = r.columns ? in.cols : in.rows;
+    for (const TensorLayout& out : layouts) {
+        if (out.output && (out.rank() == 1 ? out.cols : out.rows) != r.extent)
+            throw std::logic_error("op " + task.op + ": output " + out.name +
+                                   " does not follow the rotation of input " + in.name);
+    }
+    return r;
+}
+
+int64_t rotationStride(uint64_t seed, int64_t extent) {
+    if (extent < 2)
+        return 1;
+    int64_t stride = 1 + static_cast<int64_t>((seed * 0x9E3779B97F4A7C15ull) >> 1) % (extent - 1);
+    while (std::gcd(stride, extent) != 1)
+        stride = stride % (extent - 1) + 1;
+    return stride;
 }
 
 std::array<double, 4> scalars(const Task& task) {

@@ -133,6 +133,25 @@ Check compare(const Task& task, const Shape& shape, const std::vector<HostTensor
 std::string describeRule(const Task& task, const Shape& shape);
 tolerance::Bounds floors(const Task& task, const Shape& shape);
 
+// The refresh of the timed samples (PROTOCOL.md, "Ops", "Timed samples"): before each sample the
+// GPU child rotates input `input` by a shift k along its rows, or its columns when `columns`
+// (element (r, c) takes the drawn ((r + k) mod rows, c), resp. (r, (c + k) mod cols)); every output
+// is then the truth rotated by k along its rows (rank 2) or its elements (rank 1). extent: the
+// number of distinct shifts; below 2 (custom ops, or one row) there is no refresh.
+struct SampleRotation {
+    int input = -1;
+    bool columns = false;
+    int64_t extent = 0;
+};
+SampleRotation sampleRotation(const Task& task, const Shape& shape);
+// A stride coprime with `extent` drawn from `seed`, so that rotationShift(j) for j = 1 ..
+// extent - 1 are all different and non-zero.
+int64_t rotationStride(uint64_t seed, int64_t extent);
+inline int64_t rotationShift(int64_t sample, int64_t stride, int64_t extent) {
+    // Both factors are below the extent (at most 2^31 rows or columns): no overflow.
+    return (sample % extent) * stride % extent;
+}
+
 // KevolveArgs::scalars from the task's params (gemm: alpha 1, beta 0).
 std::array<double, 4> scalars(const Task& task);
 

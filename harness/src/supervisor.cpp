@@ -7,6 +7,7 @@
 #include "nvml.h"
 #include "process.h"
 #include "report.h"
+#include "roofline.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -241,7 +242,18 @@ struct Supervisor::Eval {
     // The evaluation's verdict while the profiling child (run-one --profile) runs.
     std::string status, message;
     json::Value profileResult;
-    double profileS = 0;
+    double profileS = 0;       // from "go" to the profiling child's end: what profiling adds
+    double profileHiddenS = 0; // its CUDA start-up, run while the evaluation ran
+    // The profiling child is started next to the evaluation's child and waits for "go" on stdin
+    // (run-one --profile --wait-go), so its start-up overlaps the evaluation.
+    std::unique_ptr<process::Process> profileProc;
+    std::string profileToken;
+    std::vector<std::string> profileEarlyLines;
+    std::chrono::steady_clock::time_point profileGo;
+    // The reference's counters depend only on the device, the libraries, the task and the metric
+    // list: cached under a key of all of them, they are profiled once, not per candidate.
+    std::string referenceCacheKey, referenceCachePath;
+    json::Value cachedReference;
     bool done = false;
 };
 
@@ -279,6 +291,7 @@ bool Supervisor::submit(EvalRequest request) {
 
 void Supervisor::cleanUp(Eval& e, bool keep) {
     e.proc.reset(); // kills a child still running
+    e.profileProc.reset();
     if (!keep && !e.workDir.empty()) {
         std::error_code ec;
         fs::remove_all(e.workDir, ec);
@@ -305,9 +318,11 @@ void Supervisor::cancelAll() {
 
 void Supervisor::addPollFds(std::vector<pollfd>& fds) const {
     for (const auto& e : m_evals) {
-        if (e->proc && e->proc->running()) {
-            for (int fd : e->proc->openFds())
-                fds.push_back({fd, POLLIN, 0});
+        for (const auto* proc : {e->proc.get(), e->profileProc.get()}) {
+            if (proc && proc->running()) {
+                for (int fd : proc->openFds())
+                    fds.push_back({fd, POLLIN, 0});
+            }
         }
     }
 }
@@ -382,6 +397,11 @@ void Supervisor::service() {
             break;
         }
         case Eval::State::Running: {
+            if (e.profileProc) {
+                e.profileProc->service();
+                for (auto& line : e.profileProc->takeChannelLines())
+                    e.profileEarlyLines.push_back(std::move(line));
+            }
             const bool finished = e.proc->service();
             for (const auto& line : e.proc->takeChannelLines())
                 handleChildLine(e, line);
@@ -550,13 +570,23 @@ void Supervisor::startChild(Eval& e) {
         return;
     }
 
-    spawnChild(e, {});
+    e.proc = spawnChild(e, {}, e.token, false, e.req.options.runTimeoutS);
     e.state = Eval::State::Running;
+    if (!e.req.options.selfCheck &&
+        metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never) {
+        e.profileToken = resultToken();
+        // Its limit covers the wait for the evaluation as well as its own run.
+        e.profileProc = spawnChild(e, {"--profile", "--wait-go"}, e.profileToken, true,
+                                   2 * e.req.options.runTimeoutS);
+    }
     progress(e, "validate",
              "starting the GPU child on device " + std::to_string(e.req.options.device), 0.0);
 }
 
-void Supervisor::spawnChild(Eval& e, const std::vector<std::string>& extraArgs) {
+std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
+                                                         const std::vector<std::string>& extraArgs,
+                                                         const std::string& token, bool stdinPipe,
+                                                         double timeoutS) {
     process::Spec spec;
     // Tests stand in for the GPU child with a script that speaks the same fd-3 protocol.
     const char* stand = std::getenv("KEVOLVE_TEST_CHILD");
@@ -568,14 +598,16 @@ void Supervisor::spawnChild(Eval& e, const std::vector<std::string>& extraArgs) 
                  "3"};
     spec.argv.insert(spec.argv.end(), extraArgs.begin(), extraArgs.end());
     spec.channel = true;
-    spec.timeoutS = e.req.options.runTimeoutS;
+    spec.stdinPipe = stdinPipe;
+    spec.timeoutS = timeoutS;
     spec.cwd = e.workDir;
     spec.env = {{"CUDA_MODULE_LOADING", "EAGER"},
                 {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                 {"KEVOLVE_PARENT_PID", std::to_string(::getpid())},
-                {"KEVOLVE_RESULT_TOKEN", e.token}};
-    e.proc = std::make_unique<process::Process>(spec);
-    e.proc->start();
+                {"KEVOLVE_RESULT_TOKEN", token}};
+    auto proc = std::make_unique<process::Process>(spec);
+    proc->start();
+    return proc;
 }
 
 void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
@@ -591,10 +623,82 @@ void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
 
 // Counters never change the verdict: a profiling child that fails leaves the reason in
 // `metrics` and the report is otherwise the evaluation's.
+namespace {
+
+// Everything the reference's counters depend on; a change of any of them misses the cache.
+std::string referenceKey(const json::Value& childEnvironment, const json::Value& task,
+                         const json::Value& options, const std::string& referenceSo) {
+    std::string key = "kevolve reference metrics v1\nharness " KEVOLVE_HARNESS_VERSION "\n";
+    for (const char* field : {"gpu", "driver_version", "cuda_runtime_version", "cublas_version"}) {
+        const json::Value* v = childEnvironment.isObject() ? childEnvironment.find(field) : nullptr;
+        if (v && v->isObject()) {
+            const json::Value* uuid = v->find("uuid");
+            key += std::string(field) + " " + (uuid ? uuid->dump() : v->dump()) + "\n";
+        } else {
+            key += std::string(field) + " " + (v ? v->dump() : std::string("?")) + "\n";
+        }
+    }
+    key += "task " + task.dump() + "\n";
+    const json::Value* metricList = options.isObject() ? options.find("metrics") : nullptr;
+    key += "metrics " + (metricList ? metricList->dump() : std::string("default")) + "\n";
+    if (!referenceSo.empty()) {
+        const std::optional<std::string> bytes = readFile(referenceSo, nullptr);
+        key += "reference library " + (bytes ? report::sha256Hex(*bytes) : referenceSo) + "\n";
+    }
+    return key;
+}
+
+const char* const kReferenceFields[] = {"reference", "reference_kernel", "reference_kernels"};
+
+} // namespace
+
+void Supervisor::startProfiling(Eval& e) {
+    progress(e, "profile", "hardware counters of the candidate and the reference", 0.95);
+    e.cachedReference = json::Value();
+    e.referenceCachePath.clear();
+    const std::string dir = roofline::cacheDir();
+    if (!dir.empty()) {
+        const json::Value* env = e.childResult.find("environment");
+        e.referenceCacheKey = referenceKey(env ? *env : json::Value(), toJson(e.req.task),
+                                           e.req.options.toJson(), e.referenceSoPath);
+        e.referenceCachePath = dir + "/reference-metrics-" +
+                               report::sha256Hex(e.referenceCacheKey).substr(0, 32) + ".json";
+        if (const auto text = readFile(e.referenceCachePath, nullptr)) {
+            const auto v = json::tryParse(*text, nullptr);
+            const json::Value* key = v && v->isObject() ? v->find("key") : nullptr;
+            const json::Value* m = v && v->isObject() ? v->find("metrics") : nullptr;
+            if (key && key->isString() && key->asString() == e.referenceCacheKey && m &&
+                m->isObject() && m->find("reference"))
+                e.cachedReference = *m;
+        }
+    }
+    const bool cached = e.cachedReference.isObject();
+    if (e.profileProc && e.profileProc->running() &&
+        e.profileProc->writeStdin(cached ? "go candidate-only\n" : "go\n")) {
+        e.profileProc->closeStdin();
+        e.proc = std::move(e.profileProc);
+        e.token = e.profileToken;
+        for (const auto& line : e.profileEarlyLines)
+            handleProfileLine(e, line);
+    } else {
+        // The waiting child is gone (or was never started): start one now.
+        e.profileProc.reset();
+        e.token = resultToken();
+        std::vector<std::string> args = {"--profile"};
+        if (cached)
+            args.push_back("--candidate-only");
+        e.proc = spawnChild(e, args, e.token, false, e.req.options.runTimeoutS);
+    }
+    e.profileEarlyLines.clear();
+    e.profileGo = std::chrono::steady_clock::now();
+    e.state = Eval::State::Profiling;
+}
+
 void Supervisor::afterProfile(Eval& e) {
     const process::Result run = e.proc->result();
     e.proc.reset();
-    e.profileS = run.seconds;
+    e.profileS = secondsSince(e.profileGo);
+    e.profileHiddenS = std::max(0.0, run.seconds - e.profileS);
     json::Value metrics;
     if (const json::Value* m =
             e.profileResult.isObject() ? e.profileResult.find("metrics") : nullptr;
@@ -605,6 +709,31 @@ void Supervisor::afterProfile(Eval& e) {
         metrics["available"] = false;
         const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
         metrics["reason"] = "the profiling child ended without metrics: " + f.message;
+    }
+    if (e.cachedReference.isObject()) {
+        for (const char* field : kReferenceFields) {
+            if (const json::Value* v = e.cachedReference.find(field))
+                metrics[field] = *v;
+        }
+        metrics["reference_source"] = "cache " + e.referenceCachePath;
+    } else if (!e.referenceCachePath.empty() && metrics.find("reference") &&
+               !metrics.find("reference_error")) {
+        json::Value entry = json::Value::object();
+        entry["key"] = e.referenceCacheKey;
+        json::Value m = json::Value::object();
+        for (const char* field : kReferenceFields) {
+            if (const json::Value* v = metrics.find(field))
+                m[field] = *v;
+        }
+        entry["metrics"] = std::move(m);
+        std::error_code ec;
+        fs::create_directories(fs::path(e.referenceCachePath).parent_path(), ec);
+        const std::string tmp = e.referenceCachePath + ".tmp" + std::to_string(::getpid());
+        if (writeFile(tmp, entry.dump(1)))
+            fs::rename(tmp, e.referenceCachePath, ec);
+        metrics["reference_source"] = "profiled (cached at " + e.referenceCachePath + ")";
+    } else if (metrics.find("reference")) {
+        metrics["reference_source"] = "profiled";
     }
     e.childResult["metrics"] = std::move(metrics);
     finish(e, e.status, e.message);
@@ -675,12 +804,10 @@ void Supervisor::afterChild(Eval& e) {
         if (!e.req.options.selfCheck &&
             metrics::shouldProfile(metrics::parseOptions(&e.req.options.profiling), e.status,
                                    speedup && speedup->isNumber() ? speedup->asDouble() : 0.0)) {
-            progress(e, "profile", "hardware counters of the candidate and the reference", 0.95);
-            e.token = resultToken();
-            spawnChild(e, {"--profile"});
-            e.state = Eval::State::Profiling;
+            startProfiling(e);
             return;
         }
+        e.profileProc.reset();
         finish(e, e.status, e.message);
         return;
     }
@@ -744,8 +871,10 @@ void Supervisor::finish(Eval& e, const std::string& status, const std::string& m
     stages["compile_s"] = e.compiled ? e.compiled->seconds : 0.0;
     stages["lint_s"] = e.lintS;
     stages["gpu_s"] = e.gpuS;
-    if (e.profileS > 0)
+    if (e.profileS > 0) {
         stages["profile_s"] = e.profileS;
+        stages["profile_hidden_s"] = e.profileHiddenS;
+    }
     if (p.child.isObject()) {
         if (const json::Value* s = p.child.find("stages"); s && s->isObject())
             stages = report::mergeObjects(stages, *s);

@@ -16,6 +16,10 @@
 
 namespace kev {
 
+namespace process {
+class Process;
+}
+
 struct EvalOptions {
     int device = 0;
     bool selfCheck = false;
@@ -85,7 +89,10 @@ private:
     void startChild(Eval& e);
     void afterChild(Eval& e);
     void handleChildLine(Eval& e, const std::string& line);
-    void spawnChild(Eval& e, const std::vector<std::string>& extraArgs);
+    std::unique_ptr<process::Process> spawnChild(Eval& e, const std::vector<std::string>& extraArgs,
+                                                 const std::string& token, bool stdinPipe,
+                                                 double timeoutS);
+    void startProfiling(Eval& e);
     void handleProfileLine(Eval& e, const std::string& line);
     void afterProfile(Eval& e);
     void finish(Eval& e, const std::string& status, const std::string& message);

@@ -53,14 +53,24 @@ cp "$job" "$KEV_JOB_DIR/$id.json"
 tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
 result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
 if [ "$6" = "--profile" ]; then
+    # Started next to the evaluation: it waits for the supervisor's go and records it.
+    if [ "$7" = "--wait-go" ]; then
+        read -r go || exit 0
+        echo "$go" > "$KEV_JOB_DIR/$id.go"
+    fi
     case "$id" in
-    profiled) echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9}}}' | tok >&3 ;;
+    profiled|profiled_again)
+        if [ "$go" = "go candidate-only" ]; then
+            echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9}}}' | tok >&3
+        else
+            echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9},"reference":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":86.5},"reference_kernel":"nvjet_fake","reference_kernels":[]}}' | tok >&3
+        fi ;;
     profiled_crash) exit 7 ;;
     esac
     exit 0
 fi
 case "$id" in
-profiled|profiled_crash|ok)
+profiled|profiled_again|profiled_crash|ok)
     echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
     echo "$result" | tok >&3 ;;
 garbage)
@@ -116,7 +126,8 @@ protected:
                 {"KEVOLVE_NVCC", (s_dir / "nvcc").string()},
                 {"KEVOLVE_TEST_CHILD", (s_dir / "child.sh").string()},
                 {"KEV_PREBUILT", (s_dir / "clean.so").string()},
-                {"KEV_JOB_DIR", (s_dir / "jobs").string()}};
+                {"KEV_JOB_DIR", (s_dir / "jobs").string()},
+                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()}};
     }
 
     static Value eval(const std::string& id, double runTimeout = 60) {
@@ -243,6 +254,34 @@ TEST_F(Supervisor, ProfilingChildAddsMetricsWithoutChangingTheVerdict) {
     EXPECT_EQ(str(c.find("status")), "ok") << c.dump(2);
     EXPECT_FALSE(c.find("metrics")->find("available")->asBool());
     EXPECT_NE(str(c.find("metrics")->find("reason")).find("exited with code 7"), std::string::npos);
+}
+
+// The profiling child starts with the evaluation and waits for its go; the reference's counters
+// are profiled once and then come from the cache, the child profiling the candidate alone.
+TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
+    ASSERT_TRUE(s_prebuilt);
+    fs::remove_all(s_dir / "cache");
+    auto first = reports({"profiled"});
+    auto second = reports({"profiled_again"});
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(second.size(), 1u);
+    const Value& a = first["profiled"];
+    const Value& b = second["profiled_again"];
+    std::string go;
+    std::getline(std::ifstream(s_dir / "jobs" / "profiled.go"), go);
+    EXPECT_EQ(go, "go");
+    std::getline(std::ifstream(s_dir / "jobs" / "profiled_again.go"), go);
+    EXPECT_EQ(go, "go candidate-only");
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (cached at ", 0), 0u)
+        << a.dump(2);
+    EXPECT_EQ(str(b.find("metrics")->find("reference_source")).rfind("cache ", 0), 0u) << b.dump(2);
+    EXPECT_EQ(str(b.find("metrics")->find("reference_kernel")), "nvjet_fake");
+    EXPECT_DOUBLE_EQ(b.find("metrics")
+                         ->find("reference")
+                         ->find("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+                         ->asDouble(),
+                     86.5);
+    EXPECT_TRUE(b.find("stages")->find("profile_hidden_s")->isNumber());
 }
 
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {

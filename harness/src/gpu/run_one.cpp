@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -80,6 +81,11 @@ bool g_resultWritten = false;
 bool g_profile = false;
 bool g_profileOnly = false;
 bool g_noCupti = false;
+// --wait-go: start CUDA and the profiler, then wait for "go" (or "go candidate-only") on stdin, so
+// that the supervisor can start this child while the evaluation runs; --candidate-only: the
+// reference's counters are cached, profile the candidate alone.
+bool g_waitGo = false;
+bool g_candidateOnly = false;
 
 void writeLine(const json::Value& v) {
     std::string line = v.dump();
@@ -726,6 +732,15 @@ json::Value Evaluation::profile() {
         std::string why;
         const bool ready = !g_noCupti && prof.prepare(m_device, options.metrics, &why);
         lap("prepare_s");
+        bool profileReference = !g_candidateOnly;
+        if (g_waitGo) {
+            std::string go;
+            if (!std::getline(std::cin, go) || (go != "go" && go != "go candidate-only")) {
+                std::_Exit(0); // the evaluation needs no profile
+            }
+            profileReference = go == "go";
+            lap("wait_s");
+        }
         m_bench = makeBench(m_task, m_stream, m_cublas, m_kdev);
         loadCandidate();
         m_bench->setShape(m_task.shape, workspaceFor(m_task.shape));
@@ -754,8 +769,11 @@ json::Value Evaluation::profile() {
             std::string candidateError, referenceError;
             const std::vector<profiler::Range> c = prof.profile(candidate, &candidateError);
             lap("candidate_s");
-            const std::vector<profiler::Range> r = prof.profile(reference, &referenceError);
-            lap("reference_s");
+            std::vector<profiler::Range> r;
+            if (profileReference) {
+                r = prof.profile(reference, &referenceError);
+                lap("reference_s");
+            }
             result["metrics"] = profiler::metricsJson(prof, c, candidateError, r, referenceError);
         }
         result["status"] = "ok";
@@ -801,6 +819,10 @@ int runOne(int argc, char** argv) {
         } else if (a == "--profile-only") {
             g_profile = true;
             g_profileOnly = true;
+        } else if (a == "--wait-go") {
+            g_waitGo = true;
+        } else if (a == "--candidate-only") {
+            g_candidateOnly = true;
         } else if (a == "--no-cupti") {
             g_noCupti = true;
         }

@@ -65,7 +65,7 @@ private:
 
     void rotate(int set, int64_t shift);
     void upload(int set);
-    std::vector<ops::HostTensor> download(Side side) const;
+    const std::vector<ops::HostTensor>& download(Side side);
     MatrixView view(size_t output, Side side) const;
     // truthDiff's three sums over every output of `side` against set `set`'s device truth.
     std::array<double, 3> checkSums(int set, Side side);
@@ -82,6 +82,8 @@ private:
     std::vector<ops::HostTensor> m_hostInputs;
     std::vector<DeviceBuffer> m_inputs[kInputSets];
     std::vector<DeviceBuffer> m_candidateOutputs, m_referenceOutputs;
+    // The outputs as copied back for judge(): candidate, reference.
+    std::vector<ops::HostTensor> m_downloaded[2];
     // Per set, per output: the dense fp64 truth of the timed samples.
     std::vector<DeviceBuffer> m_truths[kInputSets];
     DeviceBuffer m_workspace, m_refWorkspace, m_acc;

@@ -249,6 +249,9 @@ struct Supervisor::Eval {
     std::unique_ptr<process::Process> profileProc;
     std::string profileToken;
     std::vector<std::string> profileEarlyLines;
+    // The evaluation's child holds its timing (run-one --hold-timing) until the profiling child
+    // is ready or gone, so that no CUDA start-up overlaps a timed sample.
+    bool timingHeld = false;
     std::chrono::steady_clock::time_point profileGo;
     // The reference's counters depend only on the device, the libraries, the task and the metric
     // list: cached under a key of all of them, they are profiled once, not per candidate.
@@ -399,9 +402,14 @@ void Supervisor::service() {
         case Eval::State::Running: {
             if (e.profileProc) {
                 e.profileProc->service();
-                for (auto& line : e.profileProc->takeChannelLines())
+                for (auto& line : e.profileProc->takeChannelLines()) {
+                    if (e.timingHeld && isReadyLine(line))
+                        releaseTiming(e);
                     e.profileEarlyLines.push_back(std::move(line));
+                }
             }
+            if (e.timingHeld && (!e.profileProc || !e.profileProc->running()))
+                releaseTiming(e);
             const bool finished = e.proc->service();
             for (const auto& line : e.proc->takeChannelLines())
                 handleChildLine(e, line);
@@ -570,10 +578,14 @@ void Supervisor::startChild(Eval& e) {
         return;
     }
 
-    e.proc = spawnChild(e, {}, e.token, false, e.req.options.runTimeoutS);
+    const bool prewarm =
+        !e.req.options.selfCheck &&
+        metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never;
+    e.timingHeld = prewarm;
+    e.proc = prewarm ? spawnChild(e, {"--hold-timing"}, e.token, true, e.req.options.runTimeoutS)
+                     : spawnChild(e, {}, e.token, false, e.req.options.runTimeoutS);
     e.state = Eval::State::Running;
-    if (!e.req.options.selfCheck &&
-        metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never) {
+    if (prewarm) {
         e.profileToken = resultToken();
         // Its limit covers the wait for the evaluation as well as its own run.
         e.profileProc = spawnChild(e, {"--profile", "--wait-go"}, e.profileToken, true,
@@ -651,6 +663,20 @@ std::string referenceKey(const json::Value& childEnvironment, const json::Value&
 const char* const kReferenceFields[] = {"reference", "reference_kernel", "reference_kernels"};
 
 } // namespace
+
+bool Supervisor::isReadyLine(const std::string& line) {
+    const auto v = json::tryParse(line, nullptr);
+    const json::Value* type = v && v->isObject() ? v->find("type") : nullptr;
+    return type && type->isString() && type->asString() == "ready";
+}
+
+void Supervisor::releaseTiming(Eval& e) {
+    e.timingHeld = false;
+    if (e.proc) {
+        e.proc->writeStdin("time\n");
+        e.proc->closeStdin();
+    }
+}
 
 void Supervisor::startProfiling(Eval& e) {
     progress(e, "profile", "hardware counters of the candidate and the reference", 0.95);

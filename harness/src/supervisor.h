@@ -93,6 +93,8 @@ private:
                                                  const std::string& token, bool stdinPipe,
                                                  double timeoutS);
     void startProfiling(Eval& e);
+    static bool isReadyLine(const std::string& line);
+    void releaseTiming(Eval& e);
     void handleProfileLine(Eval& e, const std::string& line);
     void afterProfile(Eval& e);
     void finish(Eval& e, const std::string& status, const std::string& message);

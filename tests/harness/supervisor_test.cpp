@@ -55,6 +55,9 @@ result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspic
 if [ "$6" = "--profile" ]; then
     # Started next to the evaluation: it waits for the supervisor's go and records it.
     if [ "$7" = "--wait-go" ]; then
+        sleep 0.3
+        date +%s%N > "$KEV_JOB_DIR/$id.ready"
+        echo '{"type":"ready"}' >&3
         read -r go || exit 0
         echo "$go" > "$KEV_JOB_DIR/$id.go"
     fi
@@ -68,6 +71,11 @@ if [ "$6" = "--profile" ]; then
     profiled_crash) exit 7 ;;
     esac
     exit 0
+fi
+# Held until the profiling child is ready: record what released it, and when.
+if [ "$6" = "--hold-timing" ]; then
+    read -r hold
+    echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
 fi
 case "$id" in
 profiled|profiled_again|profiled_crash|ok)
@@ -282,6 +290,14 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
                          ->asDouble(),
                      86.5);
     EXPECT_TRUE(b.find("stages")->find("profile_hidden_s")->isNumber());
+    // The evaluation's timing was held until the profiling child had started.
+    std::string released;
+    long long releasedAt = 0, readyAt = 0;
+    std::ifstream(s_dir / "jobs" / "profiled.hold") >> released >> releasedAt;
+    std::ifstream(s_dir / "jobs" / "profiled.ready") >> readyAt;
+    EXPECT_EQ(released, "time");
+    EXPECT_GT(readyAt, 0);
+    EXPECT_GE(releasedAt, readyAt);
 }
 
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {

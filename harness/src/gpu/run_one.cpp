@@ -86,6 +86,11 @@ bool g_noCupti = false;
 // reference's counters are cached, profile the candidate alone.
 bool g_waitGo = false;
 bool g_candidateOnly = false;
+// --hold-timing: a profiling child started next to this one may still be starting CUDA; wait for
+// the supervisor's line on stdin (sent once that child is ready or gone) before the first timed
+// sample, so that no other process initialises the GPU while this one times. End of input also
+// releases the hold.
+bool g_holdTiming = false;
 
 void writeLine(const json::Value& v) {
     std::string line = v.dump();
@@ -541,6 +546,13 @@ json::Value Evaluation::run() {
             m_seed += 1u << 20;
             opts.checkBound =
                 m_bench->prepareSamples(timedNormal, m_task.toleranceMultiple, opts.seed ^ 0x5e7u);
+            double holdS = 0;
+            if (g_holdTiming) {
+                const auto h0 = Clock::now();
+                std::string line;
+                std::getline(std::cin, line);
+                holdS = std::chrono::duration<double>(Clock::now() - h0).count();
+            }
             Timer timer(*m_bench, m_stream, m_nvml ? &*m_nvml : nullptr,
                         static_cast<size_t>(m_props.l2CacheSize));
             const TimingResult tr =
@@ -548,6 +560,9 @@ json::Value Evaluation::run() {
                           [this](int set) { m_bench->launchReference(set, false); }, opts);
             timing = tr.toJson(m_bench->flops());
             timing["output_check_bound"] = opts.checkBound;
+            if (g_holdTiming) {
+                timing["held_for_profiler_s"] = holdS;
+            }
             m_stages.lap("time_s");
             if (m_audit && m_audit->available() && !tr.failedCheck) {
                 progress("audit", "traced candidate samples (CUPTI activity)", 0.85);
@@ -734,6 +749,10 @@ json::Value Evaluation::profile() {
         lap("prepare_s");
         bool profileReference = !g_candidateOnly;
         if (g_waitGo) {
+            // Ready: the evaluation next to this child may start timing.
+            json::Value readyLine = json::Value::object();
+            readyLine["type"] = "ready";
+            writeLine(readyLine);
             std::string go;
             if (!std::getline(std::cin, go) || (go != "go" && go != "go candidate-only")) {
                 std::_Exit(0); // the evaluation needs no profile
@@ -821,6 +840,8 @@ int runOne(int argc, char** argv) {
             g_profileOnly = true;
         } else if (a == "--wait-go") {
             g_waitGo = true;
+        } else if (a == "--hold-timing") {
+            g_holdTiming = true;
         } else if (a == "--candidate-only") {
             g_candidateOnly = true;
         } else if (a == "--no-cupti") {

@@ -43,6 +43,39 @@ std::optional<RenderedPrompt> renderRole(const PromptBuilder& builder, const QSt
                             fixedReport(), error);
 }
 
+Task customTask() {
+    QString error;
+    const auto task = TaskLibrary::loadFile(
+        QStringLiteral(KEV_SOURCE_DIR) + u"/resources/examples/custom_op/task.json"_s, &error);
+    if (!task)
+        qFatal("%s", qPrintable(error));
+    return *task;
+}
+
+// The custom example with its reference replaced by `source` (or by no file when it is null).
+Task customTaskWithReference(const QTemporaryDir& dir, const QByteArray& source) {
+    Task task = customTask();
+    task.referenceFile = dir.filePath(u"ref.cu"_s);
+    if (!source.isNull()) {
+        QFile file(task.referenceFile);
+        if (!file.open(QIODevice::WriteOnly))
+            qFatal("cannot write %s", qPrintable(task.referenceFile));
+        file.write(source);
+    }
+    return task;
+}
+
+QString systemPrompt(const Task& task, const QString& role = u"coder"_s) {
+    AgentContext context = fixedContext();
+    context.task = task;
+    context.parentSource.clear();
+    QString error;
+    const auto prompt = renderRole(builtinBuilder(), role, context, &error);
+    if (!prompt)
+        qFatal("%s", qPrintable(error));
+    return prompt->messages[0].content + u"\n"_s + prompt->messages[1].content;
+}
+
 } // namespace
 
 class TestPrompts : public QObject {
@@ -65,6 +98,12 @@ private slots:
     void longCompileLogIsShortenedInTheMiddle();
     void defaultKnowledgeListsTheBuiltinFamilies();
     void beamAlternativeIsAskedForSomethingDifferent();
+    void customTaskStatesItsArguments();
+    void customReferenceIsQuoted();
+    void missingReferenceIsANote();
+    void hugeReferenceIsCutWithANote();
+    void registryOpsStateTheirConvention_data();
+    void registryOpsStateTheirConvention();
 };
 
 void TestPrompts::initTestCase() {
@@ -311,6 +350,149 @@ void TestPrompts::beamAlternativeIsAskedForSomethingDifferent() {
     QVERIFY2(prompt, qPrintable(error));
     QVERIFY(prompt->messages[1].content.contains(
         u"explores 3 strategies in parallel and you write number 3"_s));
+}
+
+void TestPrompts::customTaskStatesItsArguments() {
+    const Task task = customTask();
+    for (const auto& role : {u"planner"_s, u"coder"_s, u"compile_fix"_s, u"reviewer"_s}) {
+        const QString text = systemPrompt(task, role);
+        QVERIFY2(text.contains(u"- Operation: a custom op"_s), qPrintable(role));
+        QVERIFY2(!text.contains(u"M = 0, N = 0"_s), qPrintable(role));
+        QVERIFY2(!text.contains(u"KEVOLVE_GEMM_M/N/K"_s) || role != u"coder"_s, qPrintable(text));
+    }
+    const QString text = systemPrompt(task);
+    const QStringList needles = {
+        // The dimensions in args order, with their sizes on every shape.
+        u"- Dimensions, in the order of args->dims: args->dims[0] = M, args->dims[1] = N"_s,
+        u"- Timed shape: M = 8192, N = 4096"_s,
+        u"M = 257, N = 1000; M = 1, N = 4096; M = 33, N = 3080; M = 3, N = 8"_s,
+        // Each tensor: its place in args, shape, dtype, strides, distribution.
+        u"args->inputs[0] = X, input: shape [M, N] (rank 2), fp16 (IEEE half, __half), stride "
+        u"{ld, 1} with ld = N rounded up to a multiple of 8 ({4096, 1} at the timed shape); drawn "
+        u"from normal, N(0,1)"_s,
+        u"args->inputs[1] = W, input: shape [N] (rank 1), fp16 (IEEE half, __half), stride {1} "
+        u"({1} at the timed shape); drawn from positive, U(0.5,2)"_s,
+        u"args->outputs[0] = Y, output: shape [M, N] (rank 2), fp16 (IEEE half, __half), stride "
+        u"{ld, 1}"_s,
+        // The scalars in order with their values, the tolerance and the counts.
+        u"- Scalars, in the order of args->scalars: args->scalars[0]: epsilon = 1e-06"_s,
+        u"atol = 0.002, rtol = 0.004"_s,
+        u"|y - ref| <= 0.002 + 0.004 * |ref|"_s,
+        u"134217728 FLOP, 134225920 bytes"_s,
+        // The coder's requirements name the same mapping.
+        u"M = dims[0], N = dims[1]"_s,
+        u"X = inputs[0], W = inputs[1], Y = outputs[0]"_s,
+        u"epsilon = scalars[0]"_s,
+        u"more than 10% faster than the reference is flagged suspicious"_s,
+    };
+    for (const QString& needle : needles)
+        QVERIFY2(text.contains(needle), qPrintable(needle + u"\n---\n"_s + text.left(6000)));
+    QVERIFY(text.indexOf(u"args->inputs[0] = X"_s) < text.indexOf(u"args->inputs[1] = W"_s));
+    QVERIFY(text.indexOf(u"args->inputs[1] = W"_s) < text.indexOf(u"args->outputs[0] = Y"_s));
+    QVERIFY(!text.contains(u"task.op"_s));
+}
+
+void TestPrompts::customReferenceIsQuoted() {
+    const Task task = customTask();
+    const QString reference = readText(task.referenceFile);
+    const QString text = systemPrompt(task);
+    QVERIFY2(text.contains(u"- Reference source ("_s + task.referenceFile), qPrintable(text));
+    QVERIFY(text.contains(u"```cuda\n"_s + reference.trimmed() + u"\n```"_s));
+    const QString line = reference.split(u'\n').filter(u"kevolve_launch"_s).value(0);
+    QVERIFY(!line.isEmpty());
+    QVERIFY(text.contains(line));
+}
+
+void TestPrompts::missingReferenceIsANote() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const Task task = customTaskWithReference(dir, QByteArray());
+    const QString text = systemPrompt(task);
+    QVERIFY2(text.contains(u"- Reference source: (could not be read from "_s + task.referenceFile),
+             qPrintable(text.left(6000)));
+    QVERIFY(text.contains(u"args->inputs[0] = X"_s));
+
+    const Task empty = customTaskWithReference(dir, QByteArray(""));
+    QVERIFY(systemPrompt(empty).contains(u"(the file %1 is empty)"_s.arg(empty.referenceFile)));
+}
+
+void TestPrompts::hugeReferenceIsCutWithANote() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QByteArray source = "// first line of the reference\n";
+    while (source.size() < 200'000)
+        source += "__device__ float pad_function_with_a_long_name(float x) { return x; }\n";
+    source += "// last line of the reference\n";
+    const Task task = customTaskWithReference(dir, source);
+    const QString text = systemPrompt(task);
+    QVERIFY(text.contains(u"first line of the reference"_s));
+    QVERIFY(text.contains(u"last line of the reference"_s));
+    QVERIFY(text.contains(u"characters left out"_s));
+    QVERIFY2(text.contains(u"the file has %1 characters, of which 24000 are shown"_s.arg(
+                 QString::fromUtf8(source).trimmed().size())),
+             qPrintable(text.left(4000)));
+    QVERIFY(text.size() < 100'000);
+}
+
+void TestPrompts::registryOpsStateTheirConvention_data() {
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<QStringList>("needles");
+    QTest::newRow("gemv") << u"gemv_f16_16384"_s
+                          << QStringList{u"y = A x"_s,
+                                         u"args->inputs[0] = A, input: shape [M, N]"_s,
+                                         u"args->inputs[1] = x, input: shape [N]"_s,
+                                         u"args->outputs[0] = y, output: shape [M]"_s,
+                                         u"args->scalars[0]: transpose = 0 (false)"_s,
+                                         u"cuBLAS (GEMV"_s};
+    QTest::newRow("gemv transposed")
+        << u"gemv_f16_16384_transposed"_s
+        << QStringList{u"y = A^T x"_s, u"args->inputs[1] = x, input: shape [M]"_s,
+                       u"args->outputs[0] = y, output: shape [N]"_s,
+                       u"args->scalars[0]: transpose = 1 (true)"_s};
+    QTest::newRow("softmax") << u"softmax_f16_8192"_s
+                             << QStringList{u"softmax(X[i, :])"_s,
+                                            u"args->inputs[0] = X, input: shape [M, N]"_s,
+                                            u"args->outputs[0] = Y, output: shape [M, N]"_s,
+                                            u"none (args->scalars is unused)"_s,
+                                            u"+-1e4"_s,
+                                            u"110% of the DRAM floor"_s,
+                                            u"straightforward, untuned CUDA kernel"_s};
+    QTest::newRow("layernorm") << u"layernorm_bf16_16384x4096"_s
+                               << QStringList{u"sqrt(var_i + epsilon)"_s,
+                                              u"args->inputs[1] = W, input: shape [N]"_s,
+                                              u"args->inputs[2] = B, input: shape [N]"_s,
+                                              u"bf16 (__nv_bfloat16)"_s,
+                                              u"args->scalars[0]: epsilon = "_s,
+                                              u"W = inputs[1], B = inputs[2], Y = outputs[0]"_s,
+                                              u"one-pass"_s};
+    QTest::newRow("reduce max") << u"reduce_max_f32_16384x8192"_s
+                                << QStringList{u"max over j of X[i, j]"_s,
+                                               u"args->outputs[0] = Y, output: shape [M]"_s,
+                                               u"args->scalars[0]: reduction = 1 (max)"_s,
+                                               u"started at 0"_s};
+    QTest::newRow("reduce sum") << u"reduce_sum_f32_16384x8192"_s
+                                << QStringList{u"sum over j of X[i, j]"_s,
+                                               u"args->scalars[0]: reduction = 0 (sum)"_s};
+    QTest::newRow("elementwise") << u"elementwise_gelu_f16_64M"_s
+                                 << QStringList{u"erfc(-X / sqrt(2))"_s, u"args->dims[0] = N"_s,
+                                                u"args->inputs[0] = X, input: shape [N]"_s,
+                                                u"args->scalars[0]: function = 0 (GELU)"_s,
+                                                u"N = dims[0]"_s};
+}
+
+void TestPrompts::registryOpsStateTheirConvention() {
+    QFETCH(QString, task);
+    QFETCH(QStringList, needles);
+    QString error;
+    const auto resolved = TaskLibrary().resolve(task, &error);
+    QVERIFY2(resolved, qPrintable(error));
+    const QString text = systemPrompt(*resolved);
+    for (const QString& needle : needles)
+        QVERIFY2(text.contains(needle), qPrintable(needle + u"\n---\n"_s + text.left(5000)));
+    QVERIFY(text.contains(u"- Timed shape: "_s));
+    QVERIFY(!text.contains(u"cublasGemmEx"_s));
+    QVERIFY(!text.contains(u"KEVOLVE_GEMM_M/N/K"_s));
+    QVERIFY(!text.contains(u"K = 0"_s));
 }
 
 QTEST_GUILESS_MAIN(TestPrompts)

@@ -77,6 +77,10 @@ bool write(const QString& dir, const QString& name, const QByteArray& data, QStr
 
 } // namespace
 
+QString Exporter::referenceFileName() {
+    return QStringLiteral("ref.cu");
+}
+
 QString Exporter::reverifyCommand() {
     return QStringLiteral("kevolve-harness eval --task task.json --kernel kernel.cu");
 }
@@ -233,9 +237,13 @@ QString Exporter::markdownReport(const SessionStore& store, const Candidate& c) 
     }
     md += QStringLiteral("\n## Re-verify\n\n```sh\n") + reverifyCommand() +
           QStringLiteral("\n```\n\n");
-    md += QStringLiteral(
-        "Files: `kernel.cu`, `task.json`, `report.json` (the harness report), `samples.csv`, "
-        "`environment.json`, `chart.svg`, `report.html`.\n");
+    md += QStringLiteral("Files: `kernel.cu`, `task.json`, ") +
+          (task.reference == QLatin1String("file")
+               ? QStringLiteral("`") + referenceFileName() +
+                     QStringLiteral("` (the task's reference kernel), ")
+               : QString()) +
+          QStringLiteral("`report.json` (the harness report), `samples.csv`, "
+                         "`environment.json`, `chart.svg`, `report.html`.\n");
     return md;
 }
 
@@ -305,6 +313,27 @@ bool Exporter::exportSession(const SessionStore& store, const QString& outDir,
     const auto candidate = store.loadCandidate(chosen, error);
     if (!candidate)
         return false;
+    // The session's task names its reference by an absolute path on this host; the export carries
+    // a copy and names it relative to task.json, which the harness resolves against the task
+    // file's folder, so the folder re-verifies wherever it is copied.
+    Task task = store.task();
+    QByteArray referenceSource;
+    const bool hasReference = task.reference == QLatin1String("file");
+    if (hasReference) {
+        QFile file(task.referenceFile);
+        if (!file.open(QIODevice::ReadOnly)) {
+            if (error)
+                *error = QStringLiteral("task.reference.file: cannot read ") + task.referenceFile +
+                         QStringLiteral(" (") + file.errorString() +
+                         QStringLiteral("); the export needs the reference kernel to re-verify");
+            return false;
+        }
+        referenceSource = file.readAll();
+        task.referenceFile = referenceFileName();
+        if (!task.document.isEmpty())
+            task.document.insert(QStringLiteral("reference"),
+                                 QJsonObject{{QStringLiteral("file"), referenceFileName()}});
+    }
     if (!QDir().mkpath(outDir)) {
         if (error)
             *error = outDir + QStringLiteral(": cannot create the folder");
@@ -322,8 +351,9 @@ bool Exporter::exportSession(const SessionStore& store, const QString& outDir,
         reverifyCommand().toUtf8() + "\n";
     const bool ok =
         write(outDir, QStringLiteral("kernel.cu"), candidate->source.toUtf8(), written, error) &&
-        write(outDir, QStringLiteral("task.json"), QJsonDocument(store.task().toJson()).toJson(),
-              written, error) &&
+        write(outDir, QStringLiteral("task.json"), QJsonDocument(task.toJson()).toJson(), written,
+              error) &&
+        (!hasReference || write(outDir, referenceFileName(), referenceSource, written, error)) &&
         write(outDir, QStringLiteral("report.json"), QJsonDocument(report).toJson(), written,
               error) &&
         write(outDir, QStringLiteral("report.md"), markdownReport(store, *candidate).toUtf8(),

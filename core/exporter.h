@@ -1,5 +1,6 @@
 // Exports one kernel of a session with everything needed to judge and re-verify it, as plain
-// text (no QtGui): kernel.cu, task.json, report.json (the harness report), report.md,
+// text (no QtGui): kernel.cu, task.json, ref.cu (a copy of the task's reference kernel, when it has
+// one; task.json names it by that relative name), report.json (the harness report), report.md,
 // report.html (self-contained, the performance chart as inline SVG), chart.svg, samples.csv (raw
 // timing samples), environment.json and reverify.sh (one kevolve-harness eval command).
 #pragma once
@@ -29,6 +30,8 @@ public:
     static QString markdownReport(const SessionStore& store, const Candidate& candidate);
     static QString htmlReport(const SessionStore& store, const Candidate& candidate);
     static QString reverifyCommand();
+    // The exported copy of a task's reference file, next to task.json.
+    static QString referenceFileName();
 };
 
 } // namespace kev

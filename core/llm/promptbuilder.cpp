@@ -447,6 +447,31 @@ QString abiRequirementsText(const Task& task) {
                scalars.isEmpty() ? u"none"_s : scalars.join(u", "_s), dtypeText(task.accumulate));
 }
 
+// What the planner checks before answering; `device` holds the device placeholders' values.
+QString planChecksText(const Task& task, const QHash<QString, QString>& device) {
+    if (task.isGemm())
+        return u"Check feasibility before you answer: shared memory per block (stages x (block_m x "
+               u"block_k + block_k x block_n) x element size, plus padding) against %1 bytes; "
+               u"registers per thread (the warp tile's accumulators alone are warp_m x warp_n / 32 "
+               u"per thread) against 255 and the SM's %2; threads per block (warps x 32) at most "
+               u"1024; vector width times element size at most 16 bytes and compatible with the "
+               u"alignment of %3 elements; warp tiles that divide the block tile."_s.arg(
+                   device.value(u"device.smem_optin"_s), device.value(u"device.regs_per_sm"_s),
+                   QString::number(task.leadingDimMultiple));
+    return u"Check feasibility before you answer: threads per block (warps x 32) at most 1024; "
+           u"registers per thread at most 255 and the SM's %1; shared memory per block against %2 "
+           u"bytes; vector width times element size at most 16 bytes, and vector accesses only "
+           u"where a row's start allows them (row strides are multiples of %3 elements; a row that "
+           u"is not a multiple of the vector width needs a scalar tail). This op is not a GEMM: "
+           u"name the family after its mapping (e.g. warp_per_row, block_per_row, grid_stride), "
+           u"fill the required tile fields by analogy (block_m: rows per block, block_n: elements "
+           u"of a row a block covers per step, block_k: 1, mma: \"fma\", stages: 1 unless you "
+           u"prefetch, warp_m and warp_n 0) and put the family's own knobs (threads per "
+           u"row, passes over the row, elements per thread) in \"params\"."_s.arg(
+               device.value(u"device.regs_per_sm"_s), device.value(u"device.smem_optin"_s),
+               QString::number(task.leadingDimMultiple));
+}
+
 QString summaryRow(const IterationSummary& s) {
     QString row = u"v%1"_s.arg(s.version);
     if (s.parentVersion > 0)
@@ -751,6 +776,7 @@ std::optional<RenderedPrompt> PromptBuilder::planner(const AgentContext& context
                   .arg(context.beamIndex + 1)
             : QString();
     values[u"strategy_schema"_s] = json(wireSchema(u":/schemas/strategy.schema.json"_s));
+    values[u"task.plan_checks"_s] = planChecksText(context.task, values);
 
     const QVector<IterationSummary> history = context.history;
     static const int rows[] = {1 << 30, 16, 8, 4, 2, 1, 0};

@@ -390,6 +390,7 @@ void TestPrompts::customTaskStatesItsArguments() {
     QVERIFY(text.indexOf(u"args->inputs[0] = X"_s) < text.indexOf(u"args->inputs[1] = W"_s));
     QVERIFY(text.indexOf(u"args->inputs[1] = W"_s) < text.indexOf(u"args->outputs[0] = Y"_s));
     QVERIFY(!text.contains(u"task.op"_s));
+    QVERIFY(systemPrompt(task, u"planner"_s).contains(u"This op is not a GEMM"_s));
 }
 
 void TestPrompts::customReferenceIsQuoted() {
@@ -493,6 +494,10 @@ void TestPrompts::registryOpsStateTheirConvention() {
     QVERIFY(!text.contains(u"cublasGemmEx"_s));
     QVERIFY(!text.contains(u"KEVOLVE_GEMM_M/N/K"_s));
     QVERIFY(!text.contains(u"K = 0"_s));
+    // The planner is not asked for GEMM tile arithmetic.
+    const QString plan = systemPrompt(*resolved, u"planner"_s);
+    QVERIFY(plan.contains(u"This op is not a GEMM"_s));
+    QVERIFY(!plan.contains(u"block_k x block_n"_s));
 }
 
 QTEST_GUILESS_MAIN(TestPrompts)

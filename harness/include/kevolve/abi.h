@@ -119,8 +119,8 @@ typedef struct KevolveArgs {
 //               scalars {alpha = 1, beta = 0}.
 //   gemv        dims {M, N}; inputs A (M x N), x; outputs y; scalars {transpose}: 0 gives
 //               y (M) = A x with x of length N, 1 gives y (N) = A^T x with x of length M.
-//   softmax     dims {M, N}; inputs X (M x N); outputs Y (M x N); each row of Y is the softmax of the
-//               row of X (a row of -inf gives NaN, a NaN in a row makes the row NaN).
+//   softmax     dims {M, N}; inputs X (M x N); outputs Y (M x N); row i of Y is the softmax of
+//               row i of X (a row of -inf gives NaN, a NaN in a row makes the row NaN).
 //   layernorm   dims {M, N}; inputs X (M x N), W (N), B (N); outputs Y (M x N); scalars {epsilon}:
 //               Y = (X - mean) / sqrt(var + epsilon) * W + B per row, var the biased variance.
 //   reduce      dims {M, N}; inputs X (M x N); outputs Y (M); scalars {reduction}: 0 sum, 1 max,

@@ -633,8 +633,6 @@ void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
         e.profileResult = std::move(*v);
 }
 
-// Counters never change the verdict: a profiling child that fails leaves the reason in
-// `metrics` and the report is otherwise the evaluation's.
 namespace {
 
 // Everything the reference's counters depend on; a change of any of them misses the cache.
@@ -661,6 +659,35 @@ std::string referenceKey(const json::Value& childEnvironment, const json::Value&
 }
 
 const char* const kReferenceFields[] = {"reference", "reference_kernel", "reference_kernels"};
+
+// The cached reference metrics stored under `key` at `path`; null when absent or another key's.
+json::Value loadReferenceCache(const std::string& path, const std::string& key) {
+    const auto text = readFile(path, nullptr);
+    const auto v = text ? json::tryParse(*text, nullptr) : std::nullopt;
+    const json::Value* k = v && v->isObject() ? v->find("key") : nullptr;
+    const json::Value* m = v && v->isObject() ? v->find("metrics") : nullptr;
+    if (k && k->isString() && k->asString() == key && m && m->isObject() && m->find("reference"))
+        return *m;
+    return json::Value();
+}
+
+// Stores the reference fields of `metrics` atomically (temporary file, then rename).
+void storeReferenceCache(const std::string& path, const std::string& key,
+                         const json::Value& metrics) {
+    json::Value entry = json::Value::object();
+    entry["key"] = key;
+    json::Value m = json::Value::object();
+    for (const char* field : kReferenceFields) {
+        if (const json::Value* v = metrics.find(field))
+            m[field] = *v;
+    }
+    entry["metrics"] = std::move(m);
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    if (writeFile(tmp, entry.dump(1)))
+        fs::rename(tmp, path, ec);
+}
 
 } // namespace
 
@@ -689,14 +716,7 @@ void Supervisor::startProfiling(Eval& e) {
                                            e.req.options.toJson(), e.referenceSoPath);
         e.referenceCachePath = dir + "/reference-metrics-" +
                                report::sha256Hex(e.referenceCacheKey).substr(0, 32) + ".json";
-        if (const auto text = readFile(e.referenceCachePath, nullptr)) {
-            const auto v = json::tryParse(*text, nullptr);
-            const json::Value* key = v && v->isObject() ? v->find("key") : nullptr;
-            const json::Value* m = v && v->isObject() ? v->find("metrics") : nullptr;
-            if (key && key->isString() && key->asString() == e.referenceCacheKey && m &&
-                m->isObject() && m->find("reference"))
-                e.cachedReference = *m;
-        }
+        e.cachedReference = loadReferenceCache(e.referenceCachePath, e.referenceCacheKey);
     }
     const bool cached = e.cachedReference.isObject();
     if (e.profileProc && e.profileProc->running() &&
@@ -720,6 +740,8 @@ void Supervisor::startProfiling(Eval& e) {
     e.state = Eval::State::Profiling;
 }
 
+// Counters never change the verdict: a profiling child that fails leaves the reason in
+// `metrics` and the report is otherwise the evaluation's.
 void Supervisor::afterProfile(Eval& e) {
     const process::Result run = e.proc->result();
     e.proc.reset();
@@ -744,19 +766,7 @@ void Supervisor::afterProfile(Eval& e) {
         metrics["reference_source"] = "cache " + e.referenceCachePath;
     } else if (!e.referenceCachePath.empty() && metrics.find("reference") &&
                !metrics.find("reference_error")) {
-        json::Value entry = json::Value::object();
-        entry["key"] = e.referenceCacheKey;
-        json::Value m = json::Value::object();
-        for (const char* field : kReferenceFields) {
-            if (const json::Value* v = metrics.find(field))
-                m[field] = *v;
-        }
-        entry["metrics"] = std::move(m);
-        std::error_code ec;
-        fs::create_directories(fs::path(e.referenceCachePath).parent_path(), ec);
-        const std::string tmp = e.referenceCachePath + ".tmp" + std::to_string(::getpid());
-        if (writeFile(tmp, entry.dump(1)))
-            fs::rename(tmp, e.referenceCachePath, ec);
+        storeReferenceCache(e.referenceCachePath, e.referenceCacheKey, metrics);
         metrics["reference_source"] = "profiled (cached at " + e.referenceCachePath + ")";
     } else if (metrics.find("reference")) {
         metrics["reference_source"] = "profiled";

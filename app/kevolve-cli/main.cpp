@@ -675,7 +675,8 @@ int commandShow(const QCommandLineParser& p, const RunOptions& o) {
     }
     out() << store->task().name << " (" << store->task().summary() << "), " << store->steps().size()
           << " steps, session " << store->info().id << '\n';
-    out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8\n")
+    // % floor: the candidate's share of the roofline floor (the headline of memory-bound ops).
+    out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9\n")
                  .arg(QStringLiteral("  v"), 5)
                  .arg(QStringLiteral("iter"), 4)
                  .arg(QStringLiteral("parent"), 6)
@@ -683,12 +684,15 @@ int commandShow(const QCommandLineParser& p, const RunOptions& o) {
                  .arg(QStringLiteral("status"), -14)
                  .arg(QStringLiteral("speedup"), 8)
                  .arg(QStringLiteral("95% CI"), -17)
+                 .arg(QStringLiteral("% floor"), 7)
                  .arg(QStringLiteral("decision"));
     for (const auto& s : store->steps()) {
         const QString ci = s.ciLow
                                ? u'[' + fmt(s.ciLow) + QStringLiteral(", ") + fmt(s.ciHigh) + u']'
                                : QStringLiteral("-");
-        out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8\n")
+        const QString floor =
+            s.percentOfFloor ? QString::number(*s.percentOfFloor, 'f', 1) : QStringLiteral("-");
+        out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9\n")
                      .arg((best == s.version ? QStringLiteral("* v") : QStringLiteral("  v")) +
                               QString::number(s.version),
                           5)
@@ -698,6 +702,7 @@ int commandShow(const QCommandLineParser& p, const RunOptions& o) {
                      .arg(s.status + (s.suspicious ? QStringLiteral("!") : QString()), -14)
                      .arg(fmt(s.speedup), 8)
                      .arg(ci, -17)
+                     .arg(floor, 7)
                      .arg(s.decision);
     }
     out() << (best ? QStringLiteral("* best: v") + QString::number(*best)

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <csignal>
 
 using namespace kev;
@@ -148,6 +149,32 @@ private slots:
                               QStringLiteral("--session"), path(QStringLiteral("missing"))});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.err.contains(QStringLiteral("/nonexistent/kevolve-harness")), qPrintable(r.err));
+    }
+
+    // A session recorded on an H200 (softmax 8192x8192 f32, built-in backend): `show` gives the
+    // memory-bound headline, the share of the DRAM floor, next to the speed-up.
+    void showRecordedMemoryBoundSession() {
+        const QString dir = path(QStringLiteral("h200_softmax"));
+        const QString source = QStringLiteral(KEV_SOURCE_DIR) +
+                               QStringLiteral("/resources/examples/h200_softmax_f32_8192");
+        QVERIFY(QDir().mkpath(dir));
+        for (const QString& sub : {QString(), QStringLiteral("generated"), QStringLiteral("logs"),
+                                   QStringLiteral("plans")}) {
+            QDir from(source + u'/' + sub);
+            QVERIFY(QDir().mkpath(dir + u'/' + sub));
+            for (const QString& f : from.entryList(QDir::Files))
+                QVERIFY(QFile::copy(from.filePath(f), dir + u'/' + sub + u'/' + f));
+        }
+        const Result show = cli({QStringLiteral("show"), dir});
+        QCOMPARE(show.code, 0);
+        QVERIFY2(show.out.contains(QStringLiteral("% floor")), qPrintable(show.out));
+        const QStringList lines = show.out.split(u'\n');
+        const auto v1 = std::find_if(lines.begin(), lines.end(), [](const QString& l) {
+            return l.startsWith(QStringLiteral(" * v1"));
+        });
+        QVERIFY2(v1 != lines.end(), qPrintable(show.out));
+        QVERIFY2(v1->contains(QStringLiteral("1.764")) && v1->contains(QStringLiteral("90.5")),
+                 qPrintable(*v1));
     }
 
     void runShowExport() {

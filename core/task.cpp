@@ -703,6 +703,16 @@ double Task::minBytes() const {
     return dm * dk * dtypeBytes(a) + dk * dn * dtypeBytes(b) + dm * dn * dtypeBytes(c);
 }
 
+QString referenceName(const Task& task) {
+    if (task.reference == QLatin1String("file")) {
+        const QString base = QFileInfo(task.referenceFile).fileName();
+        return base.isEmpty() ? QStringLiteral("reference") : base;
+    }
+    if (task.op == QLatin1String("gemm") || task.op == QLatin1String("gemv"))
+        return QStringLiteral("cuBLAS");
+    return QStringLiteral("harness reference");
+}
+
 QString Task::summary() const {
     const QString mn = QString::number(m) + u'x' + QString::number(n);
     if (op == QLatin1String("gemv"))

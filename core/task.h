@@ -92,6 +92,12 @@ struct Task {
     static int dtypeBytes(const QString& dtype);
 };
 
+// What a speed-up is measured against, for display: "cuBLAS" for GEMM and GEMV against cuBLAS,
+// "harness reference" for the ops whose reference is the harness's own straightforward kernel
+// (softmax, layernorm, reduce, elementwise), and the file's base name ("ref.cu") for a file
+// reference (custom ops always have one); "reference" when the file name is empty.
+QString referenceName(const Task& task);
+
 // The built-in tasks (resources/tasks, embedded as ":/tasks/*.json") plus the tasks in user
 // folders.
 class TaskLibrary {

@@ -110,7 +110,7 @@ DiffView::DiffView(QWidget* parent)
 void DiffView::setCandidates(const Candidate& left, const Candidate& right) {
     m_rows = diffLines(left.source, right.source);
     m_fieldChanges = compareStrategies(left.strategy, right.strategy);
-    m_metricDeltas = compareReports(left.report, right.report);
+    m_metricDeltas = compareReports(left.report, right.report, m_referenceName);
     m_header->setText(
         u"<b>Diff</b> v%1 → v%2 — %3 changed lines, %4 strategy fields"_s.arg(left.version)
             .arg(right.version)
@@ -240,7 +240,8 @@ QVector<DiffView::FieldChange> DiffView::compareStrategies(const Strategy& left,
 
 QVector<DiffView::MetricDelta>
 DiffView::compareReports(const std::optional<EvaluationReport>& left,
-                         const std::optional<EvaluationReport>& right) {
+                         const std::optional<EvaluationReport>& right,
+                         const QString& referenceName) {
     QVector<MetricDelta> deltas;
     const auto status = [](const std::optional<EvaluationReport>& r) {
         return r ? EvaluationReport::statusToString(r->status) : u"—"_s;
@@ -261,7 +262,7 @@ DiffView::compareReports(const std::optional<EvaluationReport>& left,
             return field(*r);
         return std::nullopt;
     };
-    number(u"speed-up vs cuBLAS"_s, timed(left, [](const auto& r) { return r.speedup; }),
+    number(u"speed-up vs "_s + referenceName, timed(left, [](const auto& r) { return r.speedup; }),
            timed(right, [](const auto& r) { return r.speedup; }), 3);
     number(u"median (ms)"_s, timed(left, [](const auto& r) { return r.medianMs; }),
            timed(right, [](const auto& r) { return r.medianMs; }), 4);

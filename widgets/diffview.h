@@ -39,8 +39,12 @@ public:
     int changedLineCount() const;
 
     static QVector<FieldChange> compareStrategies(const Strategy& left, const Strategy& right);
-    static QVector<MetricDelta> compareReports(const std::optional<EvaluationReport>& left,
-                                               const std::optional<EvaluationReport>& right);
+    static QVector<MetricDelta>
+    compareReports(const std::optional<EvaluationReport>& left,
+                   const std::optional<EvaluationReport>& right,
+                   const QString& referenceName = QStringLiteral("cuBLAS"));
+    // What the speed-up is against (referenceName(task)); "cuBLAS" until set.
+    void setReferenceName(const QString& name) { m_referenceName = name; }
 
     QPlainTextEdit* leftEditor() const { return m_left; }
     QPlainTextEdit* rightEditor() const { return m_right; }
@@ -56,6 +60,7 @@ private:
     QVector<DiffRow> m_rows;
     QVector<FieldChange> m_fieldChanges;
     QVector<MetricDelta> m_metricDeltas;
+    QString m_referenceName = QStringLiteral("cuBLAS");
 };
 
 } // namespace kev

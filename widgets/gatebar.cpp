@@ -88,6 +88,11 @@ void GateBar::setEvaluateEnabled(bool enabled) {
     m_evaluate->setEnabled(enabled);
 }
 
+void GateBar::setReferenceName(const QString& name) {
+    m_referenceName = name;
+    updateText();
+}
+
 void GateBar::close() {
     m_open = false;
     m_editing = Editing::None;
@@ -112,7 +117,7 @@ void GateBar::updateText() {
             text += u" — <span style='color:%1'>%2</span>"_s.arg(StatusStyle::color(status).name(),
                                                                  StatusStyle::label(status));
             if (c.report->timed)
-                text += u" %1 cuBLAS"_s.arg(StatusStyle::speedup(c.report->speedup));
+                text += u" %1 %2"_s.arg(StatusStyle::speedup(c.report->speedup), m_referenceName);
             if (c.report->suspicious)
                 text += u" <b>⚠ suspicious: confirm by approving</b>"_s;
         }

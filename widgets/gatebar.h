@@ -23,6 +23,8 @@ public:
     void setVersion(int version);
     void setEditing(Editing editing);
     void setEvaluateEnabled(bool enabled);
+    // What the speed-up is against (referenceName(task)); "cuBLAS" until set.
+    void setReferenceName(const QString& name);
     void close();
 
     int version() const { return m_version; }
@@ -57,6 +59,7 @@ private:
     GateRequest m_request;
     int m_version = 0;
     Editing m_editing = Editing::None;
+    QString m_referenceName = QStringLiteral("cuBLAS");
     bool m_open = false;
 };
 

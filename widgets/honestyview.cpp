@@ -51,7 +51,8 @@ HonestyView::Result passFail(bool ok) {
 
 } // namespace
 
-QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report) {
+QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report,
+                                                  const QString& referenceName) {
     const QJsonObject raw = report.raw;
     QVector<Check> checks;
 
@@ -180,15 +181,27 @@ QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report
         checks.append({u"stability"_s, Result::NotRun, u"not timed (only correct kernels are)"_s});
     }
 
-    if (report.suspicious)
+    // The harness's own reference kernels are untuned, so for them the referee flags a candidate
+    // above 110 % of the DRAM floor instead of a speed-up above 1.10x (PROTOCOL.md).
+    if (referenceName == u"harness reference" && report.percentOfFloor) {
+        const QString floor = QString::number(*report.percentOfFloor, 'f', 1) + u" %"_s;
+        checks.append(
+            {u"suspicious"_s, report.suspicious ? Result::Warn : Result::Pass,
+             report.suspicious
+                 ? u"%1 of the DRAM roofline floor is above 110 %, impossible without skipping "
+                   "work: a person must confirm it; it never becomes the best automatically"_s.arg(
+                       floor)
+                 : u"not flagged (%1 of the DRAM roofline floor ≤ 110 %; %2 %3)"_s.arg(
+                       floor, StatusStyle::speedup(report.speedup), referenceName)});
+    } else if (report.suspicious)
         checks.append({u"suspicious"_s, Result::Warn,
-                       u"%1 cuBLAS is more than 10 % faster than the reference: a person must "
+                       u"%1 %2 is more than 10 % faster than the reference: a person must "
                        "confirm it; it never becomes the best automatically"_s.arg(
-                           StatusStyle::speedup(report.speedup))});
+                           StatusStyle::speedup(report.speedup), referenceName)});
     else
         checks.append({u"suspicious"_s, Result::Pass,
-                       report.timed ? u"not flagged (%1 cuBLAS ≤ 1.10×)"_s.arg(
-                                          StatusStyle::speedup(report.speedup))
+                       report.timed ? u"not flagged (%1 %2 ≤ 1.10×)"_s.arg(
+                                          StatusStyle::speedup(report.speedup), referenceName)
                                     : u"not flagged"_s});
     return checks;
 }
@@ -212,7 +225,7 @@ HonestyView::HonestyView(QWidget* parent)
 }
 
 void HonestyView::setReport(int version, const EvaluationReport& report) {
-    m_checks = checksOf(report);
+    m_checks = checksOf(report, m_referenceName);
     m_tree->clear();
     int failed = 0;
     for (const auto& c : m_checks) {

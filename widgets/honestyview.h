@@ -24,18 +24,22 @@ public:
 
     explicit HonestyView(QWidget* parent = nullptr);
 
+    // What the speed-up is against (referenceName(task)); "cuBLAS" until set.
+    void setReferenceName(const QString& name) { m_referenceName = name; }
     void setReport(int version, const kev::EvaluationReport& report);
     void clear();
 
     // The checks as shown, in order.
     QVector<Check> checks() const { return m_checks; }
-    static QVector<Check> checksOf(const EvaluationReport& report);
+    static QVector<Check> checksOf(const EvaluationReport& report,
+                                   const QString& referenceName = QStringLiteral("cuBLAS"));
     QTreeWidget* tree() const { return m_tree; }
 
 private:
     QTreeWidget* m_tree;
     QLabel* m_header;
     QVector<Check> m_checks;
+    QString m_referenceName = QStringLiteral("cuBLAS");
 };
 
 } // namespace kev

@@ -85,6 +85,11 @@ void IterationTimeline::setBestVersion(int version) {
     updateSummary();
 }
 
+void IterationTimeline::setReferenceName(const QString& name) {
+    m_model->setReferenceName(name);
+    updateSummary();
+}
+
 void IterationTimeline::clear() {
     m_model->setSteps({});
     m_model->setBestVersion(0);
@@ -119,7 +124,7 @@ void IterationTimeline::updateSummary() {
     }
     QString text = u"%1 versions, %2 correct"_s.arg(steps.size()).arg(correct);
     if (best > 0)
-        text += u", best "_s + StatusStyle::speedup(best) + u" cuBLAS"_s;
+        text += u", best "_s + StatusStyle::speedup(best) + u' ' + m_model->referenceName();
     m_summary->setText(text);
 }
 

@@ -21,6 +21,8 @@ public:
     void setSteps(const QVector<kev::IterationSummary>& steps);
     void addStep(const kev::IterationSummary& step);
     void setBestVersion(int version);
+    // What the speed-ups are against (referenceName(task)); "cuBLAS" until set.
+    void setReferenceName(const QString& name);
     void clear();
 
     // Selects the row of a version without emitting versionSelected.

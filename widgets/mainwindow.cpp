@@ -299,6 +299,7 @@ void MainWindow::connectEngine() {
                 m_live[version].version = version;
                 m_live[version].report = report;
                 m_metrics->addReport(version, report);
+                m_chart->setRooflineBound(report.bound);
                 if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
                     m_shownVersion = version;
                     m_code->setCompileLog(report.compileLog);
@@ -411,8 +412,17 @@ void MainWindow::setSession(const QString& dir, const SessionInfo& info,
     m_info = info;
     m_store.reset();
     m_storeStale = true;
+    const QString reference = referenceName(info.task);
+    m_timeline->setReferenceName(reference);
+    m_gate->setReferenceName(reference);
+    m_honesty->setReferenceName(reference);
+    m_diff->setReferenceName(reference);
+    m_review->setReferenceName(reference);
     m_timeline->setSteps(steps);
-    m_chart->setTaskFlops(info.task.flops());
+    if (same)
+        m_chart->setTaskFlops(info.task.flops());
+    else
+        m_chart->setTask(info.task);
     m_metrics->setTaskCounts(info.task.flops(), info.task.minBytes());
     m_chart->setSteps(steps);
     if (SessionStore* s = store()) {
@@ -470,8 +480,10 @@ void MainWindow::loadNextReports() {
     for (int i = 0; i < kReportsPerTick && !m_reportQueue.isEmpty(); ++i) {
         const int version = m_reportQueue.takeFirst();
         QString error;
-        if (const auto c = s->loadCandidate(version, &error); c && c->report)
+        if (const auto c = s->loadCandidate(version, &error); c && c->report) {
             m_metrics->addReport(version, *c->report);
+            m_chart->setRooflineBound(c->report->bound);
+        }
     }
     if (m_reportQueue.isEmpty())
         m_reportLoader.stop();

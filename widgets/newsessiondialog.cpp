@@ -173,6 +173,7 @@ QString NewSessionDialog::sessionDir() const {
 
 void NewSessionDialog::updateSummary() {
     const auto t = task();
+    m_target->setSuffix(u"× "_s + (t ? referenceName(*t) : u"cuBLAS"_s));
     m_taskSummary->setText(
         t ? u"<i>%1</i><br>%2"_s.arg(t->summary().toHtmlEscaped(), t->description.toHtmlEscaped())
           : QString());

@@ -58,7 +58,7 @@ PerformanceChart::PerformanceChart(QWidget* parent)
     QPen bestPen(QColor(0x1f, 0x6f, 0x8b));
     bestPen.setWidth(3);
     m_best->setPen(bestPen);
-    m_reference->setName(u"cuBLAS"_s);
+    m_reference->setName(m_referenceName);
     QPen refPen(QColor(0xe8, 0x8b, 0x1a));
     refPen.setStyle(Qt::DashLine);
     refPen.setWidth(2);
@@ -73,7 +73,7 @@ PerformanceChart::PerformanceChart(QWidget* parent)
     m_chart->addSeries(m_suspicious);
     m_axisX->setTitleText(u"version"_s);
     m_axisX->setLabelFormat(u"%d"_s);
-    m_axisY->setTitleText(u"speed-up vs cuBLAS"_s);
+    m_axisY->setTitleText(axisTitle());
     m_chart->addAxis(m_axisX, Qt::AlignBottom);
     m_chart->addAxis(m_axisY, Qt::AlignLeft);
     for (QAbstractSeries* s : m_chart->series()) {
@@ -87,8 +87,9 @@ PerformanceChart::PerformanceChart(QWidget* parent)
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setObjectName(u"performanceChartView"_s);
 
-    m_modeBox->addItem(u"Speed-up vs cuBLAS"_s);
+    m_modeBox->addItem(u"Speed-up vs "_s + m_referenceName);
     m_modeBox->addItem(u"TFLOP/s"_s);
+    m_modeBox->addItem(u"% of roofline floor"_s);
     m_modeBox->setObjectName(u"chartMode"_s);
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(u"<b>Performance</b>"_s, this));
@@ -100,7 +101,8 @@ PerformanceChart::PerformanceChart(QWidget* parent)
     layout->addWidget(m_view);
 
     connect(m_modeBox, &QComboBox::currentIndexChanged, this,
-            [this](int index) { setMode(index == 1 ? Mode::Tflops : Mode::Speedup); });
+            [this](int index) { setMode(static_cast<Mode>(index)); });
+    connect(m_modeBox, &QComboBox::activated, this, [this] { m_modeChosen = true; });
     for (QScatterSeries* s : {m_correct, m_failed, m_rejected, m_suspicious}) {
         connect(s, &QScatterSeries::clicked, this,
                 [this](const QPointF& point) { emit versionClicked(int(std::lround(point.x()))); });
@@ -121,13 +123,47 @@ void PerformanceChart::setTaskFlops(double flops) {
         scheduleRefresh();
 }
 
+void PerformanceChart::setTask(const Task& task, const QString& bound) {
+    m_referenceName = kev::referenceName(task);
+    m_reference->setName(m_referenceName);
+    m_modeBox->setItemText(0, u"Speed-up vs "_s + m_referenceName);
+    m_flops = task.flops();
+    m_modeBox->setItemData(1, m_flops > 0 ? QVariant() : QVariant(0), Qt::UserRole - 1);
+    m_bound = bound;
+    m_modeChosen = false;
+    const bool memoryBound = bound.isEmpty() ? !task.isGemm() : bound == u"memory";
+    setMode(memoryBound ? Mode::PercentOfFloor : Mode::Speedup);
+}
+
+void PerformanceChart::setRooflineBound(const QString& bound) {
+    if (bound.isEmpty() || bound == m_bound)
+        return;
+    m_bound = bound;
+    if (!m_modeChosen)
+        setMode(bound == u"memory" ? Mode::PercentOfFloor : Mode::Speedup);
+}
+
+QString PerformanceChart::axisTitle() const {
+    switch (m_mode) {
+    case Mode::Tflops:
+        return u"TFLOP/s"_s;
+    case Mode::PercentOfFloor:
+        return u"% of roofline floor"_s;
+    case Mode::Speedup:
+        break;
+    }
+    return u"speed-up vs "_s + m_referenceName;
+}
+
 void PerformanceChart::setMode(Mode mode) {
     if (mode == Mode::Tflops && m_flops <= 0)
         mode = Mode::Speedup;
     m_mode = mode;
-    m_modeBox->setCurrentIndex(mode == Mode::Tflops ? 1 : 0);
-    m_axisY->setTitleText(mode == Mode::Tflops ? u"TFLOP/s"_s : u"speed-up vs cuBLAS"_s);
-    m_line->setName(mode == Mode::Tflops ? u"TFLOP/s"_s : u"speed-up"_s);
+    m_modeBox->setCurrentIndex(static_cast<int>(mode));
+    m_axisY->setTitleText(axisTitle());
+    m_line->setName(mode == Mode::Tflops           ? u"TFLOP/s"_s
+                    : mode == Mode::PercentOfFloor ? u"% of floor"_s
+                                                   : u"speed-up"_s);
     refresh();
 }
 
@@ -161,6 +197,8 @@ std::optional<double> PerformanceChart::valueOf(const IterationSummary& step) co
         return std::nullopt;
     if (m_mode == Mode::Speedup)
         return *step.speedup;
+    if (m_mode == Mode::PercentOfFloor)
+        return step.percentOfFloor;
     if (!step.medianMs || *step.medianMs <= 0)
         return std::nullopt;
     return m_flops / (*step.medianMs * 1e-3) / 1e12;
@@ -171,15 +209,23 @@ void PerformanceChart::refresh() {
     ++m_refreshCount;
     QList<QPointF> line, best, correct, failed, rejected, suspicious;
     double bestValue = 0;
-    double maxY = m_mode == Mode::Speedup ? 1.2 : 0;
+    // The floor itself (100 %) stays in view: it is the ceiling a memory-bound kernel aims at.
+    double maxY = m_mode == Mode::Speedup ? 1.2 : m_mode == Mode::PercentOfFloor ? 100 : 0;
     double referenceSum = 0;
     int referenceCount = 0;
+    // The reference's own % of the floor: the candidate's, scaled by how much slower it ran.
+    double referenceFloorSum = 0;
+    int referenceFloorCount = 0;
     for (const auto& step : m_steps) {
         const double x = step.version;
         const auto y = valueOf(step);
         if (step.referenceMs && *step.referenceMs > 0) {
             referenceSum += *step.referenceMs;
             ++referenceCount;
+            if (step.percentOfFloor && step.medianMs && *step.medianMs > 0) {
+                referenceFloorSum += *step.percentOfFloor * *step.medianMs / *step.referenceMs;
+                ++referenceFloorCount;
+            }
         }
         if (step.decision == u"rejected") {
             rejected.append({x, y.value_or(0)});
@@ -204,6 +250,8 @@ void PerformanceChart::refresh() {
     if (m_mode == Mode::Tflops)
         referenceY =
             referenceCount > 0 ? m_flops / (referenceSum / referenceCount * 1e-3) / 1e12 : 0;
+    else if (m_mode == Mode::PercentOfFloor)
+        referenceY = referenceFloorCount > 0 ? referenceFloorSum / referenceFloorCount : 0;
     maxY = std::max(maxY, referenceY);
     m_reference->replace(QList<QPointF>{{0.5, referenceY}, {lastX + 0.5, referenceY}});
     m_reference->setVisible(referenceY > 0);

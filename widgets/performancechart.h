@@ -1,9 +1,11 @@
-// The live chart: speed-up against cuBLAS (or TFLOP/s) per version, the cuBLAS line, the best
-// trustworthy result so far, and failed, rejected and suspicious versions drawn apart. New steps
-// are queued and drawn at most once per refresh interval, so a fast loop never floods the GUI.
+// The live chart: speed-up against the task's reference (or TFLOP/s, or % of the DRAM roofline
+// floor) per version, the reference's line, the best trustworthy result so far, and failed,
+// rejected and suspicious versions drawn apart. New steps are queued and drawn at most once per
+// refresh interval, so a fast loop never floods the GUI.
 #pragma once
 
 #include "core/iterationsummary.h"
+#include "core/task.h"
 
 #include <QTimer>
 #include <QVector>
@@ -21,12 +23,20 @@ namespace kev {
 class PerformanceChart : public QWidget {
     Q_OBJECT
 public:
-    enum class Mode { Speedup, Tflops };
+    enum class Mode { Speedup, Tflops, PercentOfFloor };
 
     explicit PerformanceChart(QWidget* parent = nullptr);
 
     // FLOPs of the task, for TFLOP/s (0 = TFLOP/s unavailable).
     void setTaskFlops(double flops);
+    // The task's FLOPs and reference name; the default mode becomes % of the roofline floor for a
+    // memory-bound task: the roofline's bound ("memory"/"compute") when a report gave it,
+    // otherwise every op but GEMM.
+    void setTask(const kev::Task& task, const QString& bound = {});
+    QString referenceName() const { return m_referenceName; }
+    // A report's roofline bound: switches the default mode when it contradicts the op's guess,
+    // unless the person already picked a mode for this task.
+    void setRooflineBound(const QString& bound);
     void setMode(Mode mode);
     Mode mode() const { return m_mode; }
 
@@ -53,6 +63,7 @@ signals:
 
 private:
     std::optional<double> valueOf(const IterationSummary& step) const;
+    QString axisTitle() const;
     void scheduleRefresh();
 
     QChart* m_chart;
@@ -71,6 +82,9 @@ private:
     QVector<IterationSummary> m_steps;
     double m_flops = 0;
     Mode m_mode = Mode::Speedup;
+    QString m_referenceName = QStringLiteral("cuBLAS");
+    QString m_bound;
+    bool m_modeChosen = false;
     int m_refreshCount = 0;
 };
 

@@ -69,8 +69,8 @@ QString correctnessHtml(const QJsonObject& correctness) {
     return html + u"</table>"_s;
 }
 
-QString timingHtml(const EvaluationReport& r) {
-    QString html = section(u"Timing (ABBA pairs against cuBLAS)"_s);
+QString timingHtml(const EvaluationReport& r, const QString& reference) {
+    QString html = section(u"Timing (ABBA pairs against %1)"_s.arg(esc(reference)));
     const QJsonObject t = r.raw.value(u"timing"_s).toObject();
     html += u"<table cellpadding='2'>"_s;
     html += row({u"candidate median"_s,
@@ -94,7 +94,7 @@ QString timingHtml(const EvaluationReport& r) {
     return html + u"</table>"_s;
 }
 
-QString resourcesHtml(const EvaluationReport& r) {
+QString resourcesHtml(const EvaluationReport& r, const QString& reference) {
     QString html = section(u"Hardware"_s);
     html += u"<table cellpadding='2'>"_s;
     for (const auto& k : r.kernels) {
@@ -107,8 +107,8 @@ QString resourcesHtml(const EvaluationReport& r) {
     for (const auto& m : metrics.candidate) {
         QString value = ReportMetrics::format(m.key, m.value);
         if (const auto ref = metrics.referenceValue(m.key))
-            value += u" <span style='color:gray'>(cuBLAS %1)</span>"_s.arg(
-                ReportMetrics::format(m.key, *ref));
+            value += u" <span style='color:gray'>(%1 %2)</span>"_s.arg(
+                esc(reference), ReportMetrics::format(m.key, *ref));
         html += row({esc(ReportMetrics::label(m.key)), value});
     }
     if (metrics.isEmpty())
@@ -185,7 +185,8 @@ void ReviewPanel::render() {
         header += u" — <span style='color:%1'><b>%2</b></span>"_s.arg(
             StatusStyle::color(status).name(), esc(StatusStyle::label(status)));
         if (m_report->timed)
-            header += u" %1 cuBLAS"_s.arg(StatusStyle::speedup(m_report->speedup));
+            header +=
+                u" %1 %2"_s.arg(StatusStyle::speedup(m_report->speedup), esc(m_referenceName));
         if (m_report->suspicious)
             header += u" <b style='color:#b07a00'>⚠ suspicious</b>"_s;
     }
@@ -222,7 +223,7 @@ void ReviewPanel::render() {
         if (r.correctness.present)
             html += correctnessHtml(r.raw.value(u"correctness"_s).toObject());
         if (r.timed)
-            html += timingHtml(r);
+            html += timingHtml(r, m_referenceName);
         if (r.floorMs || r.percentOfFloor) {
             html += section(u"Roofline"_s);
             html +=
@@ -232,7 +233,7 @@ void ReviewPanel::render() {
                     .arg(esc(r.bound.isEmpty() ? u"?"_s : r.bound));
         }
         if (r.compileOk)
-            html += resourcesHtml(r);
+            html += resourcesHtml(r, m_referenceName);
     }
     if (html.isEmpty())
         html = u"<p style='color:gray'>No report yet.</p>"_s;

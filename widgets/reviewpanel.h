@@ -23,6 +23,8 @@ class ReviewPanel : public QWidget {
 public:
     explicit ReviewPanel(QWidget* parent = nullptr);
 
+    // What the timing is against (referenceName(task)); "cuBLAS" until set.
+    void setReferenceName(const QString& name) { m_referenceName = name; }
     void setReport(int version, const kev::EvaluationReport& report);
     void setReview(int version, const kev::ReviewFeedback& review);
     // Shown while the harness works on a version.
@@ -45,6 +47,7 @@ private:
     std::optional<ReviewFeedback> m_review;
     QString m_progress;
     int m_version = 0;
+    QString m_referenceName = QStringLiteral("cuBLAS");
 };
 
 } // namespace kev

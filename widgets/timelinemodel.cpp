@@ -27,6 +27,11 @@ void TimelineModel::addStep(const IterationSummary& step) {
     endInsertRows();
 }
 
+void TimelineModel::setReferenceName(const QString& name) {
+    m_referenceName = name;
+    emit headerDataChanged(Qt::Horizontal, SpeedupColumn, SpeedupColumn);
+}
+
 void TimelineModel::setBestVersion(int version) {
     if (version == m_bestVersion)
         return;
@@ -131,7 +136,7 @@ QVariant TimelineModel::headerData(int section, Qt::Orientation orientation, int
     case FamilyColumn:
         return u"Family"_s;
     case SpeedupColumn:
-        return u"vs cuBLAS"_s;
+        return QString(u"vs "_s + m_referenceName);
     case DecisionColumn:
         return u"Decision"_s;
     default:

@@ -27,6 +27,9 @@ public:
     // Adds a step, or replaces the row of a step with the same version (a decision that changed).
     void addStep(const kev::IterationSummary& step);
     void setBestVersion(int version);
+    // What the speed-up column is against (referenceName(task)); "cuBLAS" until set.
+    void setReferenceName(const QString& name);
+    QString referenceName() const { return m_referenceName; }
 
     const QVector<IterationSummary>& steps() const { return m_steps; }
     int rowOfVersion(int version) const;
@@ -39,6 +42,7 @@ public:
 private:
     QVector<IterationSummary> m_steps;
     int m_bestVersion = 0;
+    QString m_referenceName = QStringLiteral("cuBLAS");
 };
 
 } // namespace kev

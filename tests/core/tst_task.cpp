@@ -194,6 +194,26 @@ private slots:
         QCOMPARE(again->referenceFile, ref);
     }
 
+    // Every panel names what a speed-up is measured against through referenceName().
+    void referenceNames() {
+        const TaskLibrary library;
+        const auto nameOf = [&](const QString& task) {
+            QString error;
+            const auto t = library.resolve(task, &error);
+            return t ? referenceName(*t) : QStringLiteral("error: ") + error;
+        };
+        QCOMPARE(nameOf(QStringLiteral("gemm_fp16_fp32_4096")), QStringLiteral("cuBLAS"));
+        QCOMPARE(nameOf(QStringLiteral("gemv_f16_16384")), QStringLiteral("cuBLAS"));
+        for (const char* op : {"softmax_f16_8192", "layernorm_f32_16384x4096",
+                               "reduce_sum_f32_16384x8192", "elementwise_gelu_f16_64M"})
+            QCOMPARE(nameOf(QLatin1String(op)), QStringLiteral("harness reference"));
+        QCOMPARE(nameOf(exampleDir() + QStringLiteral("/task.json")), QStringLiteral("ref.cu"));
+        Task unnamed;
+        unnamed.op = QStringLiteral("softmax");
+        unnamed.reference = QStringLiteral("file");
+        QCOMPARE(referenceName(unnamed), QStringLiteral("reference"));
+    }
+
     void customReferenceMustExist() {
         QTemporaryDir dir;
         QJsonObject json = customTask();

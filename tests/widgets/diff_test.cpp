@@ -112,6 +112,16 @@ void DiffTest::knownKernels() {
     QVERIFY2(deltas.contains(u"speed-up vs cuBLAS=0.610>0.874 +43.3 %"_s),
              qPrintable(deltas.join(u", "_s)));
     QVERIFY2(deltas.contains(u"registers=96>168 +75.0 %"_s), qPrintable(deltas.join(u", "_s)));
+
+    // A task whose reference is the harness's own kernel names it instead of cuBLAS.
+    view.setReferenceName(u"harness reference"_s);
+    view.setCandidates(a, b);
+    QStringList metrics;
+    for (const auto& d : view.metricDeltas())
+        metrics << d.metric;
+    QVERIFY2(metrics.contains(u"speed-up vs harness reference"_s),
+             qPrintable(metrics.join(u", "_s)));
+    QVERIFY(!metrics.join(u' ').contains(u"cuBLAS"_s));
 }
 
 void DiffTest::identicalCandidates() {

@@ -4,6 +4,8 @@
 #include "agenttextview.h"
 #include "codepanel.h"
 #include "compilelog.h"
+#include "core/task.h"
+#include "gatebar.h"
 #include "honestyview.h"
 #include "iterationtimeline.h"
 #include "metricsview.h"
@@ -15,6 +17,9 @@
 #include <Qsci/qsciscintilla.h>
 
 #include <QAbstractItemModelTester>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
 #include <QDir>
 #include <QApplication>
 #include <QLabel>
@@ -26,6 +31,9 @@
 #include <QTableWidget>
 #include <QTest>
 #include <QTreeWidget>
+#include <QValueAxis>
+
+#include <algorithm>
 
 using namespace Qt::StringLiterals;
 using namespace kev;
@@ -75,6 +83,26 @@ QStringList names(const QVector<HonestyView::Check>& checks) {
     return result;
 }
 
+Task libraryTask(const QString& name) {
+    QString error;
+    const auto task = TaskLibrary().resolve(name, &error);
+    if (!task)
+        qFatal("built-in task %s: %s", qPrintable(name), qPrintable(error));
+    return *task;
+}
+
+QString axisTitle(const PerformanceChart& chart) {
+    return chart.chartView()->chart()->axes(Qt::Vertical).value(0)->titleText();
+}
+
+QStringList modeTexts(const PerformanceChart& chart) {
+    QStringList texts;
+    const auto* box = chart.findChild<QComboBox*>(u"chartMode"_s);
+    for (int i = 0; i < box->count(); ++i)
+        texts << box->itemText(i);
+    return texts;
+}
+
 const HonestyView::Check* findCheck(const QVector<HonestyView::Check>& checks,
                                     const QString& name) {
     for (const auto& c : checks) {
@@ -97,6 +125,9 @@ private slots:
     void reviewPanelShowsFailures();
     void chartDistinguishesPointsAndThrottles();
     void chartTflopsMode();
+    void chartNamesTheTaskReference();
+    void chartPercentOfFloorMode();
+    void gateAndTimelineNameTheReference();
     void honestyViewListsEveryCheck();
     void honestyViewFlagsFailures();
     void metricsViewTablesAndRoofline();
@@ -313,6 +344,107 @@ void PanelsTest::chartTflopsMode() {
     QCOMPARE(chart.mode(), PerformanceChart::Mode::Tflops);
     QVERIFY(qAbs(chart.correctSeries()->at(0).y() - flops / (0.1995 / 0.874 * 1e-3) / 1e12) < 1e-6);
     QVERIFY(qAbs(chart.referenceSeries()->at(0).y() - flops / (0.1995e-3) / 1e12) < 1e-6);
+}
+
+void PanelsTest::chartNamesTheTaskReference() {
+    PerformanceChart chart;
+    chart.setTask(libraryTask(u"gemm_fp16_fp32_4096"_s));
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::Speedup);
+    QCOMPARE(chart.referenceSeries()->name(), u"cuBLAS"_s);
+    QCOMPARE(axisTitle(chart), u"speed-up vs cuBLAS"_s);
+    QCOMPARE(modeTexts(chart),
+             QStringList({u"Speed-up vs cuBLAS"_s, u"TFLOP/s"_s, u"% of roofline floor"_s}));
+
+    chart.setTask(libraryTask(u"softmax_f32_8192"_s));
+    QCOMPARE(chart.referenceSeries()->name(), u"harness reference"_s);
+    QCOMPARE(modeTexts(chart).value(0), u"Speed-up vs harness reference"_s);
+    chart.setMode(PerformanceChart::Mode::Speedup);
+    QCOMPARE(axisTitle(chart), u"speed-up vs harness reference"_s);
+    QVERIFY(!modeTexts(chart).join(u' ').contains(u"cuBLAS"_s));
+
+    // The roofline's own verdict, when a report gave one, decides the default mode.
+    chart.setTask(libraryTask(u"softmax_f32_8192"_s), u"compute"_s);
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::Speedup);
+    chart.setTask(libraryTask(u"gemm_fp16_fp32_4096"_s), u"memory"_s);
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::PercentOfFloor);
+    chart.setTask(libraryTask(u"gemm_fp16_fp32_4096"_s));
+    chart.setRooflineBound(u"memory"_s);
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::PercentOfFloor);
+    chart.setRooflineBound(u"compute"_s);
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::Speedup);
+    // A mode the person picked stays.
+    auto* box = chart.findChild<QComboBox*>(u"chartMode"_s);
+    box->setCurrentIndex(2);
+    emit box->activated(2);
+    chart.setRooflineBound(u"memory"_s);
+    chart.setRooflineBound(u"compute"_s);
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::PercentOfFloor);
+}
+
+void PanelsTest::chartPercentOfFloorMode() {
+    PerformanceChart chart;
+    chart.setTask(libraryTask(u"softmax_f32_8192"_s));
+    QCOMPARE(chart.mode(), PerformanceChart::Mode::PercentOfFloor);
+    QCOMPARE(axisTitle(chart), u"% of roofline floor"_s);
+    auto first = step(1, u"ok"_s, 2.0);
+    first.percentOfFloor = 60.0;
+    auto second = step(2, u"ok"_s, 3.0);
+    second.percentOfFloor = 87.5;
+    chart.setSteps({first, second, step(3, u"incorrect"_s, std::nullopt)});
+    QCOMPARE(chart.correctSeries()->count(), 2);
+    QCOMPARE(chart.correctSeries()->at(0).y(), 60.0);
+    QCOMPARE(chart.correctSeries()->at(1).y(), 87.5);
+    QCOMPARE(chart.bestSeries()->at(1).y(), 87.5);
+    QCOMPARE(chart.failedSeries()->count(), 1);
+    // The reference ran 2x and 3x slower: 30 % and about 29.2 % of the floor, averaged.
+    QVERIFY(qAbs(chart.referenceSeries()->at(0).y() - (30.0 + 87.5 / 3.0) / 2) < 1e-9);
+
+    chart.setMode(PerformanceChart::Mode::Speedup);
+    QCOMPARE(chart.correctSeries()->at(1).y(), 3.0);
+    QCOMPARE(chart.referenceSeries()->at(0).y(), 1.0);
+    chart.setMode(PerformanceChart::Mode::PercentOfFloor);
+    QCOMPARE(chart.correctSeries()->at(0).y(), 60.0);
+}
+
+void PanelsTest::gateAndTimelineNameTheReference() {
+    Candidate candidate;
+    candidate.version = 3;
+    candidate.report = report(u"report_ok.json"_s);
+    GateRequest request;
+    request.iteration = 2;
+    request.candidates = {candidate};
+    GateBar gate;
+    gate.showRequest(request, 3);
+    const auto* label = gate.findChild<QLabel*>();
+    QVERIFY(label->text().contains(u"0.874× cuBLAS"_s));
+    gate.setReferenceName(referenceName(libraryTask(u"softmax_f32_8192"_s)));
+    QVERIFY2(label->text().contains(u"0.874× harness reference"_s), qPrintable(label->text()));
+    QVERIFY(!label->text().contains(u"cuBLAS"_s));
+
+    IterationTimeline timeline;
+    timeline.setSteps({step(1, u"ok"_s, 1.5)});
+    QCOMPARE(timeline.model()
+                 ->headerData(TimelineModel::SpeedupColumn, Qt::Horizontal, Qt::DisplayRole)
+                 .toString(),
+             u"vs cuBLAS"_s);
+    timeline.setReferenceName(u"harness reference"_s);
+    QCOMPARE(timeline.model()
+                 ->headerData(TimelineModel::SpeedupColumn, Qt::Horizontal, Qt::DisplayRole)
+                 .toString(),
+             u"vs harness reference"_s);
+    const auto labels = timeline.findChildren<QLabel*>();
+    QVERIFY(std::any_of(labels.begin(), labels.end(), [](const QLabel* l) {
+        return l->text().contains(u"best 1.500× harness reference"_s);
+    }));
+
+    const auto gemmChecks = HonestyView::checksOf(report(u"report_ok.json"_s));
+    const auto* gemm = findCheck(gemmChecks, u"suspicious"_s);
+    QVERIFY2(gemm->evidence.contains(u"0.874× cuBLAS"_s), qPrintable(gemm->evidence));
+    const auto checks = HonestyView::checksOf(report(u"report_ok.json"_s), u"harness reference"_s);
+    const auto* softmax = findCheck(checks, u"suspicious"_s);
+    QVERIFY2(softmax->evidence.contains(u"60.8 % of the DRAM roofline floor"_s),
+             qPrintable(softmax->evidence));
+    QVERIFY(!softmax->evidence.contains(u"cuBLAS"_s));
 }
 
 void PanelsTest::honestyViewListsEveryCheck() {

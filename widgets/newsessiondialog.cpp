@@ -68,7 +68,6 @@ NewSessionDialog::NewSessionDialog(const AppSettings& app, bool stepMode, QWidge
     m_target->setDecimals(2);
     m_target->setSingleStep(0.05);
     m_target->setValue(1.0);
-    m_target->setSuffix(u"× cuBLAS"_s);
     m_target->setSpecialValueText(u"none"_s);
     m_stepMode->setChecked(stepMode);
     m_gatePlans->setEnabled(stepMode);

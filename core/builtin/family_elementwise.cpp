@@ -152,17 +152,7 @@ void ElementwiseFamily::normalize(Strategy& s) const {
     s.mma = u"fma"_s;
     s.blockM = 1;
     s.blockN = std::min(512, 32 * s.warps);
-    s.blockK = 16;
-    s.warpM = 0;
-    s.warpN = 0;
-    s.stages = 1;
-    s.smemLayout = u"plain"_s;
-    s.smemPaddingBytes = 0;
-    s.swizzleBytes = 0;
-    s.splitK = 1;
-    s.raster = u"row"_s;
-    s.groupSize = 1;
-    s.epilogue = u"direct"_s;
+    setTileFieldsUnused(s);
 }
 
 QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,

@@ -664,17 +664,7 @@ void RowwiseFamily::normalize(Strategy& s) const {
     s.blockN = 1;
     while (s.blockN * 2 <= std::min(chunk, 512))
         s.blockN *= 2;
-    s.blockK = 16;
-    s.warpM = 0;
-    s.warpN = 0;
-    s.stages = 1;
-    s.smemLayout = u"plain"_s;
-    s.smemPaddingBytes = 0;
-    s.swizzleBytes = 0;
-    s.splitK = 1;
-    s.raster = u"row"_s;
-    s.groupSize = 1;
-    s.epilogue = u"direct"_s;
+    setTileFieldsUnused(s);
 }
 
 QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,

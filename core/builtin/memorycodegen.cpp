@@ -181,6 +181,20 @@ QJsonArray strings(std::initializer_list<const char16_t*> values) {
     return out;
 }
 
+void setTileFieldsUnused(Strategy& s) {
+    s.blockK = 16;
+    s.warpM = 0;
+    s.warpN = 0;
+    s.stages = 1;
+    s.smemLayout = u"plain"_s;
+    s.smemPaddingBytes = 0;
+    s.swizzleBytes = 0;
+    s.splitK = 1;
+    s.raster = u"row"_s;
+    s.groupSize = 1;
+    s.epilogue = u"direct"_s;
+}
+
 int intParam(const Strategy& s, const QString& name, int fallback) {
     return s.params.value(name).toInt(fallback);
 }

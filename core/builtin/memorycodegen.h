@@ -35,6 +35,10 @@ QStringList vectorWidthProblems(int vectorWidth, const Task& task, const QString
 QJsonArray ints(std::initializer_list<int> values);
 QJsonArray strings(std::initializer_list<const char16_t*> values);
 
+// The strategy's GEMM tile fields the memory-bound families do not use, set to fixed values so
+// that equal configurations compare equal (the schema requires every field).
+void setTileFieldsUnused(Strategy& s);
+
 // Integer knob `name` of Strategy::params, `fallback` when absent.
 int intParam(const Strategy& s, const QString& name, int fallback = 0);
 QString stringParam(const Strategy& s, const QString& name);

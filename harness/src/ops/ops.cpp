@@ -309,6 +309,15 @@ void HostTensor::store(int64_t row, int64_t col, int64_t count, const double* va
     }
 }
 
+const HostTensor& namedInput(const std::vector<HostTensor>& inputs, const char* name,
+                             const char* who) {
+    for (const auto& t : inputs) {
+        if (t.layout.name == name)
+            return t;
+    }
+    throw std::invalid_argument(std::string(who) + ": no input " + name);
+}
+
 std::vector<HostTensor> allocateOutputs(const Task& task, const Shape& shape) {
     std::vector<HostTensor> out;
     for (auto& l : tensorLayouts(task, shape)) {

@@ -76,6 +76,11 @@ struct HostTensor {
     const void* data() const { return bytes.data(); }
 };
 
+// The tensor of `inputs` named `name`; std::invalid_argument naming `who` (the caller) and the
+// tensor when there is none.
+const HostTensor& namedInput(const std::vector<HostTensor>& inputs, const char* name,
+                             const char* who);
+
 // Empty tensors (all NaN) for the outputs, e.g. to copy device outputs into.
 std::vector<HostTensor> allocateOutputs(const Task& task, const Shape& shape);
 

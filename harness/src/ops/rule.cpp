@@ -37,11 +37,7 @@ double tinyScale(Dtype out) {
 }
 
 const HostTensor& input(const std::vector<HostTensor>& inputs, const char* name) {
-    for (const auto& t : inputs) {
-        if (t.layout.name == name)
-            return t;
-    }
-    throw std::invalid_argument(std::string("compare: no input ") + name);
+    return namedInput(inputs, name, "compare");
 }
 
 // The componentwise scale of every output element, and the denominators of the normwise measure

@@ -16,11 +16,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 const HostTensor& input(const std::vector<HostTensor>& inputs, const char* name) {
-    for (const auto& t : inputs) {
-        if (t.layout.name == name)
-            return t;
-    }
-    throw std::invalid_argument(std::string("computeTruth: no input ") + name);
+    return namedInput(inputs, name, "computeTruth");
 }
 
 // Neumaier's compensated sum: exact enough for rows whose terms cancel.

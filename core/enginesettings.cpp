@@ -34,6 +34,7 @@ QJsonObject EngineSettings::toJson() const {
          }},
         {QStringLiteral("max_iterations"), maxIterations},
         {QStringLiteral("target_speedup"), targetSpeedup},
+        {QStringLiteral("target_floor_percent"), targetFloorPercent},
         {QStringLiteral("time_budget_s"), timeBudgetS},
         {QStringLiteral("token_budget"), tokenBudget},
         {QStringLiteral("cost_budget_usd"), costBudgetUsd},
@@ -62,6 +63,17 @@ std::optional<EngineSettings> EngineSettings::fromJson(const QJsonObject& json, 
     role("reviewer", &s.reviewerBackend, &s.reviewerOptions);
     s.maxIterations = json.value(QLatin1String("max_iterations")).toInt(s.maxIterations);
     s.targetSpeedup = json.value(QLatin1String("target_speedup")).toDouble(s.targetSpeedup);
+    // Absent in sessions written before the floor target: the default applies. Present but not a
+    // number would otherwise fall back to the default silently.
+    const QJsonValue floorTarget = json.value(QLatin1String("target_floor_percent"));
+    if (!floorTarget.isUndefined() && !floorTarget.isDouble()) {
+        if (error)
+            *error =
+                QStringLiteral("settings.target_floor_percent: must be a number (percent of the "
+                               "DRAM floor; 0 = off)");
+        return std::nullopt;
+    }
+    s.targetFloorPercent = floorTarget.toDouble(s.targetFloorPercent);
     s.timeBudgetS = json.value(QLatin1String("time_budget_s")).toDouble(s.timeBudgetS);
     s.tokenBudget = json.value(QLatin1String("token_budget")).toInteger(s.tokenBudget);
     s.costBudgetUsd = json.value(QLatin1String("cost_budget_usd")).toDouble(s.costBudgetUsd);
@@ -97,6 +109,10 @@ QStringList EngineSettings::validate() const {
     rule(!reviewerBackend.isEmpty(), "settings.agents.reviewer.backend: must not be empty");
     rule(maxIterations >= 1, "settings.max_iterations: must be at least 1");
     rule(targetSpeedup >= 0, "settings.target_speedup: must not be negative");
+    // Faster than 110% of the floor is impossible without skipping work (the harness calls it
+    // suspicious), so a higher target could never be met.
+    rule(targetFloorPercent >= 0 && targetFloorPercent <= 110,
+         "settings.target_floor_percent: must be between 0 (off) and 110");
     rule(timeBudgetS >= 0, "settings.time_budget_s: must not be negative");
     rule(tokenBudget >= 0, "settings.token_budget: must not be negative");
     rule(costBudgetUsd >= 0, "settings.cost_budget_usd: must not be negative");

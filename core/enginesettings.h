@@ -26,6 +26,10 @@ struct EngineSettings {
     // Stop when a correct, non-suspicious kernel reaches this speedup over the reference
     // (reference_ms / candidate_ms); 0 = never.
     double targetSpeedup = 1.0;
+    // For a memory-bound task (the report's roofline bound is "memory") the target also needs this
+    // share of the DRAM floor, in percent: beating a plain reference kernel says little there.
+    // 0 = the speedup alone decides, as for compute-bound tasks.
+    double targetFloorPercent = 90;
     // Wall-clock, token and cost budgets; 0 = none.
     double timeBudgetS = 0;
     qint64 tokenBudget = 0;

@@ -42,6 +42,7 @@ IterationSummary IterationSummary::fromCandidate(const Candidate& c) {
             s.referenceMs = r.referenceMs;
         }
         s.percentOfFloor = r.percentOfFloor;
+        s.bound = r.bound;
     }
     if (c.review) {
         s.bottleneckId = c.review->bottleneckId;
@@ -84,6 +85,8 @@ QJsonObject IterationSummary::toJson() const {
     putOptional(json, "median_ms", medianMs);
     putOptional(json, "reference_ms", referenceMs);
     putOptional(json, "percent_of_floor", percentOfFloor);
+    if (!bound.isEmpty())
+        json.insert(QStringLiteral("bound"), bound);
     if (!decisionReason.isEmpty())
         json.insert(QStringLiteral("decision_reason"), decisionReason);
     return json;
@@ -130,6 +133,7 @@ std::optional<IterationSummary> IterationSummary::fromJson(const QJsonObject& js
     s.medianMs = getOptional(json, "median_ms");
     s.referenceMs = getOptional(json, "reference_ms");
     s.percentOfFloor = getOptional(json, "percent_of_floor");
+    s.bound = json.value(QLatin1String("bound")).toString();
     return s;
 }
 

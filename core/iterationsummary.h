@@ -32,6 +32,8 @@ struct IterationSummary {
     std::optional<double> medianMs;
     std::optional<double> referenceMs;
     std::optional<double> percentOfFloor;
+    // The roofline's "memory" or "compute"; empty when the report had no roofline.
+    QString bound;
     QString message;
     QString bottleneckId;
     QString blame;

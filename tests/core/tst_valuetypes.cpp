@@ -146,6 +146,68 @@ private slots:
         QVERIFY2(error.contains(QStringLiteral("settings.max_iterations")), qPrintable(error));
     }
 
+    void settingsFloorTarget() {
+        EngineSettings s;
+        QCOMPARE(s.targetFloorPercent, 90.0);
+        s.targetFloorPercent = 75.5;
+        QString error;
+        auto back = EngineSettings::fromJson(s.toJson(), &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(back->targetFloorPercent, 75.5);
+        QCOMPARE(s.toJson().value(QLatin1String("target_floor_percent")).toDouble(), 75.5);
+
+        // A session written before the floor target loads with the default.
+        QJsonObject old = s.toJson();
+        old.remove(QStringLiteral("target_floor_percent"));
+        back = EngineSettings::fromJson(old, &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(back->targetFloorPercent, 90.0);
+
+        QJsonObject bad = s.toJson();
+        bad.insert(QStringLiteral("target_floor_percent"), QStringLiteral("ninety"));
+        QVERIFY(!EngineSettings::fromJson(bad, &error));
+        QVERIFY2(error.contains(QStringLiteral("settings.target_floor_percent")),
+                 qPrintable(error));
+        bad.insert(QStringLiteral("target_floor_percent"), -5);
+        error.clear();
+        QVERIFY(!EngineSettings::fromJson(bad, &error));
+        QVERIFY2(error.contains(QStringLiteral("settings.target_floor_percent")),
+                 qPrintable(error));
+        bad.insert(QStringLiteral("target_floor_percent"), 150);
+        error.clear();
+        QVERIFY(!EngineSettings::fromJson(bad, &error));
+        QVERIFY2(error.contains(QStringLiteral("settings.target_floor_percent")),
+                 qPrintable(error));
+    }
+
+    // The roofline bound travels with the step, and an index line without it still loads.
+    void summaryCarriesTheBound() {
+        QString error;
+        QJsonObject json = fixture("report_ok.json");
+        json.insert(QStringLiteral("roofline"),
+                    QJsonObject{{QStringLiteral("floor_ms"), 0.13},
+                                {QStringLiteral("percent_of_floor"), 61.0},
+                                {QStringLiteral("bound"), QStringLiteral("memory")}});
+        Candidate c;
+        c.version = 2;
+        c.report = EvaluationReport::fromJson(json, &error);
+        QVERIFY2(c.report, qPrintable(error));
+        const auto s = IterationSummary::fromCandidate(c);
+        QCOMPARE(s.bound, QStringLiteral("memory"));
+        QCOMPARE(s.percentOfFloor, std::optional<double>(61.0));
+        const QJsonObject line = s.toJson();
+        QCOMPARE(line.value(QLatin1String("bound")).toString(), QStringLiteral("memory"));
+        auto back = IterationSummary::fromJson(line, &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(back->bound, QStringLiteral("memory"));
+
+        QJsonObject old = line;
+        old.remove(QStringLiteral("bound"));
+        back = IterationSummary::fromJson(old, &error);
+        QVERIFY2(back, qPrintable(error));
+        QVERIFY(back->bound.isEmpty());
+    }
+
     void deviceInfo() {
         const DeviceInfo d = DeviceInfo::fromJson(fixture("report_ok.json")
                                                       .value(QLatin1String("environment"))

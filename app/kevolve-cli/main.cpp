@@ -67,6 +67,8 @@ Options of run and resume:
   --iterations N              iterations to run (default 10)
   --target R                  stop when a correct, non-suspicious kernel reaches R x the
                               reference's speed (default 1.0; 0 = never)
+  --target-floor P            memory-bound tasks: the target also needs P% of the DRAM roofline
+                              floor (default 90; 0 = the speedup alone decides)
   --beam N                    candidates per iteration, evaluated in parallel (default 1)
   --session DIR               the session folder (run; default kevolve-sessions/TASK-TIME)
   --step                      step mode: approve, edit or reject every iteration here
@@ -147,6 +149,9 @@ struct RunOptions {
                                   QStringLiteral("N")};
     QCommandLineOption target{QStringLiteral("target"), QStringLiteral("target speedup"),
                               QStringLiteral("R")};
+    QCommandLineOption targetFloor{QStringLiteral("target-floor"),
+                                   QStringLiteral("target percent of the DRAM floor"),
+                                   QStringLiteral("P")};
     QCommandLineOption beam{QStringLiteral("beam"), QStringLiteral("beam width"),
                             QStringLiteral("N")};
     QCommandLineOption session{QStringLiteral("session"), QStringLiteral("session folder"),
@@ -223,6 +228,13 @@ QString applyRunOptions(const QCommandLineParser& p, const RunOptions& o, Engine
         if (!ok || s->targetSpeedup < 0)
             return QStringLiteral("--target: expected a non-negative number, got \"") +
                    p.value(o.target) + u'"';
+    }
+    if (p.isSet(o.targetFloor)) {
+        s->targetFloorPercent = p.value(o.targetFloor).toDouble(&ok);
+        if (!ok || !(s->targetFloorPercent >= 0 && s->targetFloorPercent <= 110))
+            return QStringLiteral("--target-floor: expected a percentage of the DRAM floor from 0 "
+                                  "(off) to 110, got \"") +
+                   p.value(o.targetFloor) + u'"';
     }
     if (p.isSet(o.beam)) {
         s->beamWidth = p.value(o.beam).toInt(&ok);
@@ -768,8 +780,8 @@ int main(int argc, char** argv) {
     p.addOptions({o.json, o.tasksDir});
     if (command == QLatin1String("run") || command == QLatin1String("resume"))
         p.addOptions({o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.provider,
-                      o.baseUrl, o.model, o.iterations, o.target, o.beam, o.session, o.step,
-                      o.harness, o.timeBudget, o.plateau, o.task});
+                      o.baseUrl, o.model, o.iterations, o.target, o.targetFloor, o.beam, o.session,
+                      o.step, o.harness, o.timeBudget, o.plateau, o.task});
     else if (command == QLatin1String("export"))
         p.addOptions({o.outDir, o.version});
     else if (command != QLatin1String("tasks") && command != QLatin1String("show"))

@@ -132,6 +132,52 @@ private slots:
         QVERIFY(iterations.err.contains(QStringLiteral("--iterations")));
     }
 
+    void badTargetFloorNamesTheOption() {
+        for (const char* value : {"abc", "-1", "150", "nan"}) {
+            const Result r = cli({QStringLiteral("run"), QStringLiteral("--task"),
+                                  QStringLiteral("layernorm_bf16_16384x4096"),
+                                  QStringLiteral("--backend"), QStringLiteral("scripted"),
+                                  QStringLiteral("--target-floor"), QLatin1String(value)});
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("--target-floor: expected a percentage")),
+                     qPrintable(r.err));
+            QVERIFY2(r.err.contains(QLatin1String(value)), qPrintable(r.err));
+        }
+        QVERIFY(cli({QStringLiteral("--help")}).out.contains(QStringLiteral("--target-floor P")));
+    }
+
+    // A memory-bound kernel at 1.2x the reference but 91% of the floor stops a run whose floor
+    // target is 90 (the default), not one that asks for 95; the setting lands in session.json.
+    void targetFloorOnTheCommandLine() {
+        const QString script =
+            writeScript({marker(QStringLiteral("ok speedup=1.2 bound=memory floor=91"))});
+        const auto run = [&](const QString& dir, const QStringList& extra) {
+            return cli(QStringList{
+                           QStringLiteral("run"), QStringLiteral("--task"),
+                           QStringLiteral("layernorm_bf16_16384x4096"), QStringLiteral("--backend"),
+                           QStringLiteral("scripted"), QStringLiteral("--agent-options"), script,
+                           QStringLiteral("--harness"), harness(), QStringLiteral("--session"), dir,
+                           QStringLiteral("--iterations"), QStringLiteral("3"),
+                           QStringLiteral("--plateau"), QStringLiteral("0")} +
+                       extra);
+        };
+        QString error;
+        const QString reached = path(QStringLiteral("floor90"));
+        const Result r90 = run(reached, {});
+        QCOMPARE(r90.code, 0);
+        QVERIFY2(r90.out.contains(QStringLiteral("91.0% of the DRAM floor (targets 1.000x, 90%)")),
+                 qPrintable(r90.out));
+        QCOMPARE(SessionStore::open(reached, &error)->steps().size(), 1);
+
+        const QString higher = path(QStringLiteral("floor95"));
+        const Result r95 = run(higher, {QStringLiteral("--target-floor"), QStringLiteral("95")});
+        QCOMPARE(r95.code, 0);
+        const auto store = SessionStore::open(higher, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->steps().size(), 3);
+        QCOMPARE(store->settings().targetFloorPercent, 95.0);
+    }
+
     void unavailableBackendIsAnAgentFailure() {
         const Result r = cli({QStringLiteral("run"), QStringLiteral("--task"),
                               QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--planner"),

@@ -229,6 +229,72 @@ private slots:
         QCOMPARE(run.steps.size(), 2);
     }
 
+    // The H200 case: layernorm at 1.2x its plain harness reference but 61% of the DRAM floor must
+    // keep searching; at 91% of the floor it stops, and the message names both targets.
+    void memoryBoundNeedsTheFloorTarget() {
+        Run run;
+        EngineSettings s =
+            settings(sources({marker(QStringLiteral("ok speedup=1.2 bound=memory floor=61")),
+                              marker(QStringLiteral("ok speedup=1.2 bound=memory floor=91")),
+                              marker(QStringLiteral("ok speedup=1.3 bound=memory floor=95"))}));
+        s.targetSpeedup = 1.0;
+        s.targetFloorPercent = 90;
+        run.engine.start(headline(), s, sessionDir());
+        QVERIFY(run.waitForEnd());
+        QVERIFY2(run.failed.isEmpty(), qPrintable(run.failure()));
+        QCOMPARE(run.reason(), Engine::StopReason::TargetReached);
+        QCOMPARE(run.steps.size(), 2);
+        const auto first = run.steps.first().at(0).value<IterationSummary>();
+        QCOMPARE(first.bound, QStringLiteral("memory"));
+        QCOMPARE(first.percentOfFloor, std::optional<double>(61));
+        QVERIFY(first.isTrustworthy());
+        QCOMPARE(run.finished.first().at(1).toString(),
+                 QStringLiteral("target reached: 1.200x the reference and 91.0% of the DRAM floor "
+                                "(targets 1.000x, 90%), correct and not suspicious"));
+    }
+
+    void memoryBoundBelowTheFloorTargetRunsOn() {
+        Run run;
+        EngineSettings s =
+            settings(sources({marker(QStringLiteral("ok speedup=1.2 bound=memory floor=61"))}));
+        s.targetSpeedup = 1.0;
+        s.maxIterations = 3;
+        run.engine.start(headline(), s, sessionDir());
+        QVERIFY(run.waitForEnd());
+        QVERIFY2(run.failed.isEmpty(), qPrintable(run.failure()));
+        QCOMPARE(run.reason(), Engine::StopReason::IterationLimit);
+        QCOMPARE(run.steps.size(), 3);
+    }
+
+    // 0 turns the floor target off: the speedup alone decides, as before it existed.
+    void floorTargetOffStopsOnTheSpeedup() {
+        Run run;
+        EngineSettings s =
+            settings(sources({marker(QStringLiteral("ok speedup=1.2 bound=memory floor=61"))}));
+        s.targetSpeedup = 1.0;
+        s.targetFloorPercent = 0;
+        run.engine.start(headline(), s, sessionDir());
+        QVERIFY(run.waitForEnd());
+        QCOMPARE(run.reason(), Engine::StopReason::TargetReached);
+        QCOMPARE(run.steps.size(), 1);
+    }
+
+    // A compute-bound step is judged on the speedup alone, whatever its share of the floor.
+    void computeBoundIgnoresTheFloorTarget() {
+        Run run;
+        EngineSettings s =
+            settings(sources({marker(QStringLiteral("ok speedup=1.01 bound=compute floor=40"))}));
+        s.targetSpeedup = 1.0;
+        s.targetFloorPercent = 90;
+        run.engine.start(headline(), s, sessionDir());
+        QVERIFY(run.waitForEnd());
+        QCOMPARE(run.reason(), Engine::StopReason::TargetReached);
+        QCOMPARE(run.steps.size(), 1);
+        QCOMPARE(run.finished.first().at(1).toString(),
+                 QStringLiteral("target reached: 1.010x the reference (target 1.000x), correct and "
+                                "not suspicious"));
+    }
+
     void suspiciousNeverBecomesBestOrStops() {
         Run run;
         const QString dir = sessionDir();

@@ -258,7 +258,13 @@ QJsonObject FakeHarness::report(const QString& id, const QJsonObject& directive,
     const QString status = directive.value(QLatin1String("status")).toString(QStringLiteral("ok"));
     const double speedup = directive.value(QLatin1String("speedup")).toDouble(0.5);
     const double halfWidth = directive.value(QLatin1String("ci")).toDouble(0.004);
-    const bool suspicious = directive.value(QLatin1String("suspicious")).toBool(speedup > 1.10);
+    // "bound=memory floor=P" adds a roofline at P% of the DRAM floor; a memory-bound op against a
+    // harness reference is suspicious past 110% of the floor rather than past 1.10x (PROTOCOL.md).
+    const QString bound = directive.value(QLatin1String("bound")).toString();
+    const double floorPercent = directive.value(QLatin1String("floor")).toDouble(50);
+    const bool memoryBound = bound == QLatin1String("memory");
+    const bool suspicious = directive.value(QLatin1String("suspicious"))
+                                .toBool(memoryBound ? floorPercent > 110 : speedup > 1.10);
     const QJsonObject task = request.value(QLatin1String("task")).toObject();
     const QJsonObject kernel = request.value(QLatin1String("kernel")).toObject();
     const QByteArray source = kernel.value(QLatin1String("source")).toString().toUtf8();
@@ -449,6 +455,13 @@ QJsonObject FakeHarness::report(const QString& id, const QJsonObject& directive,
                              {QStringLiteral("inputs_refreshed_per_sample"), true},
                              {QStringLiteral("warmup"), 5}}},
                 {QStringLiteral("samples"), samples}});
+    }
+    if (gpuRan && correct && !bound.isEmpty()) {
+        const double floorMs = candidateMs * floorPercent / 100;
+        r.insert(QStringLiteral("roofline"),
+                 QJsonObject{{QStringLiteral("floor_ms"), floorMs},
+                             {QStringLiteral("percent_of_floor"), floorPercent},
+                             {QStringLiteral("bound"), bound}});
     }
     if (status == QLatin1String("runtime_error") || status == QLatin1String("timeout"))
         r.insert(QStringLiteral("error"),

@@ -506,6 +506,207 @@ constexpr auto kLayerNormStreamWelford =
             const float mean = total.mean;
             const float variance = total.m2 / count;)CU";
 
+// ---- layernorm, prefetching the next row ----
+
+// A persistent block keeps its rows packed as loaded and issues the next row's loads before the
+// current row's reductions, so DRAM loads stay in flight through the barriers, the W/B reads and
+// the stores (one row per block in flight was too little for 8 KB bf16 rows).
+constexpr auto kLayerNormPrefetch = uR"CU(
+using RawX = Raw<VEC * sizeof(ElemX)>::type;
+using RawW = Raw<VEC * sizeof(ElemW)>::type;
+using RawB = Raw<VEC * sizeof(ElemB)>::type;
+
+// A thread's share of a row that fits in registers, still packed (converted on use, so two rows
+// fit), and the row's first element, the shift of its statistics.
+struct PackedRow {
+    RawX v[VPT];
+    ElemX first;
+};
+
+// VEC elements of p[0..valid) packed, the rest `fill`; vectors inside the row take one access.
+template <typename T, typename R>
+__device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fill, R& out)
+{
+    if (valid >= VEC) {
+        out = *reinterpret_cast<const R*>(p);
+        return;
+    }
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        e[i] = i < valid ? p[i] : fill;
+    memcpy(&out, e, sizeof(R));
+}
+
+template <typename T, typename R>
+__device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
+{
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+// Issues the loads of row x and returns without waiting for them. Columns past N read as x[0], so
+// their deviation from the shift is exactly 0.
+__device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
+{
+    r.first = x[0];
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        loadPackedVec(x + col, N - col, r.first, r.v[j]);
+    }
+}
+
+// An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
+// converted again where needed: otherwise the compiler keeps the floats of the first conversion
+// (the current row across its three passes, W and B across all rows), which take twice the
+// registers of the packed data and spill.
+template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
+{
+    if constexpr (sizeof(R) % 4 == 0) {
+        unsigned int words[sizeof(R) / 4];
+        memcpy(words, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            asm volatile("" : "+r"(words[k]));
+        memcpy(&raw, words, sizeof(R));
+    } else {
+        unsigned short half;
+        memcpy(&half, &raw, sizeof(R));
+        asm volatile("" : "+h"(half));
+        memcpy(&raw, &half, sizeof(R));
+    }
+}
+__device__ __forceinline__ void keepPacked(PackedRow& r)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+        keepPacked(r.v[j]);
+}
+
+// x - shift of vector j.
+__device__ __forceinline__ void deviations(const PackedRow& r, int j, float shift, float (&d)[VEC])
+{
+    unpackVec<ElemX>(r.v[j], d);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        d[i] -= shift;
+}
+${WEIGHTS_HELPERS}
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+    layerNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                          const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
+                          long long N, long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
+    long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+${WEIGHTS_SETUP}
+    PackedRow current;
+    if (row < M)
+        loadRow(X + row * ldx, N, t, current);
+    for (; row < M; row += step) {
+        // The next row's loads go out first and are waited for only when it becomes current.
+        PackedRow next;
+        if (row + step < M)
+            loadRow(X + (row + step) * ldx, N, t, next);
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(current.first);
+${WEIGHTS_ROW}        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            float d[VEC];
+            deviations(current, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                sum += d[i];
+        }
+        const float mean = rowReduce(sum, sumOf) / count;
+        float squares = 0.0f;
+        keepPacked(current);
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const int valid = validIn(N, 0, j, t);
+            float d[VEC];
+            deviations(current, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                const float e = i < valid ? d[i] - mean : 0.0f;
+                squares = fmaf(e, e, squares);
+            }
+        }
+        const float variance = rowReduce(squares, sumOf) / count;
+        const float rstd = 1.0f / sqrtf(variance + epsilon);
+        ElemY* y = Y + row * ldy;
+        keepPacked(current);
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            float d[VEC];
+            deviations(current, j, shift, d);
+            float w[VEC];
+            float b[VEC];
+${WEIGHTS_USE}
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
+            if (col + VEC <= N)
+                storeVec(y + col, d);
+            else
+                storeTail(y + col, N - col, d);
+        }
+        current = next;
+    }
+}
+)CU";
+
+constexpr auto kWeightsInRegisters = uR"CU(
+// W and B for this thread's columns, loaded once per block and kept packed for all its rows
+// (columns past N read as 0).
+struct PackedWeights {
+    RawW w[VPT];
+    RawB b[VPT];
+};
+__device__ __forceinline__ void loadWeights(const ElemW* W, const ElemB* B, long long N, int t,
+                                            PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
+        loadPackedVec(B + col, N - col, ElemB(0.0f), p.b[j]);
+    }
+}
+
+__device__ __forceinline__ void keepPacked(PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        keepPacked(p.w[j]);
+        keepPacked(p.b[j]);
+    }
+}
+)CU";
+constexpr auto kWeightsSetup = uR"CU(    PackedWeights weights;
+    loadWeights(W, B, N, t, weights);)CU";
+
+constexpr auto kWeightsFromRegisters = uR"CU(            unpackVec<ElemW>(weights.w[j], w);
+            unpackVec<ElemB>(weights.b[j], b);)CU";
+
+constexpr auto kWeightsLoaded = uR"CU(            if (col + VEC <= N) {
+                loadVec(W + col, w);
+                loadVec(B + col, b);
+            } else {
+                loadTail(W + col, N - col, 0.0f, w);
+                loadTail(B + col, N - col, 0.0f, b);
+            })CU";
+
 // ---- reduce ----
 
 constexpr auto kReduce = uR"CU(${NAN_MAX}
@@ -575,6 +776,25 @@ QString stats(const Strategy& s) {
     return stringParam(s, u"stats"_s);
 }
 
+// Strategies written before these knobs existed read as the one-row-at-a-time kernel.
+QString pipeline(const Strategy& s) {
+    const QString p = stringParam(s, u"pipeline"_s);
+    return p.isEmpty() && !s.params.contains(u"pipeline"_s) ? u"none"_s : p;
+}
+
+bool prefetch(const Strategy& s) {
+    return pipeline(s) == u"prefetch";
+}
+
+QString weights(const Strategy& s) {
+    const QString w = stringParam(s, u"weights"_s);
+    return w.isEmpty() && !s.params.contains(u"weights"_s) ? u"load"_s : w;
+}
+
+bool weightsInRegisters(const Strategy& s) {
+    return weights(s) == u"registers";
+}
+
 bool isRowOp(const QString& op) {
     return op == u"softmax" || op == u"layernorm" || op == u"reduce";
 }
@@ -594,6 +814,21 @@ QStringList vectorDtypes(const Task& task) {
     return taskDtypes(task);
 }
 
+// 32-bit registers one row's packed share takes per thread with pipeline=prefetch, and W with B.
+int packedRowWords(const Strategy& s, const Task& task) {
+    return vpt(s) * s.vectorWidth * Task::dtypeBytes(task.dtypeOf(u"X"_s)) / 4;
+}
+
+int packedWeightWords(const Strategy& s, const Task& task) {
+    return vpt(s) * s.vectorWidth *
+           (Task::dtypeBytes(task.dtypeOf(u"W"_s)) + Task::dtypeBytes(task.dtypeOf(u"B"_s))) / 4;
+}
+
+// Packed words a prefetching thread holds: the current and the next row, and W and B when kept.
+int prefetchWords(const Strategy& s, const Task& task) {
+    return 2 * packedRowWords(s, task) + (weightsInRegisters(s) ? packedWeightWords(s, task) : 0);
+}
+
 int cacheFloats(const Strategy& s, const Task& task) {
     // layernorm keeps the row and, while normalising, one vector of W and B; reduce keeps one
     // accumulator per loaded value
@@ -603,7 +838,66 @@ int cacheFloats(const Strategy& s, const Task& task) {
 }
 
 int registerEstimate(const Strategy& s, const Task& task) {
+    // The prefetching kernel's converted vectors and per-vector addresses come on top (ptxas,
+    // sm_90a: 121 registers for bf16 4 warps x 4 vectors of 8 with W and B kept, 87 without).
+    if (prefetch(s) && task.op == u"layernorm")
+        return prefetchWords(s, task) + 40 + 2 * s.vectorWidth + 2 * vpt(s);
     return cacheFloats(s, task) + 40;
+}
+
+// Elements of a row the registers of its threads cover in one load.
+qint64 chunkElements(const Strategy& s) {
+    return qint64(rowThreads(s)) * s.vectorWidth * vpt(s);
+}
+
+// Blocks per SM the register file holds for this configuration, at most 8 (and the SM's 2048
+// threads).
+int residentBlocks(const Strategy& s, const Task& task, const DeviceInfo& device) {
+    const qint64 threads = qint64(s.warps) * 32;
+    const qint64 byRegs = device.regsPerSm / (qint64(registerEstimate(s, task)) * threads);
+    return int(std::min({byRegs, 2048 / threads, qint64(8)}));
+}
+
+QStringList pipelineProblems(const Strategy& s, const Task& task, const DeviceInfo& device) {
+    QStringList problems;
+    const QString p = pipeline(s);
+    const QString w = weights(s);
+    if (p != u"none" && p != u"prefetch")
+        problems << u"params.pipeline=\"%1\": must be none or prefetch"_s.arg(p);
+    if (w != u"load" && w != u"registers")
+        problems << u"params.weights=\"%1\": must be load or registers"_s.arg(w);
+    if (w == u"registers" && p != u"prefetch")
+        problems << u"weights=registers: only a prefetching persistent block (pipeline=prefetch) "
+                    "keeps W and B across rows"_s;
+    if (p != u"prefetch")
+        return problems;
+    if (task.op != u"layernorm") {
+        problems << u"pipeline=prefetch: implemented for layernorm only, not %1"_s.arg(task.op);
+        return problems;
+    }
+    const int k = ctasPerSm(s);
+    if (k == 0)
+        problems << u"pipeline=prefetch needs a persistent grid to have a next row: set "
+                    "params.ctas_per_sm to 1..8"_s;
+    if (stats(s) != u"two_pass")
+        problems << u"pipeline=prefetch computes two-pass statistics; use stats=two_pass"_s;
+    if (task.n > chunkElements(s))
+        problems << u"pipeline=prefetch keeps the row in registers, but rows of %1 exceed the %2 "
+                    "elements its threads cover (row threads x vectorWidth x "
+                    "vectors_per_thread)"_s.arg(task.n)
+                        .arg(chunkElements(s));
+    if (prefetchWords(s, task) > 128)
+        problems << u"pipeline=prefetch holds %1 packed registers per thread (two rows%2); at most "
+                    "128 fit beside the arithmetic"_s.arg(prefetchWords(s, task))
+                        .arg(weightsInRegisters(s) ? u", W and B"_s : QString());
+    const qint64 regs = qint64(registerEstimate(s, task)) * s.warps * 32 * std::max(k, 1);
+    if (k > 0 && regs > device.regsPerSm)
+        problems << u"ctas_per_sm=%1 x %2 threads x about %3 registers exceeds the %4 registers "
+                    "of an SM, so the persistent blocks cannot all be resident"_s.arg(k)
+                        .arg(s.warps * 32)
+                        .arg(registerEstimate(s, task))
+                        .arg(device.regsPerSm);
+    return problems;
 }
 
 } // namespace
@@ -651,7 +945,16 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
         paramsParameter(u"ctas_per_sm"_s,
                         u"0: one block per row group; k > 0: a persistent grid of k blocks per "
                         "SM that loops over rows"_s,
-                        ints({0, 1, 2, 4, 8})),
+                        ints({0, 1, 2, 3, 4, 5, 6, 8})),
+        paramsParameter(u"pipeline"_s,
+                        u"layernorm rows that fit in registers: none loads a row, then reduces "
+                        "it; prefetch (persistent grid) loads the next row, packed, before the "
+                        "current row's reductions so DRAM loads stay in flight"_s,
+                        strings({u"none", u"prefetch"})),
+        paramsParameter(u"weights"_s,
+                        u"layernorm W and B with pipeline=prefetch: load reads them per row "
+                        "(L1/L2 hits); registers keeps them packed for all of a block's rows"_s,
+                        strings({u"load", u"registers"})),
     };
 }
 
@@ -689,7 +992,7 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
     const int v = vpt(s);
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
         problems << u"params.vectors_per_thread=%1: must be 1, 2, 4, 8 or 16"_s.arg(v);
-    else if (cacheFloats(s, task) > 64)
+    else if (!prefetch(s) && cacheFloats(s, task) > 64)
         problems << u"vectors_per_thread=%1 x vectorWidth=%2 is %3 cached floats per thread%4; "
                     "at most 64 fit without spilling"_s.arg(v)
                         .arg(s.vectorWidth)
@@ -701,12 +1004,13 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
     else if (task.op == u"reduce" && st != u"one_pass")
         problems << u"stats=two_pass: a reduction reads its row once; use one_pass"_s;
     const int k = ctasPerSm(s);
-    if (k != 0 && k != 1 && k != 2 && k != 4 && k != 8)
-        problems << u"params.ctas_per_sm=%1: must be 0, 1, 2, 4 or 8"_s.arg(k);
+    if (k < 0 || k > 8)
+        problems << u"params.ctas_per_sm=%1: must be 0 to 8"_s.arg(k);
     else if (k > 0 && k * s.warps * 32 > 2048)
         problems << u"ctas_per_sm=%1 x %2 threads exceeds the 2048 threads of an SM, so the "
                     "persistent blocks cannot all be resident"_s.arg(k)
                         .arg(s.warps * 32);
+    problems << pipelineProblems(s, task, device);
     const int regs = registerEstimate(s, task);
     if (qint64(regs) * s.warps * 32 > device.regsPerSm)
         problems << u"about %1 registers x %2 threads exceeds the %3 registers of an SM"_s.arg(regs)
@@ -721,7 +1025,7 @@ ResourceEstimate RowwiseFamily::resources(const Strategy& s, const Task& task,
     return estimateResources(s.warps * 32, smem, registerEstimate(s, task), device);
 }
 
-Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) const {
+Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
     Strategy s;
     s.family = id();
     s.vectorWidth = 1;
@@ -778,14 +1082,48 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) con
     s.params.insert(u"stats"_s, task.op == u"softmax" || task.op == u"layernorm" ? u"two_pass"_s
                                                                                  : u"one_pass"_s);
     s.params.insert(u"ctas_per_sm"_s, 0);
+    s.params.insert(u"pipeline"_s, u"none"_s);
+    s.params.insert(u"weights"_s, u"load"_s);
+    QString grid = u"one block per row group"_s;
+    if (task.op == u"layernorm" && task.n <= chunkElements(s)) {
+        // One bf16 4096-row per block at a time reached only 61% of the DRAM floor (H200): each
+        // block loaded its row, then spent most of its life in barriers and W/B loads with no DRAM
+        // load in flight. Prefetching the next row keeps a row per resident block in flight; W and
+        // B stay in registers when the register file still holds 4 blocks per SM, which takes
+        // their loads off the path between the reductions and the store.
+        s.params.insert(u"pipeline"_s, u"prefetch"_s);
+        s.params.insert(u"weights"_s, u"registers"_s);
+        if (residentBlocks(s, task, device) < 4)
+            s.params.insert(u"weights"_s, u"load"_s);
+        const int k = residentBlocks(s, task, device);
+        s.params.insert(u"ctas_per_sm"_s, k);
+    }
+    if (prefetch(s) && !pipelineProblems(s, task, device).isEmpty()) {
+        // Two packed rows do not fit the registers of a resident block: one row at a time.
+        s.params.insert(u"ctas_per_sm"_s, 0);
+        s.params.insert(u"pipeline"_s, u"none"_s);
+        s.params.insert(u"weights"_s, u"load"_s);
+    }
+    if (prefetch(s)) {
+        const int k = ctasPerSm(s);
+        const qint64 inFlight = qint64(k) * (s.warps * 32 / rowThreads(s)) * task.n *
+                                Task::dtypeBytes(task.dtypeOf(u"X"_s));
+        grid =
+            u"a persistent grid of %1 blocks per SM (as many as the registers hold), each "
+            "loading its next row before reducing the current one (about %2 KB of loads in "
+            "flight per SM), W and B %3"_s.arg(k)
+                .arg(inFlight / 1024)
+                .arg(weightsInRegisters(s) ? u"kept in registers"_s : u"read per row from L1/L2"_s);
+    }
     normalize(s);
     s.rationale =
         u"Memory-bound %1: %2; %3-element vectors (16-byte accesses where the alignment "
-        "allows); %4; one block per row group."_s.arg(task.op, why)
+        "allows); %4; %5."_s.arg(task.op, why)
             .arg(s.vectorWidth)
             .arg(task.op == u"softmax"     ? u"max then sum from registers"_s
                  : task.op == u"layernorm" ? u"mean, then variance, from the row in registers"_s
-                                           : u"fp32 accumulation"_s);
+                                           : u"fp32 accumulation"_s)
+            .arg(grid);
     return s;
 }
 
@@ -795,11 +1133,12 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
     const bool onePass = stats(s) == u"one_pass";
     const int k = ctasPerSm(s);
     const QString op = task.op;
+    const bool pipelined = prefetch(s) && op == u"layernorm";
     QStringList header{
         u"Kevolve built-in kernel, family rowwise (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
         u"Strategy: %1 per row (%2 threads per block), %3-element vectors, %4 vectors per thread "
-        "in registers (rows up to %5 elements are read once), %6, %7."_s
+        "in registers (rows up to %5 elements are read once), %6, %7%8."_s
             .arg(block ? u"one block"_s : u"one warp"_s)
             .arg(s.warps * 32)
             .arg(s.vectorWidth)
@@ -811,7 +1150,11 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
                                     : (onePass ? u"Welford statistics"_s
                                                : u"two-pass statistics (mean, then variance)"_s))
             .arg(k > 0 ? u"a persistent grid of %1 blocks per SM"_s.arg(k)
-                       : u"one block per row group"_s),
+                       : u"one block per row group"_s)
+            .arg(pipelined ? u", the next row prefetched (packed) before the current row's "
+                             "reductions, W and B %1"_s.arg(
+                                 weightsInRegisters(s) ? u"kept in registers"_s : u"read per row"_s)
+                           : QString()),
     };
     if (!s.rationale.isEmpty()) {
         header << u"Rationale:"_s;
@@ -857,13 +1200,34 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
                                                                   : kLayerNormCachedTwoPass)},
                          {u"STREAMING"_s, QString::fromUtf16(onePass ? kLayerNormStreamWelford
                                                                      : kLayerNormStreamTwoPass)}});
-        launch =
-            u"layerNormRows<<<grid, THREADS, 0, stream>>>(\n"
+        const QString layerNormArgs =
+            u"(\n"
             "        static_cast<const ElemX*>(args->inputs[0].data),\n"
             "        static_cast<const ElemW*>(args->inputs[1].data),\n"
             "        static_cast<const ElemB*>(args->inputs[2].data),\n"
             "        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),\n"
             "        static_cast<float>(args->scalars[0]));"_s;
+        launch = u"layerNormRows<<<grid, THREADS, 0, stream>>>"_s + layerNormArgs;
+        if (pipelined) {
+            kernel += render(
+                kLayerNormPrefetch,
+                {{u"WEIGHTS_HELPERS"_s,
+                  weightsInRegisters(s) ? QString::fromUtf16(kWeightsInRegisters) : QString()},
+                 {u"WEIGHTS_ROW"_s,
+                  weightsInRegisters(s) ? u"        keepPacked(weights);\n"_s : QString()},
+                 {u"WEIGHTS_SETUP"_s,
+                  weightsInRegisters(s) ? QString::fromUtf16(kWeightsSetup) : QString()},
+                 {u"WEIGHTS_USE"_s, QString::fromUtf16(weightsInRegisters(s) ? kWeightsFromRegisters
+                                                                             : kWeightsLoaded)}});
+            // Rows longer than the register cache (other shapes than the task's) stream.
+            const QString nested = QString(layerNormArgs).replace(u"\n"_s, u"\n    "_s);
+            launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
+                     "stream.\n"
+                     "    if (N <= CHUNK)\n"
+                     "        layerNormRowsPrefetch<<<grid, THREADS, 0, stream>>>"_s +
+                     nested + u"\n    else\n        layerNormRows<<<grid, THREADS, 0, stream>>>"_s +
+                     nested;
+        }
         alignment =
             u"ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||\n"
             "        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != "

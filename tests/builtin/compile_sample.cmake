@@ -14,6 +14,7 @@ set(points
     "@softmax_f32_test|rowwise|sample|3"
     "@softmax_f16_test|rowwise|sample|2"
     "@layernorm_bf16_test|rowwise|sample|3"
+    "@layernorm_f32_test|rowwise|default|1"
     "@reduce_max_f32_test|rowwise|sample|2"
     "@reduce_sum_f16_test|rowwise|default|1"
     "@gemv_f16_test|gemv|default|1"

@@ -37,7 +37,8 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
     if (mode != u"sample")
         return points;
     QStringList seen{kev::configurationKey(family, first)};
-    // GEMM knobs, then the memory-bound families' (statistics, register cache, grid, split).
+    // GEMM knobs, then the memory-bound families' (statistics, W/B and row prefetching, register
+    // cache, grid, split).
     const QStringList preferred{u"smemLayout"_s,
                                 u"stages"_s,
                                 u"warpN"_s,
@@ -48,6 +49,8 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
                                 u"tile"_s,
                                 u"thread_tile_n"_s,
                                 u"stats"_s,
+                                u"weights"_s,
+                                u"pipeline"_s,
                                 u"vectors_per_thread"_s,
                                 u"ctas_per_sm"_s,
                                 u"split_m"_s,

@@ -565,7 +565,7 @@ private slots:
         QTest::newRow("32-byte access") << u"softmax_f32_test"_s << u"rowwise"_s << u"vectorWidth"_s
                                         << QJsonValue(8) << u"16 bytes"_s;
         QTest::newRow("too many cached")
-            << u"layernorm_f32_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
             << u"cached floats"_s;
         QTest::newRow("two-pass reduce") << u"reduce_max_f32_test"_s << u"rowwise"_s << u"stats"_s
                                          << QJsonValue(u"two_pass"_s) << u"one_pass"_s;
@@ -575,9 +575,84 @@ private slots:
             << u"gemv_f16_test"_s << u"gemv"_s << u"split_m"_s << QJsonValue(4) << u"transpose"_s;
         QTest::newRow("unknown mapping") << u"softmax_f16_test"_s << u"rowwise"_s << u"mapping"_s
                                          << QJsonValue(u"grid"_s) << u"warp or block"_s;
+        QTest::newRow("unknown pipeline")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"double"_s)
+            << u"params.pipeline=\"double\": must be none or prefetch"_s;
+        QTest::newRow("prefetch softmax")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"prefetch"_s)
+            << u"layernorm only, not softmax"_s;
+        QTest::newRow("prefetch, no persistent grid")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(0)
+            << u"needs a persistent grid"_s;
+        QTest::newRow("prefetch, blocks not resident")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(8)
+            << u"cannot all be resident"_s;
+        QTest::newRow("ctas_per_sm out of range")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(12)
+            << u"params.ctas_per_sm=12: must be 0 to 8"_s;
+        QTest::newRow("prefetch, one-pass")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s << QJsonValue(u"one_pass"_s)
+            << u"use stats=two_pass"_s;
+        QTest::newRow("prefetch, row not cached")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(2)
+            << u"rows of 4096 exceed the 2048 elements"_s;
+        QTest::newRow("unknown weights")
+            << u"layernorm_f32_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"smem"_s)
+            << u"params.weights=\"smem\": must be load or registers"_s;
+        QTest::newRow("weights kept without prefetch")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"registers"_s)
+            << u"pipeline=prefetch"_s;
+        QTest::newRow("prefetch, too many packed registers")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
+            << u"packed registers"_s;
         QTest::newRow("persistent too big")
             << u"elementwise_gelu_f16_test"_s << u"elementwise"_s << u"ctas_per_sm"_s
             << QJsonValue(16) << u"ctas_per_sm=16"_s;
+    }
+
+    void layernormPrefetchesWhenTheRowFits() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        // bf16: two packed rows and W/B in registers still leave 4 blocks per SM; f32's twice as
+        // wide rows keep W and B out of registers to stay at 4.
+        for (const auto& [name, weights] : {std::pair{u"layernorm_bf16_test"_s, u"registers"_s},
+                                            std::pair{u"layernorm_f32_test"_s, u"load"_s}}) {
+            const kev::Task t = memoryTask(name);
+            const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+            QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+            QCOMPARE(s.params.value(u"weights"_s).toString(), weights);
+            QCOMPARE(s.params.value(u"ctas_per_sm"_s).toInt(), 4);
+            QVERIFY2(rowwise.constraints(s, t, h200).isEmpty(),
+                     qPrintable(rowwise.constraints(s, t, h200).join(u"; "_s)));
+            QVERIFY(s.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
+            const QString code = rowwise.generate(s, t);
+            QVERIFY(code.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
+            QVERIFY(code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
+            QVERIFY(code.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
+            QCOMPARE(code.contains(u"PackedWeights"_s), weights == u"registers");
+            QVERIFY(!code.contains(u"${"_s));
+        }
+        // The one-row-at-a-time kernel stays for the other ops and for rows that do not fit.
+        const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
+        const kev::Strategy sm = rowwise.defaultStrategy(softmax, h200);
+        QCOMPARE(sm.params.value(u"pipeline"_s).toString(), u"none"_s);
+        QVERIFY(!rowwise.generate(sm, softmax).contains(u"Prefetch"_s));
+        QString error;
+        const auto wide =
+            parse(uR"({"name": "wide", "op": "layernorm", "shape": {"M": 64, "N": 65536},
+                 "dtypes": {"X": "bf16", "W": "bf16", "B": "bf16", "Y": "bf16"},
+                 "alignment": {"leading_dim_multiple": 8}})"_s,
+                  &error);
+        QVERIFY2(wide, qPrintable(error));
+        const kev::Strategy ws = rowwise.defaultStrategy(*wide, h200);
+        QCOMPARE(ws.params.value(u"pipeline"_s).toString(), u"none"_s);
+        QCOMPARE(ws.params.value(u"ctas_per_sm"_s).toInt(), 0);
+        QVERIFY(!rowwise.generate(ws, *wide).contains(u"layerNormRowsPrefetch"_s));
+        // A strategy written before the knobs existed is the one-row-at-a-time kernel.
+        kev::Strategy legacy = rowwise.defaultStrategy(softmax, h200);
+        legacy.params.remove(u"pipeline"_s);
+        legacy.params.remove(u"weights"_s);
+        QVERIFY(rowwise.constraints(legacy, softmax, h200).isEmpty());
     }
 
     void memoryConstraintsRejectImpossiblePoints() {

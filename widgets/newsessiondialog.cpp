@@ -45,6 +45,7 @@ NewSessionDialog::NewSessionDialog(const AppSettings& app, bool stepMode, QWidge
     , m_reviewer(backendBox(this))
     , m_iterations(new QSpinBox(this))
     , m_target(new QDoubleSpinBox(this))
+    , m_targetFloor(new QDoubleSpinBox(this))
     , m_stepMode(new QCheckBox(u"Step mode: wait for me at every gate"_s, this))
     , m_gatePlans(new QCheckBox(u"Also stop after planning"_s, this))
     , m_dir(new QLineEdit(this)) {
@@ -69,6 +70,19 @@ NewSessionDialog::NewSessionDialog(const AppSettings& app, bool stepMode, QWidge
     m_target->setSingleStep(0.05);
     m_target->setValue(1.0);
     m_target->setSpecialValueText(u"none"_s);
+    // The harness calls a kernel past 110% of the floor suspicious, so a higher target is
+    // unreachable.
+    m_targetFloor->setRange(0, 110);
+    m_targetFloor->setDecimals(0);
+    m_targetFloor->setSingleStep(5);
+    m_targetFloor->setValue(EngineSettings().targetFloorPercent);
+    m_targetFloor->setSuffix(u"% of the DRAM floor"_s);
+    m_targetFloor->setSpecialValueText(u"off"_s);
+    m_targetFloor->setToolTip(
+        u"Memory-bound tasks only (softmax, layernorm, reduce, elementwise, GEMV): the run stops "
+        "at the target when a kernel reaches both the speed-up and this share of the DRAM "
+        "roofline floor. Beating a plain reference kernel says little there. Compute-bound tasks "
+        "(GEMM) ignore it. Off: the speed-up alone decides."_s);
     m_stepMode->setChecked(stepMode);
     m_gatePlans->setEnabled(stepMode);
     m_dir->setText(
@@ -79,6 +93,11 @@ NewSessionDialog::NewSessionDialog(const AppSettings& app, bool stepMode, QWidge
     dirRow->addWidget(m_dir, 1);
     dirRow->addWidget(browse);
 
+    auto* targetRow = new QHBoxLayout;
+    targetRow->addWidget(m_target, 1);
+    targetRow->addWidget(new QLabel(u"and"_s, this));
+    targetRow->addWidget(m_targetFloor, 1);
+
     auto* form = new QFormLayout;
     form->addRow(u"Task"_s, taskRow);
     form->addRow(QString(), m_taskSummary);
@@ -86,7 +105,7 @@ NewSessionDialog::NewSessionDialog(const AppSettings& app, bool stepMode, QWidge
     form->addRow(u"Coder"_s, m_coder);
     form->addRow(u"Reviewer"_s, m_reviewer);
     form->addRow(u"Iterations"_s, m_iterations);
-    form->addRow(u"Target"_s, m_target);
+    form->addRow(u"Target"_s, targetRow);
     form->addRow(QString(), m_stepMode);
     form->addRow(QString(), m_gatePlans);
     form->addRow(u"Session folder"_s, dirRow);
@@ -160,6 +179,7 @@ EngineSettings NewSessionDialog::settings() const {
     s.reviewerBackend = m_reviewer->currentText();
     s.maxIterations = m_iterations->value();
     s.targetSpeedup = m_target->value();
+    s.targetFloorPercent = m_targetFloor->value();
     s.stepMode = m_stepMode->isChecked();
     s.gatePlans = s.stepMode && m_gatePlans->isChecked();
     m_app.applyTo(s);

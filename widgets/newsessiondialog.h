@@ -1,5 +1,6 @@
 // Starts a session: a task from the library or a file (editable), a backend per role, the number
-// of iterations, the target speed-up, step or automatic mode, and the session folder.
+// of iterations, the target speed-up (and, for memory-bound tasks, the target share of the DRAM
+// floor), step or automatic mode, and the session folder.
 #pragma once
 
 #include "appsettings.h"
@@ -45,6 +46,7 @@ private:
     QComboBox* m_reviewer;
     QSpinBox* m_iterations;
     QDoubleSpinBox* m_target;
+    QDoubleSpinBox* m_targetFloor;
     QCheckBox* m_stepMode;
     QCheckBox* m_gatePlans;
     QLineEdit* m_dir;

@@ -3,6 +3,8 @@
 # (Qt and its dependencies; not glibc, the C++ runtime or CUDA), so that kevolve-cli runs there:
 #   scripts/pack-runtime.sh OUT.tar.xz BINARY...
 # On the GPU host: mkdir -p /tmp/qt && tar -xJf OUT.tar.xz -C /tmp/qt && export LD_LIBRARY_PATH=/tmp/qt
+# The pack includes Kevolve's own shared libraries (libkevolve-core.so), so pack again after every
+# build: a binary run against an older libkevolve-core.so crashes at start-up (seen on the H200).
 set -euo pipefail
 out=$1
 shift

@@ -506,22 +506,14 @@ constexpr auto kLayerNormStreamWelford =
             const float mean = total.mean;
             const float variance = total.m2 / count;)CU";
 
-// ---- layernorm, prefetching the next row ----
+// ---- layernorm, rows held across iterations ----
 
-// A persistent block keeps its rows packed as loaded and issues the next row's loads before the
-// current row's reductions, so DRAM loads stay in flight through the barriers, the W/B reads and
-// the stores (one row per block in flight was too little for 8 KB bf16 rows).
-constexpr auto kLayerNormPrefetch = uR"CU(
+// Packed vectors (as loaded, converted to float on use) and the asm barrier that keeps them
+// packed; shared by the layernorm kernels that hold data across rows.
+constexpr auto kPackedHelpers = uR"CU(
 using RawX = Raw<VEC * sizeof(ElemX)>::type;
 using RawW = Raw<VEC * sizeof(ElemW)>::type;
 using RawB = Raw<VEC * sizeof(ElemB)>::type;
-
-// A thread's share of a row that fits in registers, still packed (converted on use, so two rows
-// fit), and the row's first element, the shift of its statistics.
-struct PackedRow {
-    RawX v[VPT];
-    ElemX first;
-};
 
 // VEC elements of p[0..valid) packed, the rest `fill`; vectors inside the row take one access.
 template <typename T, typename R>
@@ -548,18 +540,6 @@ __device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
         v[i] = toFloat(e[i]);
 }
 
-// Issues the loads of row x and returns without waiting for them. Columns past N read as x[0], so
-// their deviation from the shift is exactly 0.
-__device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
-{
-    r.first = x[0];
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        loadPackedVec(x + col, N - col, r.first, r.v[j]);
-    }
-}
-
 // An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
 // converted again where needed: otherwise the compiler keeps the floats of the first conversion
 // (the current row across its three passes, W and B across all rows), which take twice the
@@ -580,6 +560,33 @@ template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
         memcpy(&raw, &half, sizeof(R));
     }
 }
+)CU";
+
+// ---- layernorm, prefetching the next row ----
+
+// A persistent block keeps its rows packed as loaded and issues the next row's loads before the
+// current row's reductions, so DRAM loads stay in flight through the barriers, the W/B reads and
+// the stores (one row per block in flight was too little for 8 KB bf16 rows).
+constexpr auto kLayerNormPrefetch = uR"CU(
+// A thread's share of a row that fits in registers, still packed (converted on use, so two rows
+// fit), and the row's first element, the shift of its statistics.
+struct PackedRow {
+    RawX v[VPT];
+    ElemX first;
+};
+
+// Issues the loads of row x and returns without waiting for them. Columns past N read as x[0], so
+// their deviation from the shift is exactly 0.
+__device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
+{
+    r.first = x[0];
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        loadPackedVec(x + col, N - col, r.first, r.v[j]);
+    }
+}
+
 __device__ __forceinline__ void keepPacked(PackedRow& r)
 {
 #pragma unroll
@@ -707,6 +714,155 @@ constexpr auto kWeightsLoaded = uR"CU(            if (col + VEC <= N) {
                 loadTail(B + col, N - col, 0.0f, b);
             })CU";
 
+// ---- layernorm, rows copied ahead into shared memory ----
+
+// A persistent block keeps DEPTH rows in flight through cp.async copies into a shared-memory ring:
+// registers no longer bound the depth (prefetch holds one row ahead, 32 KB per SM for bf16 4096
+// rows at 4 blocks per SM), shared memory does. Each thread copies and reads back only its own
+// vectors, so the ring needs no barrier, only the thread's own cp.async.wait_group.
+constexpr auto kLayerNormAsync = uR"CU(
+// Rows in flight per block; the ring has a slot for each, laid out [slot][vector j][thread] in
+// units of one vector, so neighbouring threads touch neighbouring 16 bytes (no bank conflicts).
+constexpr int DEPTH = ${DEPTH};
+constexpr int RING_BYTES = DEPTH * VPT * THREADS * static_cast<int>(sizeof(RawX));
+
+// One vector from global to shared memory without passing through registers. Of its bytes only
+// the first `bytes` are read; the rest of the vector is written as zeros.
+__device__ __forceinline__ void copyVecAsync(RawX* dst, const ElemX* src, int bytes)
+{
+    const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(dst));
+    if constexpr (sizeof(RawX) == 16)
+        // L2 only: the row is read once, so it should not evict W and B from L1.
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(src),
+                     "r"(bytes)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to), "l"(src),
+                     "n"(static_cast<int>(sizeof(RawX))), "r"(bytes)
+                     : "memory");
+}
+
+__device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// Waits until at most `Pending` of this thread's most recent copy groups are still in flight.
+template <int Pending> __device__ __forceinline__ void waitCopies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// Issues this thread's copies of row x into ring slot `slot` and returns without waiting. Bytes
+// past N arrive as zeros (the statistics mask them by each vector's valid count); vectors wholly
+// past N read nothing.
+__device__ __forceinline__ void copyRow(RawX* ring, int slot, const ElemX* x, long long N, int t)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        const int valid = static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+        copyVecAsync(ring + (slot * VPT + j) * THREADS + threadIdx.x, valid > 0 ? x + col : x,
+                     valid * static_cast<int>(sizeof(ElemX)));
+    }
+}
+
+// x - shift of vector j of this thread's share of a ring slot.
+__device__ __forceinline__ void slotDeviations(const RawX* mine, int j, float shift, float (&d)[VEC])
+{
+    const RawX raw = mine[j * THREADS]; // one 16-byte shared load, not one per element pair
+    unpackVec<ElemX>(raw, d);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        d[i] -= shift;
+}
+${WEIGHTS_HELPERS}
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+    layerNormRowsAsync(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                       const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
+                       long long N, long long ldx, long long ldy, float epsilon)
+{
+    extern __shared__ __align__(16) unsigned char ringMemory[];
+    RawX* ring = reinterpret_cast<RawX*>(ringMemory);
+    const int t = threadIdx.x % ROW_THREADS;
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
+    long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+${WEIGHTS_SETUP}
+    // The first DEPTH - 1 rows go out before any is used. Every step commits one group, empty
+    // when there is no row, so group k is always row k and the wait count stays fixed.
+#pragma unroll
+    for (int k = 0; k < DEPTH - 1; ++k) {
+        if (row + k * step < M)
+            copyRow(ring, k, X + (row + k * step) * ldx, N, t);
+        commitCopies();
+    }
+    // x[0], the shift of a row's statistics, is wanted by every thread before its sum: a scalar
+    // load issued one row ahead, so its latency hides behind the previous row.
+    ElemX first = row < M ? X[row * ldx] : ElemX(0.0f);
+    int slot = 0;
+    for (; row < M; row += step) {
+        // Row + DEPTH - 1 steps goes into the previous row's slot. Only this thread ever touches
+        // its vectors of a slot, and it has read them and stored that row's output in the
+        // previous iteration (keep the store before these copies), so no barrier is needed.
+        const long long ahead = row + (DEPTH - 1) * step;
+        if (ahead < M)
+            copyRow(ring, slot == 0 ? DEPTH - 1 : slot - 1, X + ahead * ldx, N, t);
+        commitCopies();
+        const ElemX nextFirst = row + step < M ? X[(row + step) * ldx] : ElemX(0.0f);
+        // Issuing before waiting keeps DEPTH rows in flight here; this row's group is complete
+        // once no more than the DEPTH - 1 younger ones are pending.
+        waitCopies<DEPTH - 1>();
+        const RawX* mine = ring + slot * VPT * THREADS + threadIdx.x;
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(first);
+${WEIGHTS_ROW}        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const int valid = validIn(N, 0, j, t);
+            float d[VEC];
+            slotDeviations(mine, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                sum += i < valid ? d[i] : 0.0f; // zero-filled columns past N would give -shift
+        }
+        const float mean = rowReduce(sum, sumOf) / count;
+        float squares = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const int valid = validIn(N, 0, j, t);
+            float d[VEC];
+            slotDeviations(mine, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                const float e = i < valid ? d[i] - mean : 0.0f;
+                squares = fmaf(e, e, squares);
+            }
+        }
+        const float variance = rowReduce(squares, sumOf) / count;
+        const float rstd = 1.0f / sqrtf(variance + epsilon);
+        ElemY* y = Y + row * ldy;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            float d[VEC];
+            slotDeviations(mine, j, shift, d);
+            float w[VEC];
+            float b[VEC];
+${WEIGHTS_USE}
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
+            if (col + VEC <= N)
+                storeVec(y + col, d);
+            else
+                storeTail(y + col, N - col, d);
+        }
+        first = nextFirst;
+        slot = slot == DEPTH - 1 ? 0 : slot + 1;
+    }
+}
+)CU";
+
 // ---- reduce ----
 
 constexpr auto kReduce = uR"CU(${NAN_MAX}
@@ -786,6 +942,16 @@ bool prefetch(const Strategy& s) {
     return pipeline(s) == u"prefetch";
 }
 
+bool asyncRing(const Strategy& s) {
+    return pipeline(s) == u"async";
+}
+
+// Rows in flight per block with pipeline=async; a strategy without the knob gets 4, and the other
+// pipelines ignore it (so a pipeline move keeps a valid point).
+int depth(const Strategy& s) {
+    return intParam(s, u"depth"_s, 4);
+}
+
 QString weights(const Strategy& s) {
     const QString w = stringParam(s, u"weights"_s);
     return w.isEmpty() && !s.params.contains(u"weights"_s) ? u"load"_s : w;
@@ -842,54 +1008,109 @@ int registerEstimate(const Strategy& s, const Task& task) {
     // sm_90a: 121 registers for bf16 4 warps x 4 vectors of 8 with W and B kept, 87 without).
     if (prefetch(s) && task.op == u"layernorm")
         return prefetchWords(s, task) + 40 + 2 * s.vectorWidth + 2 * vpt(s);
+    // The ring holds the rows; registers keep W and B when asked, and one vector converted.
+    if (asyncRing(s) && task.op == u"layernorm")
+        return (weightsInRegisters(s) ? packedWeightWords(s, task) : 0) + 40 + 2 * s.vectorWidth +
+               2 * vpt(s);
     return cacheFloats(s, task) + 40;
 }
+
+// Bytes of one vector access of X.
+int vectorBytes(const Strategy& s, const Task& task) {
+    return s.vectorWidth * Task::dtypeBytes(task.dtypeOf(u"X"_s));
+}
+
+// The pipeline=async ring: depth rows of every thread's vectors.
+qint64 ringBytes(const Strategy& s, const Task& task) {
+    return qint64(depth(s)) * vpt(s) * s.warps * 32 * vectorBytes(s, task);
+}
+
+// Shared memory of one block: the block reduction's partials, and the ring with pipeline=async.
+qint64 smemPerBlock(const Strategy& s, const Task& task) {
+    const qint64 partials = mapping(s) == u"block" ? qint64(s.warps) * 12 : 0;
+    return partials + (asyncRing(s) && task.op == u"layernorm" ? ringBytes(s, task) : 0);
+}
+
+// The runtime reserves 1 KB of an SM's shared memory per resident block (sm_80 and newer).
+constexpr qint64 kSmemReservedPerBlock = 1024;
 
 // Elements of a row the registers of its threads cover in one load.
 qint64 chunkElements(const Strategy& s) {
     return qint64(rowThreads(s)) * s.vectorWidth * vpt(s);
 }
 
-// Blocks per SM the register file holds for this configuration, at most 8 (and the SM's 2048
-// threads).
+// Blocks per SM the register file and shared memory hold for this configuration, at most 8 (and
+// the SM's 2048 threads).
 int residentBlocks(const Strategy& s, const Task& task, const DeviceInfo& device) {
     const qint64 threads = qint64(s.warps) * 32;
     const qint64 byRegs = device.regsPerSm / (qint64(registerEstimate(s, task)) * threads);
-    return int(std::min({byRegs, 2048 / threads, qint64(8)}));
+    const qint64 bySmem = device.smemPerSm / (smemPerBlock(s, task) + kSmemReservedPerBlock);
+    return int(std::min({byRegs, bySmem, 2048 / threads, qint64(8)}));
 }
 
 QStringList pipelineProblems(const Strategy& s, const Task& task, const DeviceInfo& device) {
     QStringList problems;
     const QString p = pipeline(s);
     const QString w = weights(s);
-    if (p != u"none" && p != u"prefetch")
-        problems << u"params.pipeline=\"%1\": must be none or prefetch"_s.arg(p);
+    if (p != u"none" && p != u"prefetch" && p != u"async")
+        problems << u"params.pipeline=\"%1\": must be none, prefetch or async"_s.arg(p);
     if (w != u"load" && w != u"registers")
         problems << u"params.weights=\"%1\": must be load or registers"_s.arg(w);
-    if (w == u"registers" && p != u"prefetch")
-        problems << u"weights=registers: only a prefetching persistent block (pipeline=prefetch) "
-                    "keeps W and B across rows"_s;
-    if (p != u"prefetch")
+    if (w == u"registers" && p != u"prefetch" && p != u"async")
+        problems << u"weights=registers: only a persistent block that keeps rows in flight "
+                    "(pipeline=prefetch or async) keeps W and B across rows"_s;
+    if (p != u"prefetch" && p != u"async")
         return problems;
     if (task.op != u"layernorm") {
-        problems << u"pipeline=prefetch: implemented for layernorm only, not %1"_s.arg(task.op);
+        problems << u"pipeline=%1: implemented for layernorm only, not %2"_s.arg(p, task.op);
         return problems;
     }
     const int k = ctasPerSm(s);
     if (k == 0)
-        problems << u"pipeline=prefetch needs a persistent grid to have a next row: set "
-                    "params.ctas_per_sm to 1..8"_s;
+        problems << u"pipeline=%1 needs a persistent grid to have a next row: set "
+                    "params.ctas_per_sm to 1..8"_s.arg(p);
     if (stats(s) != u"two_pass")
-        problems << u"pipeline=prefetch computes two-pass statistics; use stats=two_pass"_s;
+        problems << u"pipeline=%1 computes two-pass statistics; use stats=two_pass"_s.arg(p);
     if (task.n > chunkElements(s))
-        problems << u"pipeline=prefetch keeps the row in registers, but rows of %1 exceed the %2 "
-                    "elements its threads cover (row threads x vectorWidth x "
-                    "vectors_per_thread)"_s.arg(task.n)
+        problems << u"pipeline=%1 keeps the row %2, but rows of %3 exceed the %4 elements its "
+                    "threads cover (row threads x vectorWidth x vectors_per_thread)"_s
+                        .arg(p, p == u"async" ? u"in its shared-memory ring"_s : u"in registers"_s)
+                        .arg(task.n)
                         .arg(chunkElements(s));
-    if (prefetchWords(s, task) > 128)
+    if (p == u"prefetch" && prefetchWords(s, task) > 128)
         problems << u"pipeline=prefetch holds %1 packed registers per thread (two rows%2); at most "
                     "128 fit beside the arithmetic"_s.arg(prefetchWords(s, task))
                         .arg(weightsInRegisters(s) ? u", W and B"_s : QString());
+    if (p == u"async") {
+        const int d = depth(s);
+        if (d < 2 || d > 6)
+            problems << u"params.depth=%1: rows in flight per block with pipeline=async must be "
+                        "2 to 6"_s.arg(d);
+        const int bytes = vectorBytes(s, task);
+        if (bytes != 4 && bytes != 8 && bytes != 16)
+            problems << u"pipeline=async copies whole vectors with cp.async (4, 8 or 16 bytes), "
+                        "but vectorWidth=%1 of %2 is %3 bytes"_s.arg(s.vectorWidth)
+                            .arg(task.dtypeOf(u"X"_s))
+                            .arg(bytes);
+        if (device.ccMajor < 8)
+            problems << u"pipeline=async needs cp.async (sm_80 or newer); device %1 is sm_%2%3"_s
+                            .arg(device.name)
+                            .arg(device.ccMajor)
+                            .arg(device.ccMinor);
+        const qint64 block = smemPerBlock(s, task);
+        if (block > device.smemPerBlockOptin)
+            problems << u"pipeline=async ring of %1 bytes (depth x threads x vectors_per_thread x "
+                        "%2-byte vectors) exceeds the %3 bytes of shared memory a block may "
+                        "have"_s.arg(block)
+                            .arg(bytes)
+                            .arg(device.smemPerBlockOptin);
+        else if (k > 0 && qint64(k) * (block + kSmemReservedPerBlock) > device.smemPerSm)
+            problems << u"ctas_per_sm=%1 x (%2 bytes of ring and partials + 1024 reserved) "
+                        "exceeds the %3 bytes of shared memory of an SM, so the persistent "
+                        "blocks cannot all be resident"_s.arg(k)
+                            .arg(block)
+                            .arg(device.smemPerSm);
+    }
     const qint64 regs = qint64(registerEstimate(s, task)) * s.warps * 32 * std::max(k, 1);
     if (k > 0 && regs > device.regsPerSm)
         problems << u"ctas_per_sm=%1 x %2 threads x about %3 registers exceeds the %4 registers "
@@ -949,11 +1170,18 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
         paramsParameter(u"pipeline"_s,
                         u"layernorm rows that fit in registers: none loads a row, then reduces "
                         "it; prefetch (persistent grid) loads the next row, packed, before the "
-                        "current row's reductions so DRAM loads stay in flight"_s,
-                        strings({u"none", u"prefetch"})),
+                        "current row's reductions so DRAM loads stay in flight; async "
+                        "(persistent grid) keeps depth rows in flight through cp.async copies "
+                        "into a shared-memory ring"_s,
+                        strings({u"none", u"prefetch", u"async"})),
+        paramsParameter(u"depth"_s,
+                        u"rows in flight per block with pipeline=async (ring slots of shared "
+                        "memory); ignored by the other pipelines"_s,
+                        ints({2, 3, 4, 5, 6})),
         paramsParameter(u"weights"_s,
-                        u"layernorm W and B with pipeline=prefetch: load reads them per row "
-                        "(L1/L2 hits); registers keeps them packed for all of a block's rows"_s,
+                        u"layernorm W and B with pipeline=prefetch or async: load reads them per "
+                        "row (L1/L2 hits); registers keeps them packed for all of a block's "
+                        "rows"_s,
                         strings({u"load", u"registers"})),
     };
 }
@@ -992,7 +1220,7 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
     const int v = vpt(s);
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
         problems << u"params.vectors_per_thread=%1: must be 1, 2, 4, 8 or 16"_s.arg(v);
-    else if (!prefetch(s) && cacheFloats(s, task) > 64)
+    else if (!prefetch(s) && !asyncRing(s) && cacheFloats(s, task) > 64)
         problems << u"vectors_per_thread=%1 x vectorWidth=%2 is %3 cached floats per thread%4; "
                     "at most 64 fit without spilling"_s.arg(v)
                         .arg(s.vectorWidth)
@@ -1021,8 +1249,8 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate RowwiseFamily::resources(const Strategy& s, const Task& task,
                                           const DeviceInfo& device) const {
-    const qint64 smem = mapping(s) == u"block" ? qint64(s.warps) * 12 : 0;
-    return estimateResources(s.warps * 32, smem, registerEstimate(s, task), device);
+    return estimateResources(s.warps * 32, smemPerBlock(s, task), registerEstimate(s, task),
+                             device);
 }
 
 Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
@@ -1085,18 +1313,40 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     s.params.insert(u"pipeline"_s, u"none"_s);
     s.params.insert(u"weights"_s, u"load"_s);
     QString grid = u"one block per row group"_s;
-    if (task.op == u"layernorm" && task.n <= chunkElements(s)) {
+    const int xBytes = Task::dtypeBytes(task.dtypeOf(u"X"_s));
+    const qint64 rowBytes = qint64(s.warps * 32 / rowThreads(s)) * task.n * xBytes;
+    // f32 layernorm keeps one row at a time: its 16 KB rows already keep enough loads in flight,
+    // and the prefetching kernel ran slower (86.2% of the DRAM floor against 92.2%, H200).
+    if (task.op == u"layernorm" && task.n <= chunkElements(s) && xBytes == 2) {
         // One bf16 4096-row per block at a time reached only 61% of the DRAM floor (H200): each
         // block loaded its row, then spent most of its life in barriers and W/B loads with no DRAM
-        // load in flight. Prefetching the next row keeps a row per resident block in flight; W and
-        // B stay in registers when the register file still holds 4 blocks per SM, which takes
-        // their loads off the path between the reductions and the store.
-        s.params.insert(u"pipeline"_s, u"prefetch"_s);
+        // load in flight. Prefetching the next row in registers reached 75.6% at 4 blocks per SM,
+        // where registers capped it at one 8 KB row ahead per block; a shared-memory ring keeps
+        // several rows in flight per block, aimed at about 96 KB per SM beyond the rows being
+        // reduced. W and B stay in registers when 4 blocks per SM still fit, which takes their
+        // loads off the path between the reductions and the store.
+        s.params.insert(u"pipeline"_s, u"async"_s);
         s.params.insert(u"weights"_s, u"registers"_s);
+        s.params.insert(u"depth"_s, 2);
         if (residentBlocks(s, task, device) < 4)
             s.params.insert(u"weights"_s, u"load"_s);
-        const int k = residentBlocks(s, task, device);
+        const int k = std::min(4, residentBlocks(s, task, device));
         s.params.insert(u"ctas_per_sm"_s, k);
+        const qint64 aim = 96 * 1024;
+        const qint64 perStep = std::max<qint64>(1, qint64(k) * rowBytes);
+        int d = int(std::clamp<qint64>(1 + (aim + perStep - 1) / perStep, 2, 6));
+        s.params.insert(u"depth"_s, d);
+        while (d > 2 && !pipelineProblems(s, task, device).isEmpty())
+            s.params.insert(u"depth"_s, --d);
+        if (!pipelineProblems(s, task, device).isEmpty()) {
+            // No ring fits (or no cp.async): the registers prefetch the next row instead.
+            s.params.remove(u"depth"_s);
+            s.params.insert(u"pipeline"_s, u"prefetch"_s);
+            s.params.insert(u"weights"_s, u"registers"_s);
+            if (residentBlocks(s, task, device) < 4)
+                s.params.insert(u"weights"_s, u"load"_s);
+            s.params.insert(u"ctas_per_sm"_s, residentBlocks(s, task, device));
+        }
     }
     if (prefetch(s) && !pipelineProblems(s, task, device).isEmpty()) {
         // Two packed rows do not fit the registers of a resident block: one row at a time.
@@ -1104,16 +1354,24 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         s.params.insert(u"pipeline"_s, u"none"_s);
         s.params.insert(u"weights"_s, u"load"_s);
     }
+    const QString weightsText =
+        weightsInRegisters(s) ? u"kept in registers"_s : u"read per row from L1/L2"_s;
     if (prefetch(s)) {
         const int k = ctasPerSm(s);
-        const qint64 inFlight = qint64(k) * (s.warps * 32 / rowThreads(s)) * task.n *
-                                Task::dtypeBytes(task.dtypeOf(u"X"_s));
-        grid =
-            u"a persistent grid of %1 blocks per SM (as many as the registers hold), each "
-            "loading its next row before reducing the current one (about %2 KB of loads in "
-            "flight per SM), W and B %3"_s.arg(k)
-                .arg(inFlight / 1024)
-                .arg(weightsInRegisters(s) ? u"kept in registers"_s : u"read per row from L1/L2"_s);
+        grid = u"a persistent grid of %1 blocks per SM (as many as the registers hold), each "
+               "loading its next row before reducing the current one (about %2 KB of loads in "
+               "flight per SM), W and B %3"_s.arg(k)
+                   .arg(qint64(k) * rowBytes / 1024)
+                   .arg(weightsText);
+    } else if (asyncRing(s)) {
+        const int k = ctasPerSm(s);
+        grid = u"a persistent grid of %1 blocks per SM, each copying rows ahead with cp.async "
+               "into a shared-memory ring of %2 rows (%3 KB per block; about %4 KB of loads in "
+               "flight per SM beyond the rows being reduced), W and B %5"_s.arg(k)
+                   .arg(depth(s))
+                   .arg(ringBytes(s, task) / 1024)
+                   .arg(qint64(k) * (depth(s) - 1) * rowBytes / 1024)
+                   .arg(weightsText);
     }
     normalize(s);
     s.rationale =
@@ -1121,7 +1379,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         "allows); %4; %5."_s.arg(task.op, why)
             .arg(s.vectorWidth)
             .arg(task.op == u"softmax"     ? u"max then sum from registers"_s
-                 : task.op == u"layernorm" ? u"mean, then variance, from the row in registers"_s
+                 : task.op == u"layernorm" ? u"mean, then variance, from the row in %1"_s.arg(
+                                                 asyncRing(s) ? u"shared memory"_s : u"registers"_s)
                                            : u"fp32 accumulation"_s)
             .arg(grid);
     return s;
@@ -1134,15 +1393,17 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
     const int k = ctasPerSm(s);
     const QString op = task.op;
     const bool pipelined = prefetch(s) && op == u"layernorm";
+    const bool ring = asyncRing(s) && op == u"layernorm";
     QStringList header{
         u"Kevolve built-in kernel, family rowwise (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
         u"Strategy: %1 per row (%2 threads per block), %3-element vectors, %4 vectors per thread "
-        "in registers (rows up to %5 elements are read once), %6, %7%8."_s
+        "%5 (rows up to %6 elements are read once), %7, %8%9."_s
             .arg(block ? u"one block"_s : u"one warp"_s)
             .arg(s.warps * 32)
             .arg(s.vectorWidth)
             .arg(vpt(s))
+            .arg(ring ? u"in a shared-memory ring"_s : u"in registers"_s)
             .arg(qint64(rowThreads(s)) * s.vectorWidth * vpt(s))
             .arg(op == u"reduce"    ? u"fp32 accumulators per register slot"_s
                  : op == u"softmax" ? (onePass ? u"online softmax (maximum and sum in one pass)"_s
@@ -1154,7 +1415,12 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             .arg(pipelined ? u", the next row prefetched (packed) before the current row's "
                              "reductions, W and B %1"_s.arg(
                                  weightsInRegisters(s) ? u"kept in registers"_s : u"read per row"_s)
-                           : QString()),
+                 : ring
+                     ? u", %1 rows per block in flight through cp.async copies into a "
+                       "shared-memory ring (%2 bytes), W and B %3"_s.arg(depth(s))
+                           .arg(ringBytes(s, task))
+                           .arg(weightsInRegisters(s) ? u"kept in registers"_s : u"read per row"_s)
+                     : QString()),
     };
     if (!s.rationale.isEmpty()) {
         header << u"Rationale:"_s;
@@ -1208,25 +1474,42 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             "        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),\n"
             "        static_cast<float>(args->scalars[0]));"_s;
         launch = u"layerNormRows<<<grid, THREADS, 0, stream>>>"_s + layerNormArgs;
+        const QMap<QString, QString> weightsParts{
+            {u"WEIGHTS_HELPERS"_s,
+             weightsInRegisters(s) ? QString::fromUtf16(kWeightsInRegisters) : QString()},
+            {u"WEIGHTS_ROW"_s,
+             weightsInRegisters(s) ? u"        keepPacked(weights);\n"_s : QString()},
+            {u"WEIGHTS_SETUP"_s,
+             weightsInRegisters(s) ? QString::fromUtf16(kWeightsSetup) : QString()},
+            {u"WEIGHTS_USE"_s,
+             QString::fromUtf16(weightsInRegisters(s) ? kWeightsFromRegisters : kWeightsLoaded)}};
+        // Rows longer than the register cache (other shapes than the task's) stream.
+        const QString nested = QString(layerNormArgs).replace(u"\n"_s, u"\n    "_s);
         if (pipelined) {
-            kernel += render(
-                kLayerNormPrefetch,
-                {{u"WEIGHTS_HELPERS"_s,
-                  weightsInRegisters(s) ? QString::fromUtf16(kWeightsInRegisters) : QString()},
-                 {u"WEIGHTS_ROW"_s,
-                  weightsInRegisters(s) ? u"        keepPacked(weights);\n"_s : QString()},
-                 {u"WEIGHTS_SETUP"_s,
-                  weightsInRegisters(s) ? QString::fromUtf16(kWeightsSetup) : QString()},
-                 {u"WEIGHTS_USE"_s, QString::fromUtf16(weightsInRegisters(s) ? kWeightsFromRegisters
-                                                                             : kWeightsLoaded)}});
-            // Rows longer than the register cache (other shapes than the task's) stream.
-            const QString nested = QString(layerNormArgs).replace(u"\n"_s, u"\n    "_s);
+            kernel += QString::fromUtf16(kPackedHelpers) + render(kLayerNormPrefetch, weightsParts);
             launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
                      "stream.\n"
                      "    if (N <= CHUNK)\n"
                      "        layerNormRowsPrefetch<<<grid, THREADS, 0, stream>>>"_s +
                      nested + u"\n    else\n        layerNormRows<<<grid, THREADS, 0, stream>>>"_s +
                      nested;
+        } else if (ring) {
+            auto parts = weightsParts;
+            parts.insert(u"DEPTH"_s, QString::number(depth(s)));
+            kernel += QString::fromUtf16(kPackedHelpers) + render(kLayerNormAsync, parts);
+            launch =
+                u"// Rows that fit the ring take the cp.async kernel; longer rows stream.\n"
+                "    if (N <= CHUNK) {\n"
+                "        // Over 48 KB of dynamic shared memory must be asked for.\n"
+                "        if (RING_BYTES > 48 * 1024 &&\n"
+                "            cudaFuncSetAttribute(layerNormRowsAsync,\n"
+                "                                 cudaFuncAttributeMaxDynamicSharedMemorySize,\n"
+                "                                 RING_BYTES) != cudaSuccess)\n"
+                "            return 5;\n"
+                "        layerNormRowsAsync<<<grid, THREADS, RING_BYTES, stream>>>"_s +
+                QString(nested).replace(u"\n"_s, u"\n    "_s) +
+                u"\n    } else {\n        layerNormRows<<<grid, THREADS, 0, stream>>>"_s +
+                QString(nested).replace(u"\n"_s, u"\n    "_s) + u"\n    }"_s;
         }
         alignment =
             u"ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||\n"

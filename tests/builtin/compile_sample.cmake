@@ -1,7 +1,9 @@
 # Generates a fixed sample of parameter points with kev-builtin-gen and compiles each kernel the
 # way the harness does for sm_90a; fails on a compile error or any ptxas spill.
 # Inputs: GEN (kev-builtin-gen), NVCC, INCLUDE (harness/include), OUT (scratch folder), TASKS
-# (tests/builtin/tasks, the memory-bound test tasks; a task starting with @ is a file there).
+# (tests/builtin/tasks, the memory-bound test tasks; a task starting with @ is a file there),
+# STRATEGIES (tests/builtin/strategies; a mode "strategy=FILE" generates that strategy file, into
+# its own subfolder since the generator names files by task, family and point index).
 file(REMOVE_RECURSE "${OUT}")
 set(points
     "gemm_fp16_fp32_4096|mma_sync|sample|2"
@@ -13,7 +15,8 @@ set(points
     "gemm_fp16_fp32_4096|wmma|sample|2"
     "@softmax_f32_test|rowwise|sample|3"
     "@softmax_f16_test|rowwise|sample|2"
-    "@layernorm_bf16_test|rowwise|sample|3"
+    "@layernorm_bf16_test|rowwise|sample|4"
+    "@layernorm_bf16_test|rowwise|strategy=layernorm_async_vec4.json|1"
     "@layernorm_f32_test|rowwise|default|1"
     "@reduce_max_f32_test|rowwise|sample|2"
     "@reduce_sum_f16_test|rowwise|default|1"
@@ -31,14 +34,19 @@ foreach(entry IN LISTS points)
         string(SUBSTRING "${task}" 1 -1 task)
         set(task "${TASKS}/${task}.json")
     endif()
-    execute_process(COMMAND "${GEN}" --out "${OUT}" --task ${task} --family ${family}
-                            --points ${mode} --max-points ${count}
+    set(out "${OUT}")
+    set(pointArgs --points ${mode} --max-points ${count})
+    if(mode MATCHES "^strategy=(.*)$")
+        set(out "${OUT}/${CMAKE_MATCH_1}")
+        set(pointArgs --strategy "${STRATEGIES}/${CMAKE_MATCH_1}")
+    endif()
+    execute_process(COMMAND "${GEN}" --out "${out}" --task ${task} --family ${family} ${pointArgs}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "kev-builtin-gen ${task} ${family} failed (${rc}): ${out}${err}")
     endif()
 endforeach()
-file(GLOB kernels "${OUT}/*.cu")
+file(GLOB_RECURSE kernels "${OUT}/*.cu")
 list(LENGTH kernels n)
 if(n LESS 27)
     message(FATAL_ERROR "expected at least 27 generated kernels, got ${n}")

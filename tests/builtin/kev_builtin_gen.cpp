@@ -37,8 +37,8 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
     if (mode != u"sample")
         return points;
     QStringList seen{kev::configurationKey(family, first)};
-    // GEMM knobs, then the memory-bound families' (statistics, W/B and row prefetching, register
-    // cache, grid, split).
+    // GEMM knobs, then the memory-bound families' (statistics, W/B and row prefetching, rows in
+    // flight, register cache, grid, split).
     const QStringList preferred{u"smemLayout"_s,
                                 u"stages"_s,
                                 u"warpN"_s,
@@ -51,6 +51,7 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
                                 u"stats"_s,
                                 u"weights"_s,
                                 u"pipeline"_s,
+                                u"depth"_s,
                                 u"vectors_per_thread"_s,
                                 u"ctas_per_sm"_s,
                                 u"split_m"_s,

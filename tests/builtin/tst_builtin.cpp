@@ -577,61 +577,135 @@ private slots:
                                          << QJsonValue(u"grid"_s) << u"warp or block"_s;
         QTest::newRow("unknown pipeline")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"double"_s)
-            << u"params.pipeline=\"double\": must be none or prefetch"_s;
+            << u"params.pipeline=\"double\": must be none, prefetch or async"_s;
         QTest::newRow("prefetch softmax")
             << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"prefetch"_s)
             << u"layernorm only, not softmax"_s;
-        QTest::newRow("prefetch, no persistent grid")
+        QTest::newRow("async softmax")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"async"_s)
+            << u"pipeline=async: implemented for layernorm only, not softmax"_s;
+        QTest::newRow("async, no persistent grid")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(0)
-            << u"needs a persistent grid"_s;
-        QTest::newRow("prefetch, blocks not resident")
+            << u"pipeline=async needs a persistent grid"_s;
+        QTest::newRow("async, depth too small")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"depth"_s << QJsonValue(1)
+            << u"params.depth=1: rows in flight per block with pipeline=async must be 2 to 6"_s;
+        QTest::newRow("async, depth too large")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"depth"_s << QJsonValue(8)
+            << u"params.depth=8"_s;
+        QTest::newRow("async, 2-byte vectors")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectorWidth"_s << QJsonValue(1)
+            << u"cp.async (4, 8 or 16 bytes), but vectorWidth=1 of bf16 is 2 bytes"_s;
+        QTest::newRow("async, ring over the SM")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(8)
-            << u"cannot all be resident"_s;
+            << u"ctas_per_sm=8 x (32816 bytes of ring and partials + 1024 reserved) exceeds the "
+               "233472 bytes of shared memory of an SM"_s;
+        QTest::newRow("async, ring over a block")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"warps"_s << QJsonValue(32)
+            << u"ring of 262528 bytes"_s;
+        QTest::newRow("async, registers not resident")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(6)
+            << u"ctas_per_sm=6 x 128 threads x about 96 registers exceeds the 65536 registers"_s;
         QTest::newRow("ctas_per_sm out of range")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(12)
             << u"params.ctas_per_sm=12: must be 0 to 8"_s;
-        QTest::newRow("prefetch, one-pass")
+        QTest::newRow("async, one-pass")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s << QJsonValue(u"one_pass"_s)
-            << u"use stats=two_pass"_s;
-        QTest::newRow("prefetch, row not cached")
+            << u"pipeline=async computes two-pass statistics; use stats=two_pass"_s;
+        QTest::newRow("async, row too long")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(2)
-            << u"rows of 4096 exceed the 2048 elements"_s;
+            << u"pipeline=async keeps the row in its shared-memory ring, but rows of 4096 exceed "
+               "the 2048 elements"_s;
         QTest::newRow("unknown weights")
             << u"layernorm_f32_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"smem"_s)
             << u"params.weights=\"smem\": must be load or registers"_s;
         QTest::newRow("weights kept without prefetch")
             << u"softmax_f16_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"registers"_s)
             << u"pipeline=prefetch"_s;
-        QTest::newRow("prefetch, too many packed registers")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
-            << u"packed registers"_s;
         QTest::newRow("persistent too big")
             << u"elementwise_gelu_f16_test"_s << u"elementwise"_s << u"ctas_per_sm"_s
             << QJsonValue(16) << u"ctas_per_sm=16"_s;
     }
 
-    void layernormPrefetchesWhenTheRowFits() {
+    void layernormKeepsRowsInFlightWhenTheRowFits() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
-        // bf16: two packed rows and W/B in registers still leave 4 blocks per SM; f32's twice as
-        // wide rows keep W and B out of registers to stay at 4.
-        for (const auto& [name, weights] : {std::pair{u"layernorm_bf16_test"_s, u"registers"_s},
-                                            std::pair{u"layernorm_f32_test"_s, u"load"_s}}) {
-            const kev::Task t = memoryTask(name);
-            const kev::Strategy s = rowwise.defaultStrategy(t, h200);
-            QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
-            QCOMPARE(s.params.value(u"weights"_s).toString(), weights);
-            QCOMPARE(s.params.value(u"ctas_per_sm"_s).toInt(), 4);
-            QVERIFY2(rowwise.constraints(s, t, h200).isEmpty(),
-                     qPrintable(rowwise.constraints(s, t, h200).join(u"; "_s)));
-            QVERIFY(s.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
-            const QString code = rowwise.generate(s, t);
-            QVERIFY(code.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
-            QVERIFY(code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
-            QVERIFY(code.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
-            QCOMPARE(code.contains(u"PackedWeights"_s), weights == u"registers");
-            QVERIFY(!code.contains(u"${"_s));
-        }
+        // bf16: a cp.async ring of 4 rows per block, 4 blocks per SM, W and B in registers.
+        const kev::Task bf16 = memoryTask(u"layernorm_bf16_test"_s);
+        const kev::Strategy s = rowwise.defaultStrategy(bf16, h200);
+        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"async"_s);
+        QCOMPARE(s.params.value(u"depth"_s).toInt(), 4);
+        QCOMPARE(s.params.value(u"weights"_s).toString(), u"registers"_s);
+        QCOMPARE(s.params.value(u"ctas_per_sm"_s).toInt(), 4);
+        QVERIFY2(rowwise.constraints(s, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(s, bf16, h200).join(u"; "_s)));
+        QVERIFY(s.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
+        QVERIFY(s.rationale.contains(u"ring of 4 rows (32 KB per block"_s));
+        QCOMPARE(rowwise.resources(s, bf16, h200).smemBytesPerBlock, 4 * 4 * 128 * 16 + 4 * 12);
+        const QString code = rowwise.generate(s, bf16);
+        QVERIFY(code.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
+        QVERIFY(code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
+        QVERIFY(code.contains(u"constexpr int DEPTH = 4;"_s));
+        QVERIFY(code.contains(u"cp.async.cg.shared.global"_s));
+        QVERIFY(code.contains(u"waitCopies<DEPTH - 1>();"_s));
+        QVERIFY(code.contains(u"layerNormRowsAsync<<<grid, THREADS, RING_BYTES, stream>>>"_s));
+        QVERIFY(code.contains(u"PackedWeights"_s));
+        QVERIFY(!code.contains(u"layerNormRowsPrefetch"_s));
+        QVERIFY(!code.contains(u"${"_s));
+        // The ring's depth and W/B loading are generated as asked; 8-byte vectors copy with .ca.
+        kev::Strategy d6 = s;
+        d6.params.insert(u"depth"_s, 6);
+        d6.params.insert(u"weights"_s, u"load"_s);
+        d6.params.insert(u"ctas_per_sm"_s, 3);
+        QVERIFY2(rowwise.constraints(d6, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(d6, bf16, h200).join(u"; "_s)));
+        const QString d6Code = rowwise.generate(d6, bf16);
+        QVERIFY(d6Code.contains(u"constexpr int DEPTH = 6;"_s));
+        QVERIFY(!d6Code.contains(u"PackedWeights"_s));
+        kev::Strategy narrow = s;
+        narrow.vectorWidth = 4;
+        narrow.params.insert(u"vectors_per_thread"_s, 8);
+        QVERIFY2(rowwise.constraints(narrow, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(narrow, bf16, h200).join(u"; "_s)));
+        const QString narrowCode = rowwise.generate(narrow, bf16);
+        QVERIFY(narrowCode.contains(u"cp.async.ca.shared.global"_s));
+        // Without cp.async (sm_75) the registers prefetch the next row instead.
+        kev::DeviceInfo turing = h200;
+        turing.ccMajor = 7;
+        turing.ccMinor = 5;
+        const kev::Strategy old = rowwise.defaultStrategy(bf16, turing);
+        QCOMPARE(old.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+        QVERIFY(rowwise.constraints(s, bf16, turing)
+                    .join(u"; "_s)
+                    .contains(u"pipeline=async needs cp.async (sm_80 or newer)"_s));
+
+        // f32 keeps the one-row-at-a-time kernel (faster than prefetch on the H200).
+        const kev::Task f32 = memoryTask(u"layernorm_f32_test"_s);
+        const kev::Strategy fs = rowwise.defaultStrategy(f32, h200);
+        QCOMPARE(fs.params.value(u"pipeline"_s).toString(), u"none"_s);
+        QCOMPARE(fs.params.value(u"ctas_per_sm"_s).toInt(), 0);
+        QCOMPARE(fs.warps, 4);
+        QCOMPARE(fs.params.value(u"vectors_per_thread"_s).toInt(), 8);
+        QVERIFY(!fs.params.contains(u"depth"_s));
+        const QString f32Code = rowwise.generate(fs, f32);
+        QVERIFY(!f32Code.contains(u"layerNormRowsAsync"_s));
+        QVERIFY(!f32Code.contains(u"layerNormRowsPrefetch"_s));
+
+        // Prefetch stays selectable, with its own limits; it ignores depth.
+        kev::Strategy pf = s;
+        pf.params.insert(u"pipeline"_s, u"prefetch"_s);
+        QVERIFY2(rowwise.constraints(pf, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(pf, bf16, h200).join(u"; "_s)));
+        const QString pfCode = rowwise.generate(pf, bf16);
+        QVERIFY(pfCode.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
+        QVERIFY(!pfCode.contains(u"layerNormRowsAsync"_s));
+        pf.params.insert(u"depth"_s, 9);
+        QVERIFY(rowwise.constraints(pf, bf16, h200).isEmpty());
+        pf.params.insert(u"vectors_per_thread"_s, 16);
+        const QString tooMany = rowwise.constraints(pf, bf16, h200).join(u"; "_s);
+        QVERIFY2(tooMany.contains(u"pipeline=prefetch holds 256 packed registers per thread"_s),
+                 qPrintable(tooMany));
+
         // The one-row-at-a-time kernel stays for the other ops and for rows that do not fit.
         const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
         const kev::Strategy sm = rowwise.defaultStrategy(softmax, h200);
@@ -648,6 +722,7 @@ private slots:
         QCOMPARE(ws.params.value(u"pipeline"_s).toString(), u"none"_s);
         QCOMPARE(ws.params.value(u"ctas_per_sm"_s).toInt(), 0);
         QVERIFY(!rowwise.generate(ws, *wide).contains(u"layerNormRowsPrefetch"_s));
+        QVERIFY(!rowwise.generate(ws, *wide).contains(u"layerNormRowsAsync"_s));
         // A strategy written before the knobs existed is the one-row-at-a-time kernel.
         kev::Strategy legacy = rowwise.defaultStrategy(softmax, h200);
         legacy.params.remove(u"pipeline"_s);

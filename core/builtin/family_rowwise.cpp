@@ -1323,33 +1323,17 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     if (task.op == u"layernorm" && task.n <= chunkElements(s) && xBytes == 2) {
         // One bf16 4096-row per block at a time reached only 61% of the DRAM floor (H200): each
         // block loaded its row, then spent most of its life in barriers and W/B loads with no DRAM
-        // load in flight. Prefetching the next row in registers reached 75.6% at 4 blocks per SM,
-        // where registers capped it at one 8 KB row ahead per block; a shared-memory ring keeps
-        // several rows in flight per block, aimed at about 96 KB per SM beyond the rows being
-        // reduced. W and B stay in registers when 4 blocks per SM still fit, which takes their
-        // loads off the path between the reductions and the store.
-        s.params.insert(u"pipeline"_s, u"async"_s);
+        // load in flight. Prefetching the next row in registers at 4 blocks per SM, W and B kept
+        // in registers, reached 75.8%; a cp.async ring with more rows in flight ran slower (64.6%
+        // at depth 4, 62.1% at depth 6): the bf16 row is bound by its instructions per row, not
+        // by the bytes in flight, so pipeline=async stays selectable but is not the default. W
+        // and B stay in registers when 4 blocks per SM still fit, which takes their loads off the
+        // path between the reductions and the store.
+        s.params.insert(u"pipeline"_s, u"prefetch"_s);
         s.params.insert(u"weights"_s, u"registers"_s);
-        s.params.insert(u"depth"_s, 2);
         if (residentBlocks(s, task, device) < 4)
             s.params.insert(u"weights"_s, u"load"_s);
-        const int k = std::min(4, residentBlocks(s, task, device));
-        s.params.insert(u"ctas_per_sm"_s, k);
-        const qint64 aim = 96 * 1024;
-        const qint64 perStep = std::max<qint64>(1, qint64(k) * rowBytes);
-        int d = int(std::clamp<qint64>(1 + (aim + perStep - 1) / perStep, 2, 6));
-        s.params.insert(u"depth"_s, d);
-        while (d > 2 && !pipelineProblems(s, task, device).isEmpty())
-            s.params.insert(u"depth"_s, --d);
-        if (!pipelineProblems(s, task, device).isEmpty()) {
-            // No ring fits (or no cp.async): the registers prefetch the next row instead.
-            s.params.remove(u"depth"_s);
-            s.params.insert(u"pipeline"_s, u"prefetch"_s);
-            s.params.insert(u"weights"_s, u"registers"_s);
-            if (residentBlocks(s, task, device) < 4)
-                s.params.insert(u"weights"_s, u"load"_s);
-            s.params.insert(u"ctas_per_sm"_s, residentBlocks(s, task, device));
-        }
+        s.params.insert(u"ctas_per_sm"_s, std::min(4, residentBlocks(s, task, device)));
     }
     if (prefetch(s) && !pipelineProblems(s, task, device).isEmpty()) {
         // Two packed rows do not fit the registers of a resident block: one row at a time.

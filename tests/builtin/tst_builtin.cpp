@@ -110,6 +110,38 @@ QStringList moveParams(const kev::ReviewFeedback& fb) {
 class TestBuiltin : public QObject {
     Q_OBJECT
 
+private:
+    // Sets `base` on the family's default for the task, then the row's knob, and expects the
+    // row's problem.
+    void rejectKnob(const QJsonObject& base) {
+        QFETCH(QString, taskName);
+        QFETCH(QString, familyId);
+        QFETCH(QString, knob);
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, expected);
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::Task t = memoryTask(taskName);
+        const kev::KernelFamily& f = family(familyId);
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        for (auto it = base.begin(); it != base.end(); ++it)
+            s.params.insert(it.key(), it.value());
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+        bool found = false;
+        const auto specs = f.parameters();
+        for (const kev::ParameterSpec& spec : specs) {
+            if (spec.name == knob) {
+                spec.set(s, value);
+                found = true;
+            }
+        }
+        QVERIFY2(found, qPrintable(knob));
+        const QStringList problems = f.constraints(s, t, h200);
+        QVERIFY2(problems.join(u"; "_s).contains(expected), qPrintable(problems.join(u"; "_s)));
+        // Another op's task is refused by name.
+        QVERIFY(!f.constraints(s, task(u"gemm_fp16_fp32_4096"_s), h200).isEmpty());
+    }
+
 private slots:
     void defaultsAreFeasibleAndValid() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
@@ -584,38 +616,9 @@ private slots:
         QTest::newRow("async softmax")
             << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"async"_s)
             << u"pipeline=async: implemented for layernorm only, not softmax"_s;
-        QTest::newRow("async, no persistent grid")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(0)
-            << u"pipeline=async needs a persistent grid"_s;
-        QTest::newRow("async, depth too small")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"depth"_s << QJsonValue(1)
-            << u"params.depth=1: rows in flight per block with pipeline=async must be 2 to 6"_s;
-        QTest::newRow("async, depth too large")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"depth"_s << QJsonValue(8)
-            << u"params.depth=8"_s;
-        QTest::newRow("async, 2-byte vectors")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectorWidth"_s << QJsonValue(1)
-            << u"cp.async (4, 8 or 16 bytes), but vectorWidth=1 of bf16 is 2 bytes"_s;
-        QTest::newRow("async, ring over the SM")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(8)
-            << u"ctas_per_sm=8 x (32816 bytes of ring and partials + 1024 reserved) exceeds the "
-               "233472 bytes of shared memory of an SM"_s;
-        QTest::newRow("async, ring over a block")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"warps"_s << QJsonValue(32)
-            << u"ring of 262528 bytes"_s;
-        QTest::newRow("async, registers not resident")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(6)
-            << u"ctas_per_sm=6 x 128 threads x about 96 registers exceeds the 65536 registers"_s;
         QTest::newRow("ctas_per_sm out of range")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(12)
             << u"params.ctas_per_sm=12: must be 0 to 8"_s;
-        QTest::newRow("async, one-pass")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s << QJsonValue(u"one_pass"_s)
-            << u"pipeline=async computes two-pass statistics; use stats=two_pass"_s;
-        QTest::newRow("async, row too long")
-            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(2)
-            << u"pipeline=async keeps the row in its shared-memory ring, but rows of 4096 exceed "
-               "the 2048 elements"_s;
         QTest::newRow("unknown weights")
             << u"layernorm_f32_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"smem"_s)
             << u"params.weights=\"smem\": must be load or registers"_s;
@@ -630,17 +633,32 @@ private slots:
     void layernormKeepsRowsInFlightWhenTheRowFits() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
-        // bf16: a cp.async ring of 4 rows per block, 4 blocks per SM, W and B in registers.
+        // bf16: the next row prefetched in registers, 4 blocks per SM, W and B in registers.
         const kev::Task bf16 = memoryTask(u"layernorm_bf16_test"_s);
-        const kev::Strategy s = rowwise.defaultStrategy(bf16, h200);
-        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"async"_s);
-        QCOMPARE(s.params.value(u"depth"_s).toInt(), 4);
-        QCOMPARE(s.params.value(u"weights"_s).toString(), u"registers"_s);
-        QCOMPARE(s.params.value(u"ctas_per_sm"_s).toInt(), 4);
+        const kev::Strategy p1 = rowwise.defaultStrategy(bf16, h200);
+        QCOMPARE(p1.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+        QCOMPARE(p1.params.value(u"weights"_s).toString(), u"registers"_s);
+        QCOMPARE(p1.params.value(u"ctas_per_sm"_s).toInt(), 4);
+        QCOMPARE(p1.params.value(u"stats"_s).toString(), u"two_pass"_s);
+        QCOMPARE(p1.warps, 4);
+        QCOMPARE(p1.params.value(u"vectors_per_thread"_s).toInt(), 4);
+        QCOMPARE(p1.vectorWidth, 8);
+        QVERIFY(!p1.params.contains(u"depth"_s));
+        QVERIFY2(rowwise.constraints(p1, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(p1, bf16, h200).join(u"; "_s)));
+        QVERIFY(p1.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
+        const QString p1Code = rowwise.generate(p1, bf16);
+        QVERIFY(p1Code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
+        QVERIFY(p1Code.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
+        QVERIFY(p1Code.contains(u"PackedWeights"_s));
+        QVERIFY(!p1Code.contains(u"layerNormRowsAsync"_s));
+
+        // The cp.async ring stays selectable: 4 rows per block.
+        kev::Strategy s = p1;
+        s.params.insert(u"pipeline"_s, u"async"_s);
+        s.params.insert(u"depth"_s, 4);
         QVERIFY2(rowwise.constraints(s, bf16, h200).isEmpty(),
                  qPrintable(rowwise.constraints(s, bf16, h200).join(u"; "_s)));
-        QVERIFY(s.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
-        QVERIFY(s.rationale.contains(u"ring of 4 rows (32 KB per block"_s));
         QCOMPARE(rowwise.resources(s, bf16, h200).smemBytesPerBlock, 4 * 4 * 128 * 16 + 4 * 12);
         const QString code = rowwise.generate(s, bf16);
         QVERIFY(code.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
@@ -669,7 +687,7 @@ private slots:
                  qPrintable(rowwise.constraints(narrow, bf16, h200).join(u"; "_s)));
         const QString narrowCode = rowwise.generate(narrow, bf16);
         QVERIFY(narrowCode.contains(u"cp.async.ca.shared.global"_s));
-        // Without cp.async (sm_75) the registers prefetch the next row instead.
+        // Without cp.async (sm_75) the ring is refused; the default prefetches there too.
         kev::DeviceInfo turing = h200;
         turing.ccMajor = 7;
         turing.ccMinor = 5;
@@ -730,30 +748,48 @@ private slots:
         QVERIFY(rowwise.constraints(legacy, softmax, h200).isEmpty());
     }
 
-    void memoryConstraintsRejectImpossiblePoints() {
-        QFETCH(QString, taskName);
-        QFETCH(QString, familyId);
-        QFETCH(QString, knob);
-        QFETCH(QJsonValue, value);
-        QFETCH(QString, expected);
-        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
-        const kev::Task t = memoryTask(taskName);
-        const kev::KernelFamily& f = family(familyId);
-        kev::Strategy s = f.defaultStrategy(t, h200);
-        QVERIFY(f.constraints(s, t, h200).isEmpty());
-        bool found = false;
-        const auto specs = f.parameters();
-        for (const kev::ParameterSpec& spec : specs) {
-            if (spec.name == knob) {
-                spec.set(s, value);
-                found = true;
-            }
-        }
-        QVERIFY2(found, qPrintable(knob));
-        const QStringList problems = f.constraints(s, t, h200);
-        QVERIFY2(problems.join(u"; "_s).contains(expected), qPrintable(problems.join(u"; "_s)));
-        // Another op's task is refused by name.
-        QVERIFY(!f.constraints(s, task(u"gemm_fp16_fp32_4096"_s), h200).isEmpty());
+    void memoryConstraintsRejectImpossiblePoints() { rejectKnob({}); }
+
+    // The same checks from the bf16 layernorm default switched to the cp.async ring.
+    void asyncLayernormConstraintsRejectImpossiblePoints_data() {
+        QTest::addColumn<QString>("taskName");
+        QTest::addColumn<QString>("familyId");
+        QTest::addColumn<QString>("knob");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("async, no persistent grid")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(0)
+            << u"pipeline=async needs a persistent grid"_s;
+        QTest::newRow("async, depth too small")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"depth"_s << QJsonValue(1)
+            << u"params.depth=1: rows in flight per block with pipeline=async must be 2 to 6"_s;
+        QTest::newRow("async, depth too large")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"depth"_s << QJsonValue(8)
+            << u"params.depth=8"_s;
+        QTest::newRow("async, 2-byte vectors")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectorWidth"_s << QJsonValue(1)
+            << u"cp.async (4, 8 or 16 bytes), but vectorWidth=1 of bf16 is 2 bytes"_s;
+        QTest::newRow("async, ring over the SM")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(8)
+            << u"ctas_per_sm=8 x (32816 bytes of ring and partials + 1024 reserved) exceeds the "
+               "233472 bytes of shared memory of an SM"_s;
+        QTest::newRow("async, ring over a block")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"warps"_s << QJsonValue(32)
+            << u"ring of 262528 bytes"_s;
+        QTest::newRow("async, registers not resident")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(6)
+            << u"ctas_per_sm=6 x 128 threads x about 96 registers exceeds the 65536 registers"_s;
+        QTest::newRow("async, one-pass")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s << QJsonValue(u"one_pass"_s)
+            << u"pipeline=async computes two-pass statistics; use stats=two_pass"_s;
+        QTest::newRow("async, row too long")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(2)
+            << u"pipeline=async keeps the row in its shared-memory ring, but rows of 4096 exceed "
+               "the 2048 elements"_s;
+    }
+
+    void asyncLayernormConstraintsRejectImpossiblePoints() {
+        rejectKnob({{u"pipeline"_s, u"async"_s}, {u"depth"_s, 4}});
     }
 
     void memoryCodeHasOnlyTheChosenConfiguration() {

@@ -602,15 +602,14 @@ __device__ __forceinline__ void deviations(const PackedRow& r, int j, float shif
     for (int i = 0; i < VEC; ++i)
         d[i] -= shift;
 }
-${WEIGHTS_HELPERS}
+${STATS_HELPERS}${WEIGHTS_HELPERS}
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     layerNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                           const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
                           long long N, long long ldx, long long ldy, float epsilon)
 {
     const int t = threadIdx.x % ROW_THREADS;
-    const auto sumOf = [](float a, float b) { return a + b; };
-    const float count = static_cast<float>(N);
+${SUM_OF}    const float count = static_cast<float>(N);
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
 ${WEIGHTS_SETUP}
@@ -625,7 +624,32 @@ ${WEIGHTS_SETUP}
         // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
         // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
         const float shift = toFloat(current.first);
-${WEIGHTS_ROW}        float sum = 0.0f;
+${WEIGHTS_ROW}${STATS}        const float rstd = 1.0f / sqrtf(variance + epsilon);
+        ElemY* y = Y + row * ldy;
+${NORMALISE_KEEP}#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            float d[VEC];
+            deviations(current, j, shift, d);
+            float w[VEC];
+            float b[VEC];
+${WEIGHTS_USE}
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
+            if (col + VEC <= N)
+                storeVec(y + col, d);
+            else
+                storeTail(y + col, N - col, d);
+        }
+        current = next;
+    }
+}
+)CU";
+
+// Two-pass statistics of the prefetched row: the mean of the deviations, then their variance
+// around it (two block reductions, the packed row converted again for each pass).
+constexpr auto kPrefetchTwoPass = uR"CU(        float sum = 0.0f;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
             float d[VEC];
@@ -649,28 +673,45 @@ ${WEIGHTS_ROW}        float sum = 0.0f;
             }
         }
         const float variance = rowReduce(squares, sumOf) / count;
-        const float rstd = 1.0f / sqrtf(variance + epsilon);
-        ElemY* y = Y + row * ldy;
-        keepPacked(current);
+)CU";
+
+// stats=shifted_one_pass: the sums of d and d * d, d = x - x[0], in one pass and one block
+// reduction. S2 - S1 * S1 / n cancels catastrophically only when |mean(d)| is large against the
+// row's spread; the shift is a sample of the row, so |mean(d)| = |mean - x[0]| is of the order of
+// that spread and the fp32 sums keep the variance (Welford's per-element division is not needed).
+// A constant row has every d exactly 0 (variance 0, output B); a 1e4 + noise row leaves d of the
+// noise's size; columns past N read as x[0], so they add exact zeros to both sums.
+constexpr auto kShiftedSums = uR"CU(
+// The sums of d and of d * d, reduced together (a struct of this file, so that rowReduce finds its
+// shuffles by argument-dependent lookup, as it does for float).
+struct ShiftedSums {
+    float d;
+    float dd;
+};
+__device__ __forceinline__ ShiftedSums shuffleDown(ShiftedSums v, int offset)
+{
+    return {shuffleDown(v.d, offset), shuffleDown(v.dd, offset)};
+}
+__device__ __forceinline__ ShiftedSums shuffleFirst(ShiftedSums v)
+{
+    return {shuffleFirst(v.d), shuffleFirst(v.dd)};
+}
+)CU";
+
+constexpr auto kPrefetchShiftedOnePass = uR"CU(        ShiftedSums sums{0.0f, 0.0f};
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
-            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
             float d[VEC];
             deviations(current, j, shift, d);
-            float w[VEC];
-            float b[VEC];
-${WEIGHTS_USE}
 #pragma unroll
-            for (int i = 0; i < VEC; ++i)
-                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
-            if (col + VEC <= N)
-                storeVec(y + col, d);
-            else
-                storeTail(y + col, N - col, d);
+            for (int i = 0; i < VEC; ++i) {
+                sums.d += d[i];
+                sums.dd = fmaf(d[i], d[i], sums.dd);
+            }
         }
-        current = next;
-    }
-}
+        sums = rowReduce(sums, sumsOf);
+        const float mean = sums.d / count;
+        const float variance = fmaxf(0.0f, (sums.dd - sums.d * mean) / count);
 )CU";
 
 constexpr auto kWeightsInRegisters = uR"CU(
@@ -1072,8 +1113,11 @@ QStringList pipelineProblems(const Strategy& s, const Task& task, const DeviceIn
     if (k == 0)
         problems << u"pipeline=%1 needs a persistent grid to have a next row: set "
                     "params.ctas_per_sm to 1..8"_s.arg(p);
-    if (stats(s) != u"two_pass")
+    if (p == u"async" && stats(s) != u"two_pass")
         problems << u"pipeline=%1 computes two-pass statistics; use stats=two_pass"_s.arg(p);
+    if (p == u"prefetch" && stats(s) != u"two_pass" && stats(s) != u"shifted_one_pass")
+        problems << u"pipeline=prefetch computes two-pass or shifted one-pass statistics; use "
+                    "stats=two_pass or shifted_one_pass"_s;
     if (task.n > chunkElements(s))
         problems << u"pipeline=%1 keeps the row %2, but rows of %3 exceed the %4 elements its "
                     "threads cover (row threads x vectorWidth x vectors_per_thread)"_s
@@ -1164,8 +1208,10 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         ints({1, 2, 4, 8, 16})),
         paramsParameter(u"stats"_s,
                         u"one_pass: online softmax / Welford layernorm (one reduction, one read "
-                        "for long rows); two_pass: maximum then sum / mean then variance"_s,
-                        strings({u"two_pass", u"one_pass"})),
+                        "for long rows); two_pass: maximum then sum / mean then variance; "
+                        "shifted_one_pass: layernorm with pipeline=prefetch, sums of x - x[0] and "
+                        "of its square in one pass and one reduction"_s,
+                        strings({u"two_pass", u"one_pass", u"shifted_one_pass"})),
         paramsParameter(u"ctas_per_sm"_s,
                         u"0: one block per row group; k > 0: a persistent grid of k blocks per "
                         "SM that loops over rows"_s,
@@ -1230,8 +1276,12 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
                         .arg(cacheFloats(s, task))
                         .arg(task.op == u"layernorm" ? u" (row, W and B)"_s : QString());
     const QString st = stats(s);
-    if (st != u"one_pass" && st != u"two_pass")
-        problems << u"params.stats=\"%1\": must be one_pass or two_pass"_s.arg(st);
+    if (st != u"one_pass" && st != u"two_pass" && st != u"shifted_one_pass")
+        problems << u"params.stats=\"%1\": must be one_pass, two_pass or shifted_one_pass"_s.arg(
+            st);
+    else if (st == u"shifted_one_pass" && (task.op != u"layernorm" || !prefetch(s)))
+        problems << u"stats=shifted_one_pass: implemented for layernorm with pipeline=prefetch "
+                    "only (here %1 with pipeline=%2)"_s.arg(task.op, pipeline(s));
     else if (task.op == u"reduce" && st != u"one_pass")
         problems << u"stats=two_pass: a reduction reads its row once; use one_pass"_s;
     const int k = ctasPerSm(s);
@@ -1392,11 +1442,15 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             .arg(vpt(s))
             .arg(ring ? u"in a shared-memory ring"_s : u"in registers"_s)
             .arg(qint64(rowThreads(s)) * s.vectorWidth * vpt(s))
-            .arg(op == u"reduce"    ? u"fp32 accumulators per register slot"_s
-                 : op == u"softmax" ? (onePass ? u"online softmax (maximum and sum in one pass)"_s
-                                               : u"two-pass softmax (maximum, then sum)"_s)
-                                    : (onePass ? u"Welford statistics"_s
-                                               : u"two-pass statistics (mean, then variance)"_s))
+            .arg(op == u"reduce" ? u"fp32 accumulators per register slot"_s
+                 : op == u"softmax"
+                     ? (onePass ? u"online softmax (maximum and sum in one pass)"_s
+                                : u"two-pass softmax (maximum, then sum)"_s)
+                     : (onePass ? u"Welford statistics"_s
+                        : stats(s) == u"shifted_one_pass"
+                            ? u"shifted one-pass statistics (sums of x - x[0] and its square, one "
+                              "reduction)"_s
+                            : u"two-pass statistics (mean, then variance)"_s))
             .arg(k > 0 ? u"a persistent grid of %1 blocks per SM"_s.arg(k)
                        : u"one block per row group"_s)
             .arg(pipelined ? u", the next row prefetched (packed) before the current row's "
@@ -1473,7 +1527,23 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         // Rows longer than the register cache (other shapes than the task's) stream.
         const QString nested = QString(layerNormArgs).replace(u"\n"_s, u"\n    "_s);
         if (pipelined) {
-            kernel += QString::fromUtf16(kPackedHelpers) + render(kLayerNormPrefetch, weightsParts);
+            const bool shifted = stats(s) == u"shifted_one_pass";
+            auto parts = weightsParts;
+            parts.insert(u"STATS_HELPERS"_s,
+                         shifted ? QString::fromUtf16(kShiftedSums) : QString());
+            parts.insert(
+                u"SUM_OF"_s,
+                shifted ? u"    const auto sumsOf = [](ShiftedSums a, ShiftedSums b) {\n"
+                          "        return ShiftedSums{a.d + b.d, a.dd + b.dd};\n"
+                          "    };\n"_s
+                        : u"    const auto sumOf = [](float a, float b) { return a + b; };\n"_s);
+            parts.insert(u"STATS"_s,
+                         QString::fromUtf16(shifted ? kPrefetchShiftedOnePass : kPrefetchTwoPass));
+            // After one statistics pass the converted row may stay live into the normalisation
+            // (no reconversion); after two passes it is converted again, as it would spill.
+            parts.insert(u"NORMALISE_KEEP"_s,
+                         shifted ? QString() : u"        keepPacked(current);\n"_s);
+            kernel += QString::fromUtf16(kPackedHelpers) + render(kLayerNormPrefetch, parts);
             launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
                      "stream.\n"
                      "    if (N <= CHUNK)\n"

@@ -619,6 +619,17 @@ private slots:
         QTest::newRow("ctas_per_sm out of range")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(12)
             << u"params.ctas_per_sm=12: must be 0 to 8"_s;
+        QTest::newRow("unknown stats")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s << QJsonValue(u"shifted"_s)
+            << u"params.stats=\"shifted\": must be one_pass, two_pass or shifted_one_pass"_s;
+        QTest::newRow("shifted one-pass softmax")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"stats"_s
+            << QJsonValue(u"shifted_one_pass"_s)
+            << u"stats=shifted_one_pass: implemented for layernorm with pipeline=prefetch only "
+               "(here softmax with pipeline=none)"_s;
+        QTest::newRow("shifted one-pass f32 one row at a time")
+            << u"layernorm_f32_test"_s << u"rowwise"_s << u"stats"_s
+            << QJsonValue(u"shifted_one_pass"_s) << u"(here layernorm with pipeline=none)"_s;
         QTest::newRow("unknown weights")
             << u"layernorm_f32_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"smem"_s)
             << u"params.weights=\"smem\": must be load or registers"_s;
@@ -652,6 +663,21 @@ private slots:
         QVERIFY(p1Code.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
         QVERIFY(p1Code.contains(u"PackedWeights"_s));
         QVERIFY(!p1Code.contains(u"layerNormRowsAsync"_s));
+
+        // stats=shifted_one_pass: one pass, one block reduction of both sums, no reconversion of
+        // the row before the normalisation.
+        kev::Strategy b1 = p1;
+        b1.params.insert(u"stats"_s, u"shifted_one_pass"_s);
+        QVERIFY2(rowwise.constraints(b1, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(b1, bf16, h200).join(u"; "_s)));
+        const QString b1Code = rowwise.generate(b1, bf16);
+        QVERIFY(b1Code.contains(u"struct ShiftedSums"_s));
+        QCOMPARE(b1Code.count(u"rowReduce(sums, sumsOf)"_s), 1);
+        QVERIFY(b1Code.contains(u"shifted one-pass statistics"_s));
+        QVERIFY(!b1Code.contains(u"${"_s));
+        QCOMPARE(p1Code.count(u"keepPacked(current);"_s), 2);
+        QCOMPARE(b1Code.count(u"keepPacked(current);"_s), 0);
+        QVERIFY(!p1Code.contains(u"ShiftedSums"_s));
 
         // The cp.async ring stays selectable: 4 rows per block.
         kev::Strategy s = p1;
@@ -781,6 +807,10 @@ private slots:
             << u"ctas_per_sm=6 x 128 threads x about 96 registers exceeds the 65536 registers"_s;
         QTest::newRow("async, one-pass")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s << QJsonValue(u"one_pass"_s)
+            << u"pipeline=async computes two-pass statistics; use stats=two_pass"_s;
+        QTest::newRow("async, shifted one-pass")
+            << u"layernorm_bf16_test"_s << u"rowwise"_s << u"stats"_s
+            << QJsonValue(u"shifted_one_pass"_s)
             << u"pipeline=async computes two-pass statistics; use stats=two_pass"_s;
         QTest::newRow("async, row too long")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(2)

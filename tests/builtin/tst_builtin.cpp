@@ -644,13 +644,15 @@ private slots:
     void layernormKeepsRowsInFlightWhenTheRowFits() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
-        // bf16: the next row prefetched in registers, 4 blocks per SM, W and B in registers.
+        // bf16: the next row prefetched in registers, 4 blocks per SM, W and B in registers,
+        // shifted one-pass statistics; p1 is the same point with two-pass statistics.
         const kev::Task bf16 = memoryTask(u"layernorm_bf16_test"_s);
-        const kev::Strategy p1 = rowwise.defaultStrategy(bf16, h200);
+        kev::Strategy p1 = rowwise.defaultStrategy(bf16, h200);
         QCOMPARE(p1.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
         QCOMPARE(p1.params.value(u"weights"_s).toString(), u"registers"_s);
         QCOMPARE(p1.params.value(u"ctas_per_sm"_s).toInt(), 4);
-        QCOMPARE(p1.params.value(u"stats"_s).toString(), u"two_pass"_s);
+        QCOMPARE(p1.params.value(u"stats"_s).toString(), u"shifted_one_pass"_s);
+        p1.params.insert(u"stats"_s, u"two_pass"_s);
         QCOMPARE(p1.warps, 4);
         QCOMPARE(p1.params.value(u"vectors_per_thread"_s).toInt(), 4);
         QCOMPARE(p1.vectorWidth, 8);
@@ -819,7 +821,7 @@ private slots:
     }
 
     void asyncLayernormConstraintsRejectImpossiblePoints() {
-        rejectKnob({{u"pipeline"_s, u"async"_s}, {u"depth"_s, 4}});
+        rejectKnob({{u"pipeline"_s, u"async"_s}, {u"depth"_s, 4}, {u"stats"_s, u"two_pass"_s}});
     }
 
     void memoryCodeHasOnlyTheChosenConfiguration() {

@@ -39,24 +39,15 @@ QVector<kev::Strategy> pointsFor(const kev::KernelFamily& family, const kev::Tas
     QStringList seen{kev::configurationKey(family, first)};
     // GEMM knobs, then the memory-bound families' (statistics, W/B and row prefetching, rows in
     // flight, register cache, grid, split).
-    const QStringList preferred{u"smemLayout"_s,
-                                u"stages"_s,
-                                u"warpN"_s,
-                                u"blockK"_s,
-                                u"splitK"_s,
-                                u"raster"_s,
-                                u"blockM"_s,
-                                u"tile"_s,
-                                u"thread_tile_n"_s,
-                                u"stats"_s,
-                                u"weights"_s,
-                                u"pipeline"_s,
-                                u"depth"_s,
-                                u"vectors_per_thread"_s,
-                                u"ctas_per_sm"_s,
-                                u"split_m"_s,
-                                u"mapping"_s,
-                                u"vectorWidth"_s,
+    const QStringList preferred{u"smemLayout"_s,    u"stages"_s,
+                                u"warpN"_s,         u"blockK"_s,
+                                u"splitK"_s,        u"raster"_s,
+                                u"blockM"_s,        u"tile"_s,
+                                u"thread_tile_n"_s, u"stats"_s,
+                                u"weights"_s,       u"pipeline"_s,
+                                u"depth"_s,         u"vectors_per_thread"_s,
+                                u"ctas_per_sm"_s,   u"split_m"_s,
+                                u"mapping"_s,       u"vectorWidth"_s,
                                 u"warps"_s};
     const auto moves = family.neighbours(first);
     for (const QString& knob : preferred) {

@@ -777,7 +777,7 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // as finish in that many rounds (4096^3 in 128x256 tiles: 512 units in 4 rounds on 128 CTAs,
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
-    // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-29).
+    // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
     if (units < clusters) {
         clusters = units;
     }

@@ -1,4 +1,6 @@
 // kevolve-cli: run, resume, inspect and export Kevolve sessions from a terminal.
+#include "builtin/kernelfamily.h"
+#include "builtin/knowledgebase.h"
 #include "engine.h"
 #include "enginesettings.h"
 #include "exporter.h"
@@ -44,6 +46,12 @@ const char* const kUsage = R"(Usage: kevolve-cli COMMAND [OPTIONS]
 
 Commands:
   tasks [--json]                      list the task library (built-in tasks and --tasks-dir)
+  families [--task T] [--device D] [--json]
+                                      the builtin backend's kernel families; with --task, those
+                                      that support T on the device (default h200, or a device
+                                      .json file as the harness probe describes one), each with
+                                      its parameters, its default plan and whether that plan
+                                      fits, and its prior
   run --task T [OPTIONS]              start a new session on task T (a library name or a .json file)
   resume SESSION [OPTIONS]            continue a session folder
   show SESSION [--json]               a table of the session's iterations
@@ -171,6 +179,8 @@ struct RunOptions {
                               QStringLiteral("DIR")};
     QCommandLineOption version{QStringLiteral("version"), QStringLiteral("version to export"),
                                QStringLiteral("N")};
+    QCommandLineOption device{QStringLiteral("device"), QStringLiteral("device"),
+                              QStringLiteral("D")};
 };
 
 // Applies run/resume options to settings; returns an error message, or empty.
@@ -666,6 +676,139 @@ int commandTasks(const QCommandLineParser& p, const RunOptions& o) {
     return ExitOk;
 }
 
+// The devices --device names. Only descriptions that need no GPU to build: the answer is about
+// what the backend would search, before anything runs.
+QList<std::pair<QString, DeviceInfo>> namedDevices() {
+    return {{QStringLiteral("h200"), DeviceInfo::h200()}};
+}
+
+// A device name, or a .json file holding one device as the harness describes it.
+std::optional<DeviceInfo> resolveDevice(const QString& nameOrFile, QString* error) {
+    if (nameOrFile.endsWith(QLatin1String(".json"))) {
+        const auto json = readJsonObjectFile(nameOrFile, error);
+        if (!json) {
+            *error = QStringLiteral("--device: ") + *error;
+            return std::nullopt;
+        }
+        DeviceInfo device = DeviceInfo::fromJson(*json);
+        if (!device.isValid()) {
+            *error = QStringLiteral("--device ") + nameOrFile +
+                     QStringLiteral(": a device needs \"name\" and \"cc\" (or \"cc_major\")");
+            return std::nullopt;
+        }
+        return device;
+    }
+    QStringList known;
+    for (const auto& [name, device] : namedDevices()) {
+        if (name.compare(nameOrFile, Qt::CaseInsensitive) == 0)
+            return device;
+        known << name;
+    }
+    *error = QStringLiteral("--device: unknown device \"") + nameOrFile +
+             QStringLiteral("\" (known: ") + known.join(QStringLiteral(", ")) +
+             QStringLiteral(", or a device .json file)");
+    return std::nullopt;
+}
+
+QString valueText(const QJsonValue& value) {
+    return value.isUndefined() ? QStringLiteral("-") : value.toVariant().toString();
+}
+
+QString valuesText(const QJsonArray& values) {
+    QStringList texts;
+    for (const auto& value : values)
+        texts << valueText(value);
+    return texts.join(QStringLiteral(", "));
+}
+
+int commandFamilies(const QCommandLineParser& p, const RunOptions& o) {
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("families takes no positional arguments"));
+    const bool json = p.isSet(o.json);
+    QString error;
+    const auto device = resolveDevice(
+        p.isSet(o.device) ? p.value(o.device) : namedDevices().constFirst().first, &error);
+    if (!device)
+        return usageError(error);
+    const auto& registry = FamilyRegistry::instance();
+    if (!p.isSet(o.task)) {
+        QJsonArray list;
+        for (const KernelFamily* family : registry.families()) {
+            if (json)
+                list.append(QJsonObject{{QStringLiteral("id"), family->id()},
+                                        {QStringLiteral("description"), family->description()}});
+            else
+                out() << family->id() << "\n    " << family->description() << '\n';
+        }
+        if (json)
+            printJson({{QStringLiteral("families"), list}});
+        out().flush();
+        return ExitOk;
+    }
+
+    const auto task = TaskLibrary(p.values(o.tasksDir)).resolve(p.value(o.task), &error);
+    if (!task)
+        return usageError(error);
+    const auto families = registry.supporting(*task, *device);
+    QJsonArray list;
+    if (!json)
+        out() << task->name << " (" << task->summary() << ") on " << device->name << " ("
+              << device->arch() << "): " << families.size()
+              << (families.size() == 1 ? " family\n" : " families\n");
+    for (const KernelFamily* family : families) {
+        const auto specs = family->parameters();
+        const Strategy start = family->defaultStrategy(*task, *device);
+        const QStringList problems = family->constraints(start, *task, *device);
+        const double prior = knowledge::familyPrior(family->id(), *task);
+        if (json) {
+            QJsonArray parameters;
+            QJsonObject values;
+            for (const ParameterSpec& spec : specs) {
+                parameters.append(QJsonObject{{QStringLiteral("name"), spec.name},
+                                              {QStringLiteral("values"), spec.values},
+                                              {QStringLiteral("description"), spec.description}});
+                values.insert(spec.name, parameterValue(spec, start));
+            }
+            list.append(QJsonObject{
+                {QStringLiteral("id"), family->id()},
+                {QStringLiteral("description"), family->description()},
+                {QStringLiteral("prior"), prior},
+                {QStringLiteral("parameters"), parameters},
+                {QStringLiteral("default"),
+                 QJsonObject{{QStringLiteral("key"), configurationKey(*family, start)},
+                             {QStringLiteral("values"), values},
+                             {QStringLiteral("rationale"), start.rationale},
+                             {QStringLiteral("strategy"), start.toJson()},
+                             {QStringLiteral("feasible"), problems.isEmpty()},
+                             {QStringLiteral("problems"), QJsonArray::fromStringList(problems)}}}});
+            continue;
+        }
+        out() << '\n'
+              << family->id() << "   prior " << QString::number(prior, 'f', 2) << "\n    "
+              << family->description() << "\n  default: " << configurationKey(*family, start)
+              << (problems.isEmpty() ? QStringLiteral(" (passes constraints)")
+                                     : QStringLiteral(" (FAILS constraints)"))
+              << '\n';
+        for (const auto& problem : problems)
+            out() << "    - " << problem << '\n';
+        if (!start.rationale.isEmpty())
+            out() << "    why: " << start.rationale << '\n';
+        out() << "  parameters:\n";
+        for (const ParameterSpec& spec : specs)
+            out() << "    " << spec.name.leftJustified(20) << ' ' << valuesText(spec.values)
+                  << "\n        " << spec.description << '\n';
+    }
+    if (json)
+        printJson({{QStringLiteral("task"), task->name},
+                   {QStringLiteral("device"), device->toJson()},
+                   {QStringLiteral("families"), list}});
+    else if (families.isEmpty())
+        out() << "no builtin family supports " << task->name << " on " << device->name
+              << "; an llm backend can still write its kernels\n";
+    out().flush();
+    return ExitOk;
+}
+
 int commandShow(const QCommandLineParser& p, const RunOptions& o) {
     if (p.positionalArguments().size() != 2)
         return usageError(QStringLiteral("show needs one SESSION folder"));
@@ -784,6 +927,8 @@ int main(int argc, char** argv) {
                       o.step, o.harness, o.timeBudget, o.plateau, o.task});
     else if (command == QLatin1String("export"))
         p.addOptions({o.outDir, o.version});
+    else if (command == QLatin1String("families"))
+        p.addOptions({o.task, o.device});
     else if (command != QLatin1String("tasks") && command != QLatin1String("show"))
         return usageError(QStringLiteral("unknown command \"") + command + u'"');
     if (!p.parse(args))
@@ -793,6 +938,8 @@ int main(int argc, char** argv) {
         return commandTasks(p, o);
     if (command == QLatin1String("show"))
         return commandShow(p, o);
+    if (command == QLatin1String("families"))
+        return commandFamilies(p, o);
     if (command == QLatin1String("export"))
         return commandExport(p, o);
 

@@ -92,6 +92,93 @@ private slots:
         QVERIFY(json.value(QLatin1String("tasks")).toArray().size() >= 5);
     }
 
+    // What the builtin backend would search, read from its family registry: no harness, no GPU.
+    void familiesListsTheRegistry() {
+        const Result r = cli({QStringLiteral("families")});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = r.out.split(u'\n');
+        for (const char* id : {"wgmma_tma", "rowwise"})
+            QVERIFY2(lines.contains(QLatin1String(id)), qPrintable(r.out));
+        const Result json = cli({QStringLiteral("families"), QStringLiteral("--json")});
+        QCOMPARE(json.code, 0);
+        const QJsonArray families = QJsonDocument::fromJson(json.out.toUtf8())
+                                        .object()
+                                        .value(QLatin1String("families"))
+                                        .toArray();
+        QVERIFY(families.size() >= 9);
+        for (const auto& f : families)
+            QVERIFY(!f.toObject().value(QLatin1String("description")).toString().isEmpty());
+    }
+
+    void familiesForAGemmTask() {
+        const Result r = cli({QStringLiteral("families"), QStringLiteral("--task"),
+                              QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(json.value(QLatin1String("task")).toString(),
+                 QStringLiteral("gemm_fp16_fp32_4096"));
+        QJsonObject wgmma;
+        QStringList ids;
+        for (const auto& f : json.value(QLatin1String("families")).toArray()) {
+            ids << f.toObject().value(QLatin1String("id")).toString();
+            if (ids.constLast() == QLatin1String("wgmma_tma"))
+                wgmma = f.toObject();
+        }
+        QVERIFY2(!wgmma.isEmpty(), qPrintable(r.out));
+        // Memory-bound families do not implement GEMM, so they are not offered for it.
+        QVERIFY2(!ids.contains(QStringLiteral("rowwise")), qPrintable(ids.join(u' ')));
+        QStringList names;
+        for (const auto& spec : wgmma.value(QLatin1String("parameters")).toArray()) {
+            names << spec.toObject().value(QLatin1String("name")).toString();
+            QVERIFY(!spec.toObject().value(QLatin1String("values")).toArray().isEmpty());
+        }
+        for (const char* name : {"stages", "clusterM", "blockM"})
+            QVERIFY2(names.contains(QLatin1String(name)), qPrintable(names.join(u' ')));
+        const QJsonObject start = wgmma.value(QLatin1String("default")).toObject();
+        QVERIFY2(start.value(QLatin1String("feasible")).toBool(), qPrintable(r.out));
+        QVERIFY(start.value(QLatin1String("problems")).toArray().isEmpty());
+        QVERIFY(start.value(QLatin1String("values")).toObject().contains(QLatin1String("stages")));
+        QVERIFY(
+            start.value(QLatin1String("key")).toString().startsWith(QLatin1String("wgmma_tma ")));
+        const double prior = wgmma.value(QLatin1String("prior")).toDouble(-1);
+        QVERIFY2(prior > 0 && prior <= 1, qPrintable(QString::number(prior)));
+    }
+
+    void familiesForALayernormTask() {
+        const Result r = cli({QStringLiteral("families"), QStringLiteral("--task"),
+                              QStringLiteral("layernorm_bf16_16384x4096")});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = r.out.split(u'\n');
+        const auto rowwise = std::find_if(lines.begin(), lines.end(), [](const QString& l) {
+            return l.startsWith(QLatin1String("rowwise "));
+        });
+        QVERIFY2(rowwise != lines.end(), qPrintable(r.out));
+        const auto pipeline = std::find_if(rowwise, lines.end(), [](const QString& l) {
+            return l.startsWith(QLatin1String("    pipeline "));
+        });
+        QVERIFY2(pipeline != lines.end(), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("(passes constraints)")), qPrintable(r.out));
+        QVERIFY2(!r.out.contains(QStringLiteral("wgmma_tma")), qPrintable(r.out));
+    }
+
+    void familiesRejectsAnUnknownTaskOrDevice() {
+        const Result task =
+            cli({QStringLiteral("families"), QStringLiteral("--task"), QStringLiteral("nope")});
+        QCOMPARE(task.code, 2);
+        QVERIFY2(task.err.contains(QStringLiteral("unknown task \"nope\"")), qPrintable(task.err));
+        const Result device = cli({QStringLiteral("families"), QStringLiteral("--task"),
+                                   QStringLiteral("gemm_fp16_fp32_4096"),
+                                   QStringLiteral("--device"), QStringLiteral("xyz")});
+        QCOMPARE(device.code, 2);
+        QVERIFY2(device.err.contains(QStringLiteral("unknown device \"xyz\"")) &&
+                     device.err.contains(QStringLiteral("known: h200")),
+                 qPrintable(device.err));
+        QCOMPARE(
+            cli({QStringLiteral("families"), QStringLiteral("--device"), QStringLiteral("H200")})
+                .code,
+            0);
+    }
+
     void noDeviceEndsWithCode4AndAValidSession() {
         const QString dir = path(QStringLiteral("nodevice"));
         const Result r = cli(

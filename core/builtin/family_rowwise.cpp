@@ -1436,15 +1436,19 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
                    .arg(weightsText);
     }
     normalize(s);
-    s.rationale =
-        u"Memory-bound %1: %2; %3-element vectors (16-byte accesses where the alignment "
-        "allows); %4; %5."_s.arg(task.op, why)
-            .arg(s.vectorWidth)
-            .arg(task.op == u"softmax"     ? u"max then sum from registers"_s
-                 : task.op == u"layernorm" ? u"mean, then variance, from the row in %1"_s.arg(
-                                                 asyncRing(s) ? u"shared memory"_s : u"registers"_s)
-                                           : u"fp32 accumulation"_s)
-            .arg(grid);
+    const QString layernormStats =
+        stats(s) == u"shifted_one_pass"
+            ? u"the sums of x - x[0] and of its square in one pass over the row in registers"_s
+            : u"mean, then variance, from the row in %1"_s.arg(asyncRing(s) ? u"shared memory"_s
+                                                                            : u"registers"_s);
+    s.rationale = u"Memory-bound %1: %2; %3-element vectors (%4-byte accesses where the alignment "
+                  "allows); %5; %6."_s.arg(task.op, why)
+                      .arg(s.vectorWidth)
+                      .arg(vectorBytes(s, task))
+                      .arg(task.op == u"softmax"     ? u"max then sum from registers"_s
+                           : task.op == u"layernorm" ? layernormStats
+                                                     : u"fp32 accumulation"_s)
+                      .arg(grid);
     return s;
 }
 

@@ -509,12 +509,10 @@ constexpr auto kLayerNormStreamWelford =
 // ---- layernorm, rows held across iterations ----
 
 // Packed vectors (as loaded, converted to float on use) and the asm barrier that keeps them
-// packed; shared by the layernorm kernels that hold data across rows.
+// packed; shared by the kernels that hold data across rows (WEIGHT_TYPES: layernorm's W and B).
 constexpr auto kPackedHelpers = uR"CU(
 using RawX = Raw<VEC * sizeof(ElemX)>::type;
-using RawW = Raw<VEC * sizeof(ElemW)>::type;
-using RawB = Raw<VEC * sizeof(ElemB)>::type;
-
+${WEIGHT_TYPES}
 // VEC elements of p[0..valid) packed, the rest `fill`; vectors inside the row take one access.
 template <typename T, typename R>
 __device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fill, R& out)
@@ -560,6 +558,126 @@ template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
         memcpy(&raw, &half, sizeof(R));
     }
 }
+)CU";
+
+constexpr auto kPackedWeightTypes = uR"CU(using RawW = Raw<VEC * sizeof(ElemW)>::type;
+using RawB = Raw<VEC * sizeof(ElemB)>::type;
+)CU";
+
+// ---- softmax, prefetching the next row ----
+
+// A persistent block issues the next row's loads, packed, before the current row's reductions, as
+// layernorm's prefetch does: a 16-bit row is bound by its instructions and barriers per row, so
+// one row per block in flight leaves DRAM idle through them.
+constexpr auto kSoftmaxPrefetch = uR"CU(
+// A thread's share of a row that fits in registers, still packed (converted on use, so two rows
+// fit).
+struct PackedRow {
+    RawX v[VPT];
+};
+
+// Issues the loads of row x and returns without waiting for them. Columns past N read as -inf,
+// which adds nothing to the maximum or the sum.
+__device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        loadPackedVec(x + col, N - col, ElemX(-INFINITY), r.v[j]);
+    }
+}
+
+__device__ __forceinline__ void keepPacked(PackedRow& r)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+        keepPacked(r.v[j]);
+}
+
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+    softmaxRowsPrefetch(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M,
+                        long long N, long long ldx, long long ldy)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
+    long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+    PackedRow current;
+    if (row < M)
+        loadRow(X + row * ldx, N, t, current);
+    for (; row < M; row += step) {
+        // The next row's loads go out first and are waited for only when it becomes current.
+        PackedRow next;
+        if (row + step < M)
+            loadRow(X + (row + step) * ldx, N, t, next);
+        // e holds exp(x - m) for a maximum m of the statistics; the output is e * scale.
+        float e[VPT][VEC];
+${STATS}        ElemY* y = Y + row * ldy;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                e[j][i] *= scale;
+            if (col + VEC <= N)
+                storeVec(y + col, e[j]);
+            else
+                storeTail(y + col, N - col, e[j]);
+        }
+        current = next;
+    }
+}
+)CU";
+
+// Two-pass statistics of the prefetched row: the row maximum, then the sum of exp(x - max) (two
+// block reductions; the packed row converted again for the second pass).
+constexpr auto kSoftmaxPrefetchTwoPass = uR"CU(        float m = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            float v[VEC];
+            unpackVec<ElemX>(current.v[j], v);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                m = fmaxf(m, v[i]);
+        }
+        m = rowReduce(m, [](float a, float b) { return fmaxf(a, b); });
+        float s = 0.0f;
+        keepPacked(current);
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            unpackVec<ElemX>(current.v[j], e[j]);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                e[j][i] = expShifted(e[j][i], m);
+                s += e[j][i];
+            }
+        }
+        const float scale = 1.0f / rowReduce(s, [](float a, float b) { return a + b; });
+)CU";
+
+// stats=one_pass: each thread's maximum m_t of its own elements (no reduction) and the sum of
+// exp(x - m_t), then one block reduction of the (m, s) pairs. The output exp(x - m) / s is
+// e * exp(m_t - m) / s, so nothing is exponentiated twice. A thread of only -inf has m_t = -inf,
+// e = 0 and exp(m_t - m) taken as 0 (rescale), so it writes 0, or NaN (0 * inf) when the whole row
+// is -inf, as the two-pass kernel does; fmaxf skips NaN in m_t, but exp(NaN - m_t) makes s NaN
+// for the whole row; +inf gives m = inf and exp(inf - inf) = NaN, as in two passes.
+constexpr auto kSoftmaxPrefetchOnePass = uR"CU(        MaxSum part{-INFINITY, 0.0f};
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            unpackVec<ElemX>(current.v[j], e[j]);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                part.m = fmaxf(part.m, e[j][i]);
+        }
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                e[j][i] = expShifted(e[j][i], part.m);
+                part.s += e[j][i];
+            }
+        const MaxSum total =
+            rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); });
+        const float scale = rescale(part.m, total.m) / total.s;
 )CU";
 
 // ---- layernorm, prefetching the next row ----
@@ -1049,6 +1167,10 @@ int registerEstimate(const Strategy& s, const Task& task) {
     // sm_90a: 121 registers for bf16 4 warps x 4 vectors of 8 with W and B kept, 87 without).
     if (prefetch(s) && task.op == u"layernorm")
         return prefetchWords(s, task) + 40 + 2 * s.vectorWidth + 2 * vpt(s);
+    // Softmax keeps exp(x - m) of the whole share in floats through the sum's reduction (the
+    // output is that times one scale, no second exponential), beside the two packed rows.
+    if (prefetch(s) && task.op == u"softmax")
+        return prefetchWords(s, task) + vpt(s) * s.vectorWidth + 40;
     // The ring holds the rows; registers keep W and B when asked, and one vector converted.
     // Past 4 vectors ptxas keeps some of the row's shared loads live across the passes (sm_90a,
     // bf16 4 warps: 64 registers at 4 vectors of 8 with W and B loaded, 94 kept; 95 at 8 of 4,
@@ -1105,17 +1227,29 @@ QStringList pipelineProblems(const Strategy& s, const Task& task, const DeviceIn
                     "(pipeline=prefetch or async) keeps W and B across rows"_s;
     if (p != u"prefetch" && p != u"async")
         return problems;
-    if (task.op != u"layernorm") {
+    if (p == u"async" && task.op != u"layernorm") {
         problems << u"pipeline=%1: implemented for layernorm only, not %2"_s.arg(p, task.op);
         return problems;
     }
+    if (p == u"prefetch" && task.op != u"layernorm" && task.op != u"softmax") {
+        problems << u"pipeline=prefetch: implemented for layernorm and softmax only, not %1"_s.arg(
+            task.op);
+        return problems;
+    }
+    if (task.op == u"softmax" && w == u"registers")
+        problems << u"weights=registers: softmax has no W and B to keep; use weights=load"_s;
     const int k = ctasPerSm(s);
     if (k == 0)
         problems << u"pipeline=%1 needs a persistent grid to have a next row: set "
                     "params.ctas_per_sm to 1..8"_s.arg(p);
     if (p == u"async" && stats(s) != u"two_pass")
         problems << u"pipeline=%1 computes two-pass statistics; use stats=two_pass"_s.arg(p);
-    if (p == u"prefetch" && stats(s) != u"two_pass" && stats(s) != u"shifted_one_pass")
+    if (p == u"prefetch" && task.op == u"softmax" && stats(s) != u"two_pass" &&
+        stats(s) != u"one_pass")
+        problems << u"pipeline=prefetch on softmax computes two-pass or one-pass (per-thread "
+                    "maximum and sum, one reduction) statistics; use stats=two_pass or one_pass"_s;
+    if (p == u"prefetch" && task.op == u"layernorm" && stats(s) != u"two_pass" &&
+        stats(s) != u"shifted_one_pass")
         problems << u"pipeline=prefetch computes two-pass or shifted one-pass statistics; use "
                     "stats=two_pass or shifted_one_pass"_s;
     if (task.n > chunkElements(s))
@@ -1128,6 +1262,10 @@ QStringList pipelineProblems(const Strategy& s, const Task& task, const DeviceIn
         problems << u"pipeline=prefetch holds %1 packed registers per thread (two rows%2); at most "
                     "128 fit beside the arithmetic"_s.arg(prefetchWords(s, task))
                         .arg(weightsInRegisters(s) ? u", W and B"_s : QString());
+    if (p == u"prefetch" && task.op == u"softmax" && vpt(s) * s.vectorWidth > 64)
+        problems << u"pipeline=prefetch on softmax keeps %1 floats of exp(x - m) per thread "
+                    "(vectors_per_thread x vectorWidth) beside the packed rows; at most 64 fit"_s
+                        .arg(vpt(s) * s.vectorWidth);
     if (p == u"async") {
         const int d = depth(s);
         if (d < 2 || d > 6)
@@ -1208,7 +1346,9 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         ints({1, 2, 4, 8, 16})),
         paramsParameter(u"stats"_s,
                         u"one_pass: online softmax / Welford layernorm (one reduction, one read "
-                        "for long rows); two_pass: maximum then sum / mean then variance; "
+                        "for long rows; with softmax pipeline=prefetch each thread's maximum and "
+                        "sum of its cached elements, then one reduction); two_pass: maximum then "
+                        "sum / mean then variance; "
                         "shifted_one_pass: layernorm with pipeline=prefetch, sums of x - x[0] and "
                         "of its square in one pass and one reduction"_s,
                         strings({u"two_pass", u"one_pass", u"shifted_one_pass"})),
@@ -1216,13 +1356,15 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         u"0: one block per row group; k > 0: a persistent grid of k blocks per "
                         "SM that loops over rows"_s,
                         ints({0, 1, 2, 3, 4, 5, 6, 8})),
-        paramsParameter(u"pipeline"_s,
-                        u"layernorm rows that fit in registers: none loads a row, then reduces "
-                        "it; prefetch (persistent grid) loads the next row, packed, before the "
-                        "current row's reductions so DRAM loads stay in flight; async "
-                        "(persistent grid) keeps depth rows in flight through cp.async copies "
-                        "into a shared-memory ring"_s,
-                        strings({u"none", u"prefetch", u"async"})),
+        paramsParameter(
+            u"pipeline"_s,
+            u"layernorm and softmax rows that fit in registers: none loads a row, "
+            "then reduces "
+            "it; prefetch (persistent grid) loads the next row, packed, before the "
+            "current row's reductions so DRAM loads stay in flight; async "
+            "(layernorm, persistent grid) keeps depth rows in flight through cp.async copies "
+            "into a shared-memory ring"_s,
+            strings({u"none", u"prefetch", u"async"})),
         paramsParameter(u"depth"_s,
                         u"rows in flight per block with pipeline=async (ring slots of shared "
                         "memory); ignored by the other pipelines"_s,
@@ -1458,7 +1600,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
     const bool onePass = stats(s) == u"one_pass";
     const int k = ctasPerSm(s);
     const QString op = task.op;
-    const bool pipelined = prefetch(s) && op == u"layernorm";
+    const bool pipelined = prefetch(s) && (op == u"layernorm" || op == u"softmax");
     const bool ring = asyncRing(s) && op == u"layernorm";
     QStringList header{
         u"Kevolve built-in kernel, family rowwise (generated; edit freely)."_s,
@@ -1473,7 +1615,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             .arg(qint64(rowThreads(s)) * s.vectorWidth * vpt(s))
             .arg(op == u"reduce" ? u"fp32 accumulators per register slot"_s
                  : op == u"softmax"
-                     ? (onePass ? u"online softmax (maximum and sum in one pass)"_s
+                     ? (onePass ? u"online softmax (maximum and sum in one pass, one reduction)"_s
                                 : u"two-pass softmax (maximum, then sum)"_s)
                      : (onePass ? u"Welford statistics"_s
                         : stats(s) == u"shifted_one_pass"
@@ -1482,9 +1624,12 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
                             : u"two-pass statistics (mean, then variance)"_s))
             .arg(k > 0 ? u"a persistent grid of %1 blocks per SM"_s.arg(k)
                        : u"one block per row group"_s)
-            .arg(pipelined ? u", the next row prefetched (packed) before the current row's "
-                             "reductions, W and B %1"_s.arg(
-                                 weightsInRegisters(s) ? u"kept in registers"_s : u"read per row"_s)
+            .arg(pipelined && op == u"softmax"
+                     ? u", the next row prefetched (packed) before the current row's reductions"_s
+                 : pipelined
+                     ? u", the next row prefetched (packed) before the current row's "
+                       "reductions, W and B %1"_s.arg(weightsInRegisters(s) ? u"kept in registers"_s
+                                                                            : u"read per row"_s)
                  : ring
                      ? u", %1 rows per block in flight through cp.async copies into a "
                        "shared-memory ring (%2 bytes), W and B %3"_s.arg(depth(s))
@@ -1519,10 +1664,25 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
                      QString::fromUtf16(onePass ? kSoftmaxCachedOnline : kSoftmaxCachedTwoPass)},
                     {u"STREAMING"_s,
                      QString::fromUtf16(onePass ? kSoftmaxStreamOnline : kSoftmaxStreamTwoPass)}});
-        launch =
-            u"softmaxRows<<<grid, THREADS, 0, stream>>>(\n"
+        const QString softmaxArgs =
+            u"(\n"
             "        static_cast<const ElemX*>(args->inputs[0].data),\n"
             "        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));"_s;
+        launch = u"softmaxRows<<<grid, THREADS, 0, stream>>>"_s + softmaxArgs;
+        if (pipelined) {
+            kernel += render(kPackedHelpers, {{u"WEIGHT_TYPES"_s, QString()}}) +
+                      render(kSoftmaxPrefetch,
+                             {{u"STATS"_s, QString::fromUtf16(onePass ? kSoftmaxPrefetchOnePass
+                                                                      : kSoftmaxPrefetchTwoPass)}});
+            // Rows longer than the register cache (other shapes than the task's) stream.
+            const QString nested = QString(softmaxArgs).replace(u"\n"_s, u"\n    "_s);
+            launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
+                     "stream.\n"
+                     "    if (N <= CHUNK)\n"
+                     "        softmaxRowsPrefetch<<<grid, THREADS, 0, stream>>>"_s +
+                     nested + u"\n    else\n        softmaxRows<<<grid, THREADS, 0, stream>>>"_s +
+                     nested;
+        }
         alignment =
             u"ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||\n"
             "        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != "
@@ -1572,7 +1732,9 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             // (no reconversion); after two passes it is converted again, as it would spill.
             parts.insert(u"NORMALISE_KEEP"_s,
                          shifted ? QString() : u"        keepPacked(current);\n"_s);
-            kernel += QString::fromUtf16(kPackedHelpers) + render(kLayerNormPrefetch, parts);
+            kernel += render(kPackedHelpers,
+                             {{u"WEIGHT_TYPES"_s, QString::fromUtf16(kPackedWeightTypes)}}) +
+                      render(kLayerNormPrefetch, parts);
             launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
                      "stream.\n"
                      "    if (N <= CHUNK)\n"
@@ -1582,7 +1744,9 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         } else if (ring) {
             auto parts = weightsParts;
             parts.insert(u"DEPTH"_s, QString::number(depth(s)));
-            kernel += QString::fromUtf16(kPackedHelpers) + render(kLayerNormAsync, parts);
+            kernel += render(kPackedHelpers,
+                             {{u"WEIGHT_TYPES"_s, QString::fromUtf16(kPackedWeightTypes)}}) +
+                      render(kLayerNormAsync, parts);
             launch =
                 u"// Rows that fit the ring take the cp.async kernel; longer rows stream.\n"
                 "    if (N <= CHUNK) {\n"

@@ -613,9 +613,13 @@ private slots:
         QTest::newRow("unknown pipeline")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"double"_s)
             << u"params.pipeline=\"double\": must be none, prefetch or async"_s;
-        QTest::newRow("prefetch softmax")
+        QTest::newRow("prefetch softmax, no persistent grid")
             << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"prefetch"_s)
-            << u"layernorm only, not softmax"_s;
+            << u"pipeline=prefetch needs a persistent grid to have a next row"_s;
+        QTest::newRow("prefetch reduce")
+            << u"reduce_max_f32_test"_s << u"rowwise"_s << u"pipeline"_s
+            << QJsonValue(u"prefetch"_s)
+            << u"pipeline=prefetch: implemented for layernorm and softmax only, not reduce"_s;
         QTest::newRow("async softmax")
             << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"async"_s)
             << u"pipeline=async: implemented for layernorm only, not softmax"_s;
@@ -780,6 +784,86 @@ private slots:
     }
 
     void memoryConstraintsRejectImpossiblePoints() { rejectKnob({}); }
+
+    // The same checks from the f16 softmax default switched to prefetching at 2 blocks per SM.
+    void prefetchSoftmaxConstraintsRejectImpossiblePoints_data() {
+        QTest::addColumn<QString>("taskName");
+        QTest::addColumn<QString>("familyId");
+        QTest::addColumn<QString>("knob");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("prefetch softmax, shifted one-pass")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"stats"_s
+            << QJsonValue(u"shifted_one_pass"_s)
+            << u"pipeline=prefetch on softmax computes two-pass or one-pass (per-thread maximum "
+               "and sum, one reduction) statistics; use stats=two_pass or one_pass"_s;
+        QTest::newRow("prefetch softmax, weights in registers")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"registers"_s)
+            << u"weights=registers: softmax has no W and B to keep; use weights=load"_s;
+        QTest::newRow("prefetch softmax, too many exponentials")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
+            << u"pipeline=prefetch on softmax keeps 128 floats of exp(x - m) per thread"_s;
+        QTest::newRow("prefetch softmax, registers not resident")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(3)
+            << u"ctas_per_sm=3 x 256 threads x about 104 registers exceeds the 65536 registers"_s;
+        QTest::newRow("prefetch softmax, no persistent grid")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(0)
+            << u"pipeline=prefetch needs a persistent grid"_s;
+        QTest::newRow("prefetch softmax, row too long")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(2)
+            << u"pipeline=prefetch keeps the row in registers, but rows of 8192 exceed the 4096 "
+               "elements"_s;
+        QTest::newRow("async softmax from prefetch")
+            << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"async"_s)
+            << u"pipeline=async: implemented for layernorm only, not softmax"_s;
+    }
+
+    void prefetchSoftmaxConstraintsRejectImpossiblePoints() {
+        rejectKnob({{u"pipeline"_s, u"prefetch"_s}, {u"ctas_per_sm"_s, 2}});
+    }
+
+    // Softmax rows that fit take the prefetching kernel when asked (never by default): two
+    // reductions with two_pass, one of (maximum, sum) pairs with one_pass, the exponentials kept
+    // for the output in both.
+    void softmaxPrefetchGeneratesTheChosenStatistics() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
+        kev::Strategy s = rowwise.defaultStrategy(softmax, h200);
+        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"none"_s);
+        QCOMPARE(s.params.value(u"stats"_s).toString(), u"two_pass"_s);
+        s.params.insert(u"pipeline"_s, u"prefetch"_s);
+        s.params.insert(u"ctas_per_sm"_s, 2);
+        QVERIFY2(rowwise.constraints(s, softmax, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(s, softmax, h200).join(u"; "_s)));
+        const QString twoPass = rowwise.generate(s, softmax);
+        QVERIFY(twoPass.contains(u"constexpr int CTAS_PER_SM = 2;"_s));
+        QVERIFY(twoPass.contains(u"if (N <= CHUNK)\n        softmaxRowsPrefetch<<<"_s));
+        QVERIFY(twoPass.contains(u"else\n        softmaxRows<<<"_s));
+        QVERIFY(twoPass.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
+        QVERIFY(twoPass.contains(u"the next row prefetched (packed)"_s));
+        QVERIFY(twoPass.contains(u"loadPackedVec(x + col, N - col, ElemX(-INFINITY), r.v[j]);"_s));
+        QCOMPARE(twoPass.count(u"keepPacked(current);"_s), 1);
+        QVERIFY(!twoPass.contains(u"combineMaxSum"_s));
+        QVERIFY(!twoPass.contains(u"RawW"_s));
+        QVERIFY(!twoPass.contains(u"${"_s));
+
+        s.params.insert(u"stats"_s, u"one_pass"_s);
+        QVERIFY2(rowwise.constraints(s, softmax, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(s, softmax, h200).join(u"; "_s)));
+        const QString onePass = rowwise.generate(s, softmax);
+        QCOMPARE(onePass.count(u"const float scale = rescale(part.m, total.m) / total.s;"_s), 1);
+        QCOMPARE(onePass.count(u"keepPacked(current);"_s), 0);
+        // The prefetching kernel exponentiates each element once: no exp in its output loop.
+        const QString prefetchKernel = onePass.mid(onePass.indexOf(u"softmaxRowsPrefetch(const"_s));
+        QCOMPARE(prefetchKernel.count(u"expShifted("_s), 1);
+        QVERIFY(!onePass.contains(u"${"_s));
+
+        // The layernorm kernels still declare their packed W and B types.
+        const kev::Task bf16 = memoryTask(u"layernorm_bf16_test"_s);
+        QVERIFY(rowwise.generate(rowwise.defaultStrategy(bf16, h200), bf16)
+                    .contains(u"using RawW = Raw<VEC * sizeof(ElemW)>::type;"_s));
+    }
 
     // The same checks from the bf16 layernorm default switched to the cp.async ring.
     void asyncLayernormConstraintsRejectImpossiblePoints_data() {

@@ -73,6 +73,18 @@ __device__ __forceinline__ void storeChunk(T* row, long long N, long long base, 
     }
 }
 
+// a[0..VEC) combined pairwise: log2(VEC) dependent steps instead of VEC - 1. Per-lane
+// accumulators of this shape keep the hot loops' chains of dependent adds short.
+template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[VEC], F combine)
+{
+#pragma unroll
+    for (int w = VEC / 2; w > 0; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            a[i] = combine(a[i], a[i + w]);
+    return a[0];
+}
+
 // Elements of vector j of thread t that lie inside the row (0..VEC).
 __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
 {
@@ -100,7 +112,8 @@ ${CHECKS}${SCALAR_CHECK}
 
 constexpr auto kWarpReduce =
     uR"CU(// A row's warp combines its values; every lane gets lane 0's result, so all agree bit for bit.
-template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F combine)
+// (phase is the block reduction's; a warp needs no buffer.)
+template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F combine, int&)
 {
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1)
@@ -111,21 +124,26 @@ template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F 
 
 constexpr auto kBlockReduce =
     uR"CU(// The block combines its values: within each warp by shuffles, then the warps' results in a fixed
-// order, so every thread gets the same bits.
-template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F combine)
+// order, so every thread gets the same bits. The warps' results alternate between two buffers
+// (phase flips on every call), so one barrier per reduction suffices: a warp can write the next
+// reduction's buffer only after every warp has passed this one's barrier, and the reduction after
+// that, which reuses this buffer, only after every warp has finished reading it.
+template <typename T, typename F>
+__device__ __forceinline__ T rowReduce(T v, F combine, int& phase)
 {
-    __shared__ T partial[WARPS];
+    __shared__ T partial[2][WARPS];
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1)
         v = combine(v, shuffleDown(v, offset));
+    T* buffer = partial[phase];
+    phase ^= 1;
     if ((threadIdx.x & 31) == 0)
-        partial[threadIdx.x / 32] = v;
+        buffer[threadIdx.x / 32] = v;
     __syncthreads();
-    T r = partial[0];
+    T r = buffer[0];
 #pragma unroll
     for (int w = 1; w < WARPS; ++w)
-        r = combine(r, partial[w]);
-    __syncthreads(); // partial is reused by the next reduction
+        r = combine(r, buffer[w]);
     return r;
 }
 )CU";
@@ -140,9 +158,20 @@ constexpr auto kSoftmax = uR"CU(
 // exp(x - m) for a row whose maximum is m. x = -inf contributes 0 whatever m is, so a row of -inf
 // sums to 0 and ends as 0 * inf = NaN, as it must; a NaN stays NaN and spreads through the sum.
 // Subtracting the maximum keeps exp from overflowing for rows of +-1e4.
+//
+// 2^y on the special-function unit (ex2.approx.ftz: 2 ulp, as exp2f, whose slow path only keeps
+// results below 2^-126 that no output or sum of at least 1 can show). A maximum of -inf (a thread
+// or row of only -inf) shifts by 0 instead, so x = -inf gives 2^-inf = 0 without a branch per
+// element, and x - m stays exact for rows of 1e4 + noise.
+__device__ __forceinline__ float exp2Fast(float y)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return r;
+}
 __device__ __forceinline__ float expShifted(float x, float m)
 {
-    return x == -INFINITY ? 0.0f : exp2f((x - m) * LOG2E);
+    return exp2Fast((x - (m == -INFINITY ? 0.0f : m)) * LOG2E);
 }
 ${MAXSUM}
 __global__ void __launch_bounds__(THREADS)
@@ -150,6 +179,7 @@ __global__ void __launch_bounds__(THREADS)
                 long long ldx, long long ldy)
 {
     const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
     const auto maxOf = [](float a, float b) { return fmaxf(a, b); };
     const auto sumOf = [](float a, float b) { return a + b; };
 ${ROW_LOOP}
@@ -185,7 +215,7 @@ __device__ __forceinline__ MaxSum shuffleFirst(MaxSum v)
 // exp(mOld - mNew); a part that has seen only -inf (or NaN) keeps its sum, 0 or NaN, times 0.
 __device__ __forceinline__ float rescale(float mOld, float mNew)
 {
-    return mOld == -INFINITY ? 0.0f : exp2f((mOld - mNew) * LOG2E);
+    return mOld == -INFINITY ? 0.0f : exp2Fast((mOld - mNew) * LOG2E);
 }
 __device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
 {
@@ -194,22 +224,27 @@ __device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
 }
 )CU";
 
-constexpr auto kSoftmaxCachedTwoPass = uR"CU(            float m = -INFINITY;
+constexpr auto kSoftmaxCachedTwoPass = uR"CU(            float lanes[VEC];
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                lanes[i] = -INFINITY;
 #pragma unroll
             for (int j = 0; j < VPT; ++j)
 #pragma unroll
                 for (int i = 0; i < VEC; ++i)
-                    m = fmaxf(m, v[j][i]);
-            m = rowReduce(m, maxOf);
-            float s = 0.0f;
+                    lanes[i] = fmaxf(lanes[i], v[j][i]);
+            const float m = rowReduce(combineLanes(lanes, maxOf), maxOf, phase);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                lanes[i] = 0.0f;
 #pragma unroll
             for (int j = 0; j < VPT; ++j)
 #pragma unroll
                 for (int i = 0; i < VEC; ++i) {
                     v[j][i] = expShifted(v[j][i], m);
-                    s += v[j][i];
+                    lanes[i] += v[j][i];
                 }
-            const float inv = 1.0f / rowReduce(s, sumOf);
+            const float inv = 1.0f / rowReduce(combineLanes(lanes, sumOf), sumOf, phase);
 #pragma unroll
             for (int j = 0; j < VPT; ++j)
 #pragma unroll
@@ -218,19 +253,28 @@ constexpr auto kSoftmaxCachedTwoPass = uR"CU(            float m = -INFINITY;
 
 constexpr auto kSoftmaxCachedOnline =
     uR"CU(            // Maximum and sum of this thread's elements, then one combined reduction.
-            MaxSum part{-INFINITY, 0.0f};
+            MaxSum part;
+            float lanes[VEC];
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                lanes[i] = -INFINITY;
 #pragma unroll
             for (int j = 0; j < VPT; ++j)
 #pragma unroll
                 for (int i = 0; i < VEC; ++i)
-                    part.m = fmaxf(part.m, v[j][i]);
+                    lanes[i] = fmaxf(lanes[i], v[j][i]);
+            part.m = combineLanes(lanes, maxOf);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                lanes[i] = 0.0f;
 #pragma unroll
             for (int j = 0; j < VPT; ++j)
 #pragma unroll
                 for (int i = 0; i < VEC; ++i)
-                    part.s += expShifted(v[j][i], part.m);
+                    lanes[i] += expShifted(v[j][i], part.m);
+            part.s = combineLanes(lanes, sumOf);
             const MaxSum total =
-                rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); });
+                rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); }, phase);
             const float inv = 1.0f / total.s;
 #pragma unroll
             for (int j = 0; j < VPT; ++j)
@@ -250,7 +294,7 @@ constexpr auto kSoftmaxStreamTwoPass =
                     for (int i = 0; i < VEC; ++i)
                         m = fmaxf(m, v[j][i]);
             }
-            m = rowReduce(m, maxOf);
+            m = rowReduce(m, maxOf, phase);
             float s = 0.0f;
             for (long long base = 0; base < N; base += CHUNK) {
                 float v[VPT][VEC];
@@ -261,7 +305,7 @@ constexpr auto kSoftmaxStreamTwoPass =
                     for (int i = 0; i < VEC; ++i)
                         s += expShifted(v[j][i], m);
             }
-            const float inv = 1.0f / rowReduce(s, sumOf);
+            const float inv = 1.0f / rowReduce(s, sumOf, phase);
             for (long long base = 0; base < N; base += CHUNK) {
                 float v[VPT][VEC];
                 loadChunk(x, N, base, t, -INFINITY, v);
@@ -295,7 +339,7 @@ constexpr auto kSoftmaxStreamOnline =
                 part.m = m;
             }
             const MaxSum total =
-                rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); });
+                rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); }, phase);
             const float inv = 1.0f / total.s;
             for (long long base = 0; base < N; base += CHUNK) {
                 float v[VPT][VEC];
@@ -354,6 +398,7 @@ __global__ void __launch_bounds__(THREADS)
                   long long ldx, long long ldy, float epsilon)
 {
     const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
     const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
 ${ROW_LOOP}
@@ -444,7 +489,7 @@ constexpr auto kLayerNormCachedTwoPass = uR"CU(            float sum = 0.0f;
 #pragma unroll
                 for (int i = 0; i < VEC; ++i)
                     sum += d[j][i];
-            const float mean = rowReduce(sum, sumOf) / count;
+            const float mean = rowReduce(sum, sumOf, phase) / count;
             float squares = 0.0f;
 #pragma unroll
             for (int j = 0; j < VPT; ++j) {
@@ -455,12 +500,12 @@ constexpr auto kLayerNormCachedTwoPass = uR"CU(            float sum = 0.0f;
                     squares = fmaf(e, e, squares);
                 }
             }
-            const float variance = rowReduce(squares, sumOf) / count;)CU";
+            const float variance = rowReduce(squares, sumOf, phase) / count;)CU";
 
 constexpr auto kLayerNormCachedWelford =
     uR"CU(            const Moments total = rowReduce(chunkMoments(d, N, 0, t), [](Moments a, Moments b) {
                 return combineMoments(a, b);
-            });
+            }, phase);
             const float mean = total.mean;
             const float variance = total.m2 / count;)CU";
 
@@ -476,7 +521,7 @@ constexpr auto kLayerNormStreamTwoPass =
                     for (int i = 0; i < VEC; ++i)
                         sum += d[j][i];
             }
-            const float mean = rowReduce(sum, sumOf) / count;
+            const float mean = rowReduce(sum, sumOf, phase) / count;
             float squares = 0.0f;
             for (long long base = 0; base < N; base += CHUNK) {
                 float d[VPT][VEC];
@@ -491,7 +536,7 @@ constexpr auto kLayerNormStreamTwoPass =
                     }
                 }
             }
-            const float variance = rowReduce(squares, sumOf) / count;)CU";
+            const float variance = rowReduce(squares, sumOf, phase) / count;)CU";
 
 constexpr auto kLayerNormStreamWelford =
     uR"CU(            // Longer than the register cache: Welford statistics in one read, then the output.
@@ -502,7 +547,7 @@ constexpr auto kLayerNormStreamWelford =
                 part = combineMoments(part, chunkMoments(d, N, base, t));
             }
             const Moments total =
-                rowReduce(part, [](Moments a, Moments b) { return combineMoments(a, b); });
+                rowReduce(part, [](Moments a, Moments b) { return combineMoments(a, b); }, phase);
             const float mean = total.mean;
             const float variance = total.m2 / count;)CU";
 
@@ -599,6 +644,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
                         long long N, long long ldx, long long ldy)
 {
     const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
     PackedRow current;
@@ -630,17 +676,24 @@ ${STATS}        ElemY* y = Y + row * ldy;
 
 // Two-pass statistics of the prefetched row: the row maximum, then the sum of exp(x - max) (two
 // block reductions; the packed row converted again for the second pass).
-constexpr auto kSoftmaxPrefetchTwoPass = uR"CU(        float m = -INFINITY;
+constexpr auto kSoftmaxPrefetchTwoPass = uR"CU(        float lanes[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            lanes[i] = -INFINITY;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
             float v[VEC];
             unpackVec<ElemX>(current.v[j], v);
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                m = fmaxf(m, v[i]);
+                lanes[i] = fmaxf(lanes[i], v[i]);
         }
-        m = rowReduce(m, [](float a, float b) { return fmaxf(a, b); });
-        float s = 0.0f;
+        const auto maxOf = [](float a, float b) { return fmaxf(a, b); };
+        const auto sumOf = [](float a, float b) { return a + b; };
+        const float m = rowReduce(combineLanes(lanes, maxOf), maxOf, phase);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            lanes[i] = 0.0f;
         keepPacked(current);
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
@@ -648,10 +701,10 @@ constexpr auto kSoftmaxPrefetchTwoPass = uR"CU(        float m = -INFINITY;
 #pragma unroll
             for (int i = 0; i < VEC; ++i) {
                 e[j][i] = expShifted(e[j][i], m);
-                s += e[j][i];
+                lanes[i] += e[j][i];
             }
         }
-        const float scale = 1.0f / rowReduce(s, [](float a, float b) { return a + b; });
+        const float scale = 1.0f / rowReduce(combineLanes(lanes, sumOf), sumOf, phase);
 )CU";
 
 // stats=one_pass: each thread's maximum m_t of its own elements (no reduction) and the sum of
@@ -660,23 +713,32 @@ constexpr auto kSoftmaxPrefetchTwoPass = uR"CU(        float m = -INFINITY;
 // e = 0 and exp(m_t - m) taken as 0 (rescale), so it writes 0, or NaN (0 * inf) when the whole row
 // is -inf, as the two-pass kernel does; fmaxf skips NaN in m_t, but exp(NaN - m_t) makes s NaN
 // for the whole row; +inf gives m = inf and exp(inf - inf) = NaN, as in two passes.
-constexpr auto kSoftmaxPrefetchOnePass = uR"CU(        MaxSum part{-INFINITY, 0.0f};
+constexpr auto kSoftmaxPrefetchOnePass = uR"CU(        MaxSum part;
+        float lanes[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            lanes[i] = -INFINITY;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
             unpackVec<ElemX>(current.v[j], e[j]);
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                part.m = fmaxf(part.m, e[j][i]);
+                lanes[i] = fmaxf(lanes[i], e[j][i]);
         }
+        part.m = combineLanes(lanes, [](float a, float b) { return fmaxf(a, b); });
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            lanes[i] = 0.0f;
 #pragma unroll
         for (int j = 0; j < VPT; ++j)
 #pragma unroll
             for (int i = 0; i < VEC; ++i) {
                 e[j][i] = expShifted(e[j][i], part.m);
-                part.s += e[j][i];
+                lanes[i] += e[j][i];
             }
+        part.s = combineLanes(lanes, [](float a, float b) { return a + b; });
         const MaxSum total =
-            rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); });
+            rowReduce(part, [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); }, phase);
         const float scale = rescale(part.m, total.m) / total.s;
 )CU";
 
@@ -727,6 +789,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
                           long long N, long long ldx, long long ldy, float epsilon)
 {
     const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
 ${SUM_OF}    const float count = static_cast<float>(N);
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
@@ -776,7 +839,7 @@ constexpr auto kPrefetchTwoPass = uR"CU(        float sum = 0.0f;
             for (int i = 0; i < VEC; ++i)
                 sum += d[i];
         }
-        const float mean = rowReduce(sum, sumOf) / count;
+        const float mean = rowReduce(sum, sumOf, phase) / count;
         float squares = 0.0f;
         keepPacked(current);
 #pragma unroll
@@ -790,7 +853,7 @@ constexpr auto kPrefetchTwoPass = uR"CU(        float sum = 0.0f;
                 squares = fmaf(e, e, squares);
             }
         }
-        const float variance = rowReduce(squares, sumOf) / count;
+        const float variance = rowReduce(squares, sumOf, phase) / count;
 )CU";
 
 // stats=shifted_one_pass: the sums of d and d * d, d = x - x[0], in one pass and one block
@@ -816,18 +879,24 @@ __device__ __forceinline__ ShiftedSums shuffleFirst(ShiftedSums v)
 }
 )CU";
 
-constexpr auto kPrefetchShiftedOnePass = uR"CU(        ShiftedSums sums{0.0f, 0.0f};
+constexpr auto kPrefetchShiftedOnePass = uR"CU(        float sumD[VEC];
+        float sumDD[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            sumD[i] = sumDD[i] = 0.0f;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
             float d[VEC];
             deviations(current, j, shift, d);
 #pragma unroll
             for (int i = 0; i < VEC; ++i) {
-                sums.d += d[i];
-                sums.dd = fmaf(d[i], d[i], sums.dd);
+                sumD[i] += d[i];
+                sumDD[i] = fmaf(d[i], d[i], sumDD[i]);
             }
         }
-        sums = rowReduce(sums, sumsOf);
+        ShiftedSums sums{combineLanes(sumD, [](float a, float b) { return a + b; }),
+                         combineLanes(sumDD, [](float a, float b) { return a + b; })};
+        sums = rowReduce(sums, sumsOf, phase);
         const float mean = sums.d / count;
         const float variance = fmaxf(0.0f, (sums.dd - sums.d * mean) / count);
 )CU";
@@ -941,6 +1010,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     extern __shared__ __align__(16) unsigned char ringMemory[];
     RawX* ring = reinterpret_cast<RawX*>(ringMemory);
     const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
     const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
@@ -984,7 +1054,7 @@ ${WEIGHTS_ROW}        float sum = 0.0f;
             for (int i = 0; i < VEC; ++i)
                 sum += i < valid ? d[i] : 0.0f; // zero-filled columns past N would give -shift
         }
-        const float mean = rowReduce(sum, sumOf) / count;
+        const float mean = rowReduce(sum, sumOf, phase) / count;
         float squares = 0.0f;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
@@ -997,7 +1067,7 @@ ${WEIGHTS_ROW}        float sum = 0.0f;
                 squares = fmaf(e, e, squares);
             }
         }
-        const float variance = rowReduce(squares, sumOf) / count;
+        const float variance = rowReduce(squares, sumOf, phase) / count;
         const float rstd = 1.0f / sqrtf(variance + epsilon);
         ElemY* y = Y + row * ldy;
 #pragma unroll
@@ -1030,6 +1100,7 @@ __global__ void __launch_bounds__(THREADS)
                long long ldx)
 {
     const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
     const auto combine = [](float a, float b) { return ${COMBINE}; };
 ${ROW_LOOP}
         const ElemX* x = X + row * ldx;
@@ -1056,7 +1127,7 @@ ${ROW_LOOP}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 r = combine(r, acc[j][i]);
-        r = rowReduce(r, combine);
+        r = rowReduce(r, combine, phase);
         if (t == 0)
             fromFloat(r, Y[row]);
     }

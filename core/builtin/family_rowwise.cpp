@@ -622,13 +622,18 @@ struct PackedRow {
 };
 
 // Issues the loads of row x and returns without waiting for them. Columns past N read as -inf,
-// which adds nothing to the maximum or the sum.
+// which adds nothing to the maximum or the sum. FULL: N == CHUNK, every vector lies inside the row
+// (no bounds tests, constant offsets).
+template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        loadPackedVec(x + col, N - col, ElemX(-INFINITY), r.v[j]);
+        if (FULL)
+            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
+        else
+            loadPackedVec(x + col, N - col, ElemX(-INFINITY), r.v[j]);
     }
 }
 
@@ -639,6 +644,9 @@ __device__ __forceinline__ void keepPacked(PackedRow& r)
         keepPacked(r.v[j]);
 }
 
+// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
+// register cache to the row.
+template <bool FULL>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     softmaxRowsPrefetch(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M,
                         long long N, long long ldx, long long ldy)
@@ -649,12 +657,12 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
     PackedRow current;
     if (row < M)
-        loadRow(X + row * ldx, N, t, current);
+        loadRow<FULL>(X + row * ldx, N, t, current);
     for (; row < M; row += step) {
         // The next row's loads go out first and are waited for only when it becomes current.
         PackedRow next;
         if (row + step < M)
-            loadRow(X + (row + step) * ldx, N, t, next);
+            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
         // e holds exp(x - m) for a maximum m of the statistics; the output is e * scale.
         float e[VPT][VEC];
 ${STATS}        ElemY* y = Y + row * ldy;
@@ -664,7 +672,7 @@ ${STATS}        ElemY* y = Y + row * ldy;
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 e[j][i] *= scale;
-            if (col + VEC <= N)
+            if (FULL || col + VEC <= N)
                 storeVec(y + col, e[j]);
             else
                 storeTail(y + col, N - col, e[j]);
@@ -756,14 +764,19 @@ struct PackedRow {
 };
 
 // Issues the loads of row x and returns without waiting for them. Columns past N read as x[0], so
-// their deviation from the shift is exactly 0.
+// their deviation from the shift is exactly 0. FULL: N == CHUNK, every vector lies inside the row
+// (no bounds tests, constant offsets).
+template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
     r.first = x[0];
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        loadPackedVec(x + col, N - col, r.first, r.v[j]);
+        if (FULL)
+            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
+        else
+            loadPackedVec(x + col, N - col, r.first, r.v[j]);
     }
 }
 
@@ -783,6 +796,9 @@ __device__ __forceinline__ void deviations(const PackedRow& r, int j, float shif
         d[i] -= shift;
 }
 ${STATS_HELPERS}${WEIGHTS_HELPERS}
+// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
+// register cache to the row.
+template <bool FULL>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     layerNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                           const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
@@ -796,12 +812,12 @@ ${SUM_OF}    const float count = static_cast<float>(N);
 ${WEIGHTS_SETUP}
     PackedRow current;
     if (row < M)
-        loadRow(X + row * ldx, N, t, current);
+        loadRow<FULL>(X + row * ldx, N, t, current);
     for (; row < M; row += step) {
         // The next row's loads go out first and are waited for only when it becomes current.
         PackedRow next;
         if (row + step < M)
-            loadRow(X + (row + step) * ldx, N, t, next);
+            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
         // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
         // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
         const float shift = toFloat(current.first);
@@ -818,7 +834,7 @@ ${WEIGHTS_USE}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
-            if (col + VEC <= N)
+            if (FULL || col + VEC <= N)
                 storeVec(y + col, d);
             else
                 storeTail(y + col, N - col, d);
@@ -908,14 +924,20 @@ struct PackedWeights {
     RawW w[VPT];
     RawB b[VPT];
 };
+template <bool FULL>
 __device__ __forceinline__ void loadWeights(const ElemW* W, const ElemB* B, long long N, int t,
                                             PackedWeights& p)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
-        loadPackedVec(B + col, N - col, ElemB(0.0f), p.b[j]);
+        if (FULL) {
+            p.w[j] = *reinterpret_cast<const RawW*>(W + col);
+            p.b[j] = *reinterpret_cast<const RawB*>(B + col);
+        } else {
+            loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
+            loadPackedVec(B + col, N - col, ElemB(0.0f), p.b[j]);
+        }
     }
 }
 
@@ -929,7 +951,7 @@ __device__ __forceinline__ void keepPacked(PackedWeights& p)
 }
 )CU";
 constexpr auto kWeightsSetup = uR"CU(    PackedWeights weights;
-    loadWeights(W, B, N, t, weights);)CU";
+    loadWeights<FULL>(W, B, N, t, weights);)CU";
 
 constexpr auto kWeightsFromRegisters = uR"CU(            unpackVec<ElemW>(weights.w[j], w);
             unpackVec<ElemB>(weights.b[j], b);)CU";
@@ -1264,7 +1286,8 @@ qint64 ringBytes(const Strategy& s, const Task& task) {
 
 // Shared memory of one block: the block reduction's partials, and the ring with pipeline=async.
 qint64 smemPerBlock(const Strategy& s, const Task& task) {
-    const qint64 partials = mapping(s) == u"block" ? qint64(s.warps) * 12 : 0;
+    // Two buffers (the reductions alternate), of at most 12 bytes per warp (Welford's moments).
+    const qint64 partials = mapping(s) == u"block" ? qint64(s.warps) * 24 : 0;
     return partials + (asyncRing(s) && task.op == u"layernorm" ? ringBytes(s, task) : 0);
 }
 
@@ -1622,6 +1645,15 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
             }
         }
     }
+    if (task.op == u"softmax" && task.n <= chunkElements(s) && xBytes == 2) {
+        // A 16-bit softmax row per block at a time reached 77.6% of the DRAM floor on f16
+        // 8192x8192 (H200), its f32 twin 90.8%: half the bytes per row for the same barriers and
+        // instructions. Loading the next row (packed) before reducing the current one at 2 blocks
+        // per SM: 85.0% (two passes) and 84.5% (one pass of per-thread maxima and sums),
+        // side by side with 83.4% for one row at a time, all after the SFU exponentials.
+        s.params.insert(u"pipeline"_s, u"prefetch"_s);
+        s.params.insert(u"ctas_per_sm"_s, std::min(2, residentBlocks(s, task, device)));
+    }
     if (prefetch(s) && !pipelineProblems(s, task, device).isEmpty()) {
         // Two packed rows do not fit the registers of a resident block: one row at a time.
         s.params.insert(u"ctas_per_sm"_s, 0);
@@ -1635,9 +1667,10 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         const int k = ctasPerSm(s);
         grid = u"a persistent grid of %1 blocks per SM (as many as the registers hold), each "
                "loading its next row before reducing the current one (about %2 KB of loads in "
-               "flight per SM), W and B %3"_s.arg(k)
-                   .arg(qint64(k) * rowBytes / 1024)
-                   .arg(weightsText);
+               "flight per SM)"_s.arg(k)
+                   .arg(qint64(k) * rowBytes / 1024);
+        if (task.op == u"layernorm")
+            grid += u", W and B "_s + weightsText;
     } else if (asyncRing(s)) {
         const int k = ctasPerSm(s);
         grid = u"a persistent grid of %1 blocks per SM, each copying rows ahead with cp.async "
@@ -1747,10 +1780,14 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
                                                                       : kSoftmaxPrefetchTwoPass)}});
             // Rows longer than the register cache (other shapes than the task's) stream.
             const QString nested = QString(softmaxArgs).replace(u"\n"_s, u"\n    "_s);
-            launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
-                     "stream.\n"
-                     "    if (N <= CHUNK)\n"
-                     "        softmaxRowsPrefetch<<<grid, THREADS, 0, stream>>>"_s +
+            launch = u"// Rows that fit in registers take the prefetching kernel (rows of exactly "
+                     "CHUNK\n"
+                     "    // elements without bounds tests); longer rows stream.\n"
+                     "    if (N == CHUNK)\n"
+                     "        softmaxRowsPrefetch<true><<<grid, THREADS, 0, stream>>>"_s +
+                     nested +
+                     u"\n    else if (N <= CHUNK)\n"
+                     "        softmaxRowsPrefetch<false><<<grid, THREADS, 0, stream>>>"_s +
                      nested + u"\n    else\n        softmaxRows<<<grid, THREADS, 0, stream>>>"_s +
                      nested;
         }
@@ -1789,6 +1826,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         if (pipelined) {
             const bool shifted = stats(s) == u"shifted_one_pass";
             auto parts = weightsParts;
+            parts[u"WEIGHTS_USE"_s].replace(u"if (col + VEC <= N)"_s, u"if (FULL || col + VEC <= N)"_s);
             parts.insert(u"STATS_HELPERS"_s,
                          shifted ? QString::fromUtf16(kShiftedSums) : QString());
             parts.insert(
@@ -1806,10 +1844,14 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             kernel += render(kPackedHelpers,
                              {{u"WEIGHT_TYPES"_s, QString::fromUtf16(kPackedWeightTypes)}}) +
                       render(kLayerNormPrefetch, parts);
-            launch = u"// Rows that fit in registers take the prefetching kernel; longer rows "
-                     "stream.\n"
-                     "    if (N <= CHUNK)\n"
-                     "        layerNormRowsPrefetch<<<grid, THREADS, 0, stream>>>"_s +
+            launch = u"// Rows that fit in registers take the prefetching kernel (rows of exactly "
+                     "CHUNK\n"
+                     "    // elements without bounds tests); longer rows stream.\n"
+                     "    if (N == CHUNK)\n"
+                     "        layerNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>"_s +
+                     nested +
+                     u"\n    else if (N <= CHUNK)\n"
+                     "        layerNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>"_s +
                      nested + u"\n    else\n        layerNormRows<<<grid, THREADS, 0, stream>>>"_s +
                      nested;
         } else if (ring) {

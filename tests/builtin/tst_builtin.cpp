@@ -600,7 +600,7 @@ private slots:
         QTest::newRow("32-byte access") << u"softmax_f32_test"_s << u"rowwise"_s << u"vectorWidth"_s
                                         << QJsonValue(8) << u"16 bytes"_s;
         QTest::newRow("too many cached")
-            << u"softmax_f16_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
+            << u"layernorm_f32_test"_s << u"rowwise"_s << u"vectors_per_thread"_s << QJsonValue(16)
             << u"cached floats"_s;
         QTest::newRow("two-pass reduce") << u"reduce_max_f32_test"_s << u"rowwise"_s << u"stats"_s
                                          << QJsonValue(u"two_pass"_s) << u"one_pass"_s;
@@ -613,8 +613,8 @@ private slots:
         QTest::newRow("unknown pipeline")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"double"_s)
             << u"params.pipeline=\"double\": must be none, prefetch or async"_s;
-        QTest::newRow("prefetch softmax, no persistent grid")
-            << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"prefetch"_s)
+        QTest::newRow("prefetch layernorm f32, no persistent grid")
+            << u"layernorm_f32_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"prefetch"_s)
             << u"pipeline=prefetch needs a persistent grid to have a next row"_s;
         QTest::newRow("prefetch reduce")
             << u"reduce_max_f32_test"_s << u"rowwise"_s << u"pipeline"_s
@@ -633,7 +633,7 @@ private slots:
             << u"softmax_f16_test"_s << u"rowwise"_s << u"stats"_s
             << QJsonValue(u"shifted_one_pass"_s)
             << u"stats=shifted_one_pass: implemented for layernorm with pipeline=prefetch only "
-               "(here softmax with pipeline=none)"_s;
+               "(here softmax with pipeline=prefetch)"_s;
         QTest::newRow("shifted one-pass f32 one row at a time")
             << u"layernorm_f32_test"_s << u"rowwise"_s << u"stats"_s
             << QJsonValue(u"shifted_one_pass"_s) << u"(here layernorm with pipeline=none)"_s;
@@ -641,7 +641,7 @@ private slots:
             << u"layernorm_f32_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"smem"_s)
             << u"params.weights=\"smem\": must be load or registers"_s;
         QTest::newRow("weights kept without prefetch")
-            << u"softmax_f16_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"registers"_s)
+            << u"softmax_f32_test"_s << u"rowwise"_s << u"weights"_s << QJsonValue(u"registers"_s)
             << u"pipeline=prefetch"_s;
         QTest::newRow("persistent too big")
             << u"elementwise_gelu_f16_test"_s << u"elementwise"_s << u"ctas_per_sm"_s
@@ -669,7 +669,9 @@ private slots:
         QVERIFY(p1.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
         const QString p1Code = rowwise.generate(p1, bf16);
         QVERIFY(p1Code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
-        QVERIFY(p1Code.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
+        QVERIFY(p1Code.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<true><<<"_s));
+        QVERIFY(p1Code.contains(u"else if (N <= CHUNK)\n        layerNormRowsPrefetch<false><<<"_s));
+        QVERIFY(p1Code.contains(u"loadWeights<FULL>(W, B, N, t, weights);"_s));
         QVERIFY(p1Code.contains(u"PackedWeights"_s));
         QVERIFY(!p1Code.contains(u"layerNormRowsAsync"_s));
 
@@ -694,7 +696,7 @@ private slots:
         s.params.insert(u"depth"_s, 4);
         QVERIFY2(rowwise.constraints(s, bf16, h200).isEmpty(),
                  qPrintable(rowwise.constraints(s, bf16, h200).join(u"; "_s)));
-        QCOMPARE(rowwise.resources(s, bf16, h200).smemBytesPerBlock, 4 * 4 * 128 * 16 + 4 * 12);
+        QCOMPARE(rowwise.resources(s, bf16, h200).smemBytesPerBlock, 4 * 4 * 128 * 16 + 4 * 24);
         const QString code = rowwise.generate(s, bf16);
         QVERIFY(code.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
         QVERIFY(code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
@@ -750,7 +752,7 @@ private slots:
         QVERIFY2(rowwise.constraints(pf, bf16, h200).isEmpty(),
                  qPrintable(rowwise.constraints(pf, bf16, h200).join(u"; "_s)));
         const QString pfCode = rowwise.generate(pf, bf16);
-        QVERIFY(pfCode.contains(u"if (N <= CHUNK)\n        layerNormRowsPrefetch<<<"_s));
+        QVERIFY(pfCode.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<true><<<"_s));
         QVERIFY(!pfCode.contains(u"layerNormRowsAsync"_s));
         pf.params.insert(u"depth"_s, 9);
         QVERIFY(rowwise.constraints(pf, bf16, h200).isEmpty());
@@ -759,8 +761,8 @@ private slots:
         QVERIFY2(tooMany.contains(u"pipeline=prefetch holds 256 packed registers per thread"_s),
                  qPrintable(tooMany));
 
-        // The one-row-at-a-time kernel stays for the other ops and for rows that do not fit.
-        const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
+        // The one-row-at-a-time kernel stays for f32 softmax, the other ops and rows that do not fit.
+        const kev::Task softmax = memoryTask(u"softmax_f32_test"_s);
         const kev::Strategy sm = rowwise.defaultStrategy(softmax, h200);
         QCOMPARE(sm.params.value(u"pipeline"_s).toString(), u"none"_s);
         QVERIFY(!rowwise.generate(sm, softmax).contains(u"Prefetch"_s));
@@ -822,23 +824,29 @@ private slots:
         rejectKnob({{u"pipeline"_s, u"prefetch"_s}, {u"ctas_per_sm"_s, 2}});
     }
 
-    // Softmax rows that fit take the prefetching kernel when asked (never by default): two
+    // 16-bit softmax rows that fit take the prefetching kernel by default (f32 rows when asked): two
     // reductions with two_pass, one of (maximum, sum) pairs with one_pass, the exponentials kept
-    // for the output in both.
+    // for the output in both; rows of exactly CHUNK elements without bounds tests.
     void softmaxPrefetchGeneratesTheChosenStatistics() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
         const kev::Task softmax = memoryTask(u"softmax_f16_test"_s);
+        QCOMPARE(rowwise.defaultStrategy(memoryTask(u"softmax_f32_test"_s), h200)
+                     .params.value(u"pipeline"_s)
+                     .toString(),
+                 u"none"_s);
         kev::Strategy s = rowwise.defaultStrategy(softmax, h200);
-        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"none"_s);
+        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+        QCOMPARE(s.params.value(u"ctas_per_sm"_s).toInt(), 2);
         QCOMPARE(s.params.value(u"stats"_s).toString(), u"two_pass"_s);
-        s.params.insert(u"pipeline"_s, u"prefetch"_s);
-        s.params.insert(u"ctas_per_sm"_s, 2);
         QVERIFY2(rowwise.constraints(s, softmax, h200).isEmpty(),
                  qPrintable(rowwise.constraints(s, softmax, h200).join(u"; "_s)));
         const QString twoPass = rowwise.generate(s, softmax);
         QVERIFY(twoPass.contains(u"constexpr int CTAS_PER_SM = 2;"_s));
-        QVERIFY(twoPass.contains(u"if (N <= CHUNK)\n        softmaxRowsPrefetch<<<"_s));
+        QVERIFY(twoPass.contains(u"if (N == CHUNK)\n        softmaxRowsPrefetch<true><<<"_s));
+        QVERIFY(twoPass.contains(u"else if (N <= CHUNK)\n        softmaxRowsPrefetch<false><<<"_s));
+        QVERIFY(twoPass.contains(u"r.v[j] = *reinterpret_cast<const RawX*>(x + col);"_s));
+        QVERIFY(twoPass.contains(u"ex2.approx.ftz.f32"_s));
         QVERIFY(twoPass.contains(u"else\n        softmaxRows<<<"_s));
         QVERIFY(twoPass.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
         QVERIFY(twoPass.contains(u"the next row prefetched (packed)"_s));
@@ -886,11 +894,11 @@ private slots:
             << u"cp.async (4, 8 or 16 bytes), but vectorWidth=1 of bf16 is 2 bytes"_s;
         QTest::newRow("async, ring over the SM")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(8)
-            << u"ctas_per_sm=8 x (32816 bytes of ring and partials + 1024 reserved) exceeds the "
+            << u"ctas_per_sm=8 x (32864 bytes of ring and partials + 1024 reserved) exceeds the "
                "233472 bytes of shared memory of an SM"_s;
         QTest::newRow("async, ring over a block")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"warps"_s << QJsonValue(32)
-            << u"ring of 262528 bytes"_s;
+            << u"ring of 262912 bytes"_s;
         QTest::newRow("async, registers not resident")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"ctas_per_sm"_s << QJsonValue(6)
             << u"ctas_per_sm=6 x 128 threads x about 112 registers exceeds the 65536 registers"_s;

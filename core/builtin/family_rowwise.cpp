@@ -33,14 +33,14 @@ constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
 constexpr int VPT = ${VPT};                     // vectors per thread held in registers
 constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
 // ${CTAS_WHY}
-constexpr int CTAS_PER_SM = ${CTAS};
-constexpr float LOG2E = 1.4426950408889634f;
+[[maybe_unused]] constexpr int CTAS_PER_SM = ${CTAS};
+[[maybe_unused]] constexpr float LOG2E = 1.4426950408889634f;
 
 __device__ __forceinline__ float shuffleDown(float v, int offset)
 {
     return __shfl_down_sync(0xffffffffu, v, offset);
 }
-__device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+[[maybe_unused]] __device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
 
 ${REDUCE}
 // Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
@@ -86,7 +86,7 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
 }
 
 // Elements of vector j of thread t that lie inside the row (0..VEC).
-__device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+[[maybe_unused]] __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
 {
     const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
@@ -208,7 +208,7 @@ __device__ __forceinline__ MaxSum shuffleDown(MaxSum v, int offset)
 {
     return {shuffleDown(v.m, offset), shuffleDown(v.s, offset)};
 }
-__device__ __forceinline__ MaxSum shuffleFirst(MaxSum v)
+[[maybe_unused]] __device__ __forceinline__ MaxSum shuffleFirst(MaxSum v)
 {
     return {shuffleFirst(v.m), shuffleFirst(v.s)};
 }
@@ -637,7 +637,7 @@ __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, Pack
     }
 }
 
-__device__ __forceinline__ void keepPacked(PackedRow& r)
+[[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j)
@@ -780,7 +780,7 @@ __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, Pack
     }
 }
 
-__device__ __forceinline__ void keepPacked(PackedRow& r)
+[[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j)
@@ -889,7 +889,7 @@ __device__ __forceinline__ ShiftedSums shuffleDown(ShiftedSums v, int offset)
 {
     return {shuffleDown(v.d, offset), shuffleDown(v.dd, offset)};
 }
-__device__ __forceinline__ ShiftedSums shuffleFirst(ShiftedSums v)
+[[maybe_unused]] __device__ __forceinline__ ShiftedSums shuffleFirst(ShiftedSums v)
 {
     return {shuffleFirst(v.d), shuffleFirst(v.dd)};
 }

@@ -16,6 +16,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QRegularExpression>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QSocketNotifier>
@@ -785,7 +786,12 @@ int commandFamilies(const QCommandLineParser& p, const RunOptions& o) {
         }
         out() << '\n'
               << family->id() << "   prior " << QString::number(prior, 'f', 2) << "\n    "
-              << family->description() << "\n  default: " << configurationKey(*family, start)
+              << family->description() << "\n  default: "
+              // parameters the default leaves unset (depth without pipeline=async) are left out
+              << configurationKey(*family, start)
+                     .split(u' ')
+                     .filter(QRegularExpression(QStringLiteral("[^=]$")))
+                     .join(u' ')
               << (problems.isEmpty() ? QStringLiteral(" (passes constraints)")
                                      : QStringLiteral(" (FAILS constraints)"))
               << '\n';

@@ -375,6 +375,36 @@ qint64 Strategy::smemBytes(int elementBytes) const {
 }
 
 QString Strategy::summary() const {
+    // The memory-bound families (vectors_per_thread among their params) have no GEMM tile: they
+    // are named by warps, vectors per thread x elements per vector, then their other knobs, the
+    // defaults (none, load, 0, split 1) left out, e.g. "rowwise w8 8x4 2/SM block prefetch two_pass".
+    if (params.contains(QLatin1String("vectors_per_thread"))) {
+        QString text = family + QStringLiteral(" w") + QString::number(warps) + u' ' +
+                       QString::number(params.value(QLatin1String("vectors_per_thread")).toInt()) +
+                       u'x' + QString::number(vectorWidth);
+        for (auto it = params.begin(); it != params.end(); ++it) {
+            const QString key = it.key();
+            const QJsonValue value = it.value();
+            if (key == QLatin1String("vectors_per_thread"))
+                continue;
+            if (value.isString()) {
+                const QString v = value.toString();
+                if (v == QLatin1String("registers"))
+                    text += QStringLiteral(" W/B-in-registers");
+                else if (!v.isEmpty() && v != QLatin1String("none") && v != QLatin1String("load"))
+                    text += u' ' + v;
+            } else if (value.isDouble()) {
+                const int n = value.toInt();
+                if (key == QLatin1String("ctas_per_sm")) {
+                    if (n > 0)
+                        text += u' ' + QString::number(n) + QStringLiteral("/SM");
+                } else if (n != 0 && !(key == QLatin1String("split_m") && n == 1)) {
+                    text += u' ' + key + u'=' + QString::number(n);
+                }
+            }
+        }
+        return text;
+    }
     return family + u' ' + QString::number(blockM) + u'x' + QString::number(blockN) + u'x' +
            QString::number(blockK) + QStringLiteral(" w") + QString::number(warps) +
            QStringLiteral(" s") + QString::number(stages);

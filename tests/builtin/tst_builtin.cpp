@@ -841,6 +841,16 @@ private slots:
         QCOMPARE(s.params.value(u"stats"_s).toString(), u"two_pass"_s);
         QCOMPARE(s.vectorWidth, 4);
         QCOMPARE(s.params.value(u"vectors_per_thread"_s).toInt(), 8);
+        // Named by its own knobs, not a GEMM tile (the session's plan column).
+        QCOMPARE(s.summary(), u"rowwise w8 8x4 2/SM block prefetch two_pass"_s);
+        QCOMPARE(family(u"rowwise"_s)
+                     .defaultStrategy(memoryTask(u"layernorm_bf16_test"_s), h200)
+                     .summary(),
+                 u"rowwise w4 8x4 4/SM block prefetch shifted_one_pass W/B-in-registers"_s);
+        QVERIFY(family(u"wgmma_tma"_s)
+                    .defaultStrategy(task(u"gemm_fp16_fp32_4096"_s), h200)
+                    .summary()
+                    .startsWith(u"wgmma_tma 128x256x64 w"_s));
         {
             // 16 vectors of 8 keep 128 exponentials per thread: refused by name.
             kev::Strategy wide = s;

@@ -214,4 +214,102 @@ EvaluationReport EvaluationReport::synthetic(Status status, const QString& messa
     return r;
 }
 
+namespace {
+
+std::optional<double> counter(const QJsonObject& counters, const char* name) {
+    const QJsonValue v = counters.value(QLatin1String(name));
+    if (!v.isDouble())
+        return std::nullopt;
+    return v.toDouble();
+}
+
+// The sum of the counters present; none present gives nothing.
+std::optional<double> sum(const QJsonObject& counters, std::initializer_list<const char*> names) {
+    std::optional<double> total;
+    for (const char* name : names) {
+        if (const auto v = counter(counters, name))
+            total = total.value_or(0.0) + *v;
+    }
+    return total;
+}
+
+} // namespace
+
+QJsonObject DerivedMetrics::fromCounters(const QJsonObject& counters) {
+    QJsonObject out;
+    const auto put = [&out](const char* key, std::optional<double> value) {
+        if (value)
+            out.insert(QLatin1String(key), *value);
+    };
+    if (const auto warps = counter(counters, "sm__warps_active.avg.pct_of_peak_sustained_active"))
+        out.insert(QStringLiteral("achieved_occupancy"), *warps / 100.0);
+    put("dram_throughput_pct",
+        counter(counters, "dram__throughput.avg.pct_of_peak_sustained_elapsed"));
+    put("sm_throughput_pct", counter(counters, "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+    put("tensor_pipe_pct",
+        counter(counters, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"));
+    put("fma_pipe_pct",
+        counter(counters, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"));
+    put("l2_hit_rate_pct", counter(counters, "lts__t_sector_hit_rate.pct"));
+    put("dram_bytes", sum(counters, {"dram__bytes_read.sum", "dram__bytes_write.sum"}));
+    put("local_memory_bytes", sum(counters, {"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+                                             "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"}));
+    put("smem_bank_conflicts",
+        sum(counters, {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"}));
+    // The harness derives wavefronts per shared-memory instruction itself (harness/src/metrics.cpp);
+    // without it, from the counters (the instruction counter's name changed once: sass_ first).
+    if (const auto perInstruction = counter(counters, "smem_wavefronts_per_instruction")) {
+        out.insert(QStringLiteral("smem_wavefronts_per_request"), *perInstruction);
+    } else {
+        const auto wavefronts =
+            sum(counters, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"});
+        auto requests = sum(counters, {"smsp__inst_executed_op_shared_ld.sum",
+                                       "smsp__inst_executed_op_shared_st.sum"});
+        if (!requests)
+            requests = sum(counters, {"smsp__sass_inst_executed_op_shared_ld.sum",
+                                      "smsp__sass_inst_executed_op_shared_st.sum"});
+        if (wavefronts && requests && *requests > 0)
+            out.insert(QStringLiteral("smem_wavefronts_per_request"), *wavefronts / *requests);
+    }
+    return out;
+}
+
+QJsonObject DerivedMetrics::stallsFromCounters(const QJsonObject& counters) {
+    static const QLatin1String prefix("smsp__warp_issue_stalled_");
+    static const QLatin1String suffix("_per_warp_active.pct");
+    QJsonObject out;
+    for (auto it = counters.begin(); it != counters.end(); ++it) {
+        const QString& key = it.key();
+        if (key.startsWith(prefix) && key.endsWith(suffix) && it->isDouble() &&
+            key.size() > prefix.size() + suffix.size())
+            out.insert(key.mid(prefix.size(), key.size() - prefix.size() - suffix.size()),
+                       it->toDouble() / 100.0);
+    }
+    return out;
+}
+
+DerivedMetrics DerivedMetrics::fromReport(const EvaluationReport& report) {
+    DerivedMetrics m;
+    const QJsonObject metrics = report.raw.value(QLatin1String("metrics")).toObject();
+    if (metrics.value(QLatin1String("candidate")).isObject()) {
+        m.candidateCounters = metrics.value(QLatin1String("candidate")).toObject();
+        m.referenceCounters = metrics.value(QLatin1String("reference")).toObject();
+        m.candidate = fromCounters(m.candidateCounters);
+        m.reference = fromCounters(m.referenceCounters);
+        m.candidateStalls = stallsFromCounters(m.candidateCounters);
+        return m;
+    }
+    const QJsonObject profile = report.raw.value(QLatin1String("profile")).toObject();
+    const QJsonObject candidate = profile.value(QLatin1String("candidate")).toObject();
+    m.candidate = candidate.value(QLatin1String("metrics")).toObject();
+    m.reference = profile.value(QLatin1String("reference"))
+                      .toObject()
+                      .value(QLatin1String("metrics"))
+                      .toObject();
+    m.candidateStalls = candidate.value(QLatin1String("warp_stalls")).toObject();
+    return m;
+}
+
 } // namespace kev

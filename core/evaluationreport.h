@@ -116,6 +116,28 @@ struct EvaluationReport {
     static EvaluationReport synthetic(Status status, const QString& message);
 };
 
+// The hardware metrics of a report under Kevolve's own names (achieved_occupancy as a fraction,
+// dram_throughput_pct, sm_throughput_pct, tensor_pipe_pct, fma_pipe_pct, l2_hit_rate_pct,
+// dram_bytes, local_memory_bytes, smem_bank_conflicts, smem_wavefronts_per_request) and the warp
+// stall reasons as fractions of the active warps' cycles (long_scoreboard, barrier, ...). The
+// harness reports Nsight Compute counters under `metrics.candidate` / `metrics.reference`
+// (harness/PROTOCOL.md); these are derived from them, and the counters themselves are kept in
+// `counters`. A report in the `profile` shape of DESIGN.md §3 (derived names already) is read as
+// it is.
+struct DerivedMetrics {
+    QJsonObject candidate;
+    QJsonObject reference;
+    QJsonObject candidateStalls;
+    QJsonObject candidateCounters;
+    QJsonObject referenceCounters;
+
+    static DerivedMetrics fromReport(const EvaluationReport& report);
+    // The derived names of one set of counters (missing counters give missing names).
+    static QJsonObject fromCounters(const QJsonObject& counters);
+    // stall reason -> fraction, from smsp__warp_issue_stalled_<reason>_per_warp_active.pct.
+    static QJsonObject stallsFromCounters(const QJsonObject& counters);
+};
+
 } // namespace kev
 
 Q_DECLARE_METATYPE(kev::EvaluationReport)

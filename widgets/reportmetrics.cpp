@@ -35,17 +35,13 @@ std::optional<double> find(const QVector<ReportMetrics::Metric>& metrics, const 
 } // namespace
 
 ReportMetrics ReportMetrics::fromReport(const EvaluationReport& report) {
+    // Kevolve's names first (derived from the harness's counters), then the counters themselves
+    // under their Nsight Compute names.
+    const DerivedMetrics derived = DerivedMetrics::fromReport(report);
     ReportMetrics result;
-    const QJsonObject profile = report.raw.value(u"profile"_s).toObject();
-    const QJsonObject candidate = profile.value(u"candidate"_s).toObject();
-    QJsonObject metrics = candidate.value(u"metrics"_s).toObject();
-    if (metrics.isEmpty())
-        metrics = report.raw.value(u"metrics"_s).toObject();
-    result.candidate = numbers(metrics);
-    result.reference =
-        numbers(profile.value(u"reference"_s).toObject().value(u"metrics"_s).toObject());
-    const QJsonObject stalls = candidate.value(u"warp_stalls"_s).toObject();
-    for (auto it = stalls.begin(); it != stalls.end(); ++it) {
+    result.candidate = numbers(derived.candidate) + numbers(derived.candidateCounters);
+    result.reference = numbers(derived.reference) + numbers(derived.referenceCounters);
+    for (auto it = derived.candidateStalls.begin(); it != derived.candidateStalls.end(); ++it) {
         if (it->isDouble())
             result.warpStalls.append({it.key(), it->toDouble()});
     }

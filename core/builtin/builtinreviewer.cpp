@@ -27,6 +27,9 @@ constexpr int kManyRegisters = 168;
 // below half occupancy with DRAM not busy, too few bytes are in flight.
 constexpr double kMemoryNearFloorPercent = 90.0;
 constexpr double kMemoryLowOccupancy = 0.5;
+// A memory-bound kernel whose warps wait at barriers in at least this share of the stall samples
+// is bound by its reductions per row.
+constexpr double kBarrierBoundShare = 0.3;
 
 struct Move {
     QString param;
@@ -142,6 +145,21 @@ void reviewMemoryBound(const QJsonObject& metrics, double speedup,
         fb.suggestions << u"Wider accesses and more independent loads per thread."_s;
         moves << Move{u"vectorWidth"_s, 1, u"more bytes per load"_s}
               << Move{u"vectors_per_thread"_s, 1, u"more loads in flight"_s};
+    } else if (worstStall == u"barrier" && worst >= kBarrierBoundShare) {
+        // The 16-bit rows of softmax and layernorm on the H200: half the bytes of an f32 row for
+        // the same reductions, so the barriers and instructions per row, not the bytes in flight,
+        // bound them (one reduction instead of two, the next row's loads issued before them, and
+        // a barrier instead of two per reduction took them from 61-78% to 87% of the floor).
+        fb.bottleneckId = u"stall_barrier"_s;
+        fb.bottleneckText = u"At %1, warps mostly wait at the block's barriers (%2 of samples): "
+                            "the row's reductions serialise the block."_s.arg(floorText)
+                                .arg(worst, 0, 'f', 2);
+        fb.suggestions << u"Fewer block reductions per row (one-pass statistics), the next row's "
+                          "loads in flight through them (pipeline=prefetch on a persistent grid), "
+                          "or fewer warps per row."_s;
+        moves << Move{u"stats"_s, 1, u"one reduction per row"_s}
+              << Move{u"pipeline"_s, 1, u"loads in flight through the barriers"_s}
+              << Move{u"warps"_s, -1, u"fewer warps at each barrier"_s};
     } else if (dram >= kDramBusyPercent) {
         fb.bottleneckId = u"extra_traffic"_s;
         fb.bottleneckText = u"At %1 while DRAM is %2% busy: the kernel moves more bytes than the "
@@ -164,21 +182,15 @@ void reviewMemoryBound(const QJsonObject& metrics, double speedup,
 } // namespace
 
 QJsonObject candidateMetrics(const EvaluationReport& report) {
-    // Expected shape (the profiling stage, DESIGN.md §3 step 4):
-    //   "profile": {"candidate": {"metrics": {"achieved_occupancy": 0.2,
-    //       "smem_wavefronts_per_request": 1.0, "dram_throughput_pct": 35, "tensor_pipe_pct": 60,
-    //       "fma_pipe_pct": 5, "l2_hit_rate_pct": 80, "local_memory_bytes": 0},
-    //     "warp_stalls": {"long_scoreboard": 0.3, "barrier": 0.1, ...}}}
-    const QJsonObject candidate =
-        report.raw.value(u"profile"_s).toObject().value(u"candidate"_s).toObject();
+    // The harness's counters under Kevolve's names (DerivedMetrics: achieved_occupancy,
+    // dram_throughput_pct, ...), and each warp stall reason as stall_<reason>, a fraction.
+    const DerivedMetrics derived = DerivedMetrics::fromReport(report);
     QJsonObject out;
-    const QJsonObject metrics = candidate.value(u"metrics"_s).toObject();
-    for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+    for (auto it = derived.candidate.begin(); it != derived.candidate.end(); ++it) {
         if (it->isDouble())
             out.insert(it.key(), *it);
     }
-    const QJsonObject stalls = candidate.value(u"warp_stalls"_s).toObject();
-    for (auto it = stalls.begin(); it != stalls.end(); ++it) {
+    for (auto it = derived.candidateStalls.begin(); it != derived.candidateStalls.end(); ++it) {
         if (it->isDouble())
             out.insert(u"stall_"_s + it.key(), *it);
     }

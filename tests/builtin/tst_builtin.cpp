@@ -8,6 +8,7 @@
 #include "evaluationreport.h"
 #include "task.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
@@ -1069,6 +1070,60 @@ private slots:
             knobs << spec.name;
         for (const QString& p : moveParams(fb))
             QVERIFY2(knobs.contains(p), qPrintable(p));
+    }
+
+    // Reports recorded on the H200 carry the harness's counters under their Nsight Compute names
+    // (metrics.candidate, harness/PROTOCOL.md): the reviewer reads them under Kevolve's names.
+    void reviewerReadsTheCountersOfRecordedH200Reports() {
+        const auto load = [](const QString& name) {
+            QFile file(QStringLiteral(KEV_REPORTS "/") + name);
+            if (!file.open(QIODevice::ReadOnly))
+                qFatal("cannot read %s", qPrintable(file.fileName()));
+            QString error;
+            const auto report =
+                kev::EvaluationReport::fromJson(QJsonDocument::fromJson(file.readAll()).object(),
+                                                &error);
+            if (!report)
+                qFatal("%s: %s", qPrintable(name), qPrintable(error));
+            return *report;
+        };
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+
+        // The prefetching softmax kernel: warps at barriers in 33% of their active cycles.
+        const kev::EvaluationReport softmax =
+            load(u"h200_profiled_softmax_f16_8192__rowwise__prefetch.json"_s);
+        const kev::DerivedMetrics m = kev::DerivedMetrics::fromReport(softmax);
+        QVERIFY(qAbs(m.candidateStalls.value(u"barrier"_s).toDouble() - 0.326) < 0.001);
+        QVERIFY(qAbs(m.candidate.value(u"dram_throughput_pct"_s).toDouble() - 80.43) < 0.01);
+        QCOMPARE(m.candidate.value(u"dram_bytes"_s).toDouble(), 134225664.0 + 133578368.0);
+        const double occupancy = m.candidate.value(u"achieved_occupancy"_s).toDouble(-1);
+        QVERIFY2(occupancy > 0 && occupancy <= 1, qPrintable(QString::number(occupancy)));
+        QVERIFY(m.reference.contains(u"dram_throughput_pct"_s));
+        QVERIFY(m.candidateCounters.contains(u"gpu__time_duration.sum"_s));
+        kev::AgentContext ctx;
+        ctx.device = h200;
+        ctx.task = task(u"softmax_f16_8192"_s);
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        kev::Strategy s = rowwise.defaultStrategy(ctx.task, h200);
+        s.vectorWidth = 8; // the strategy of the recorded step
+        s.params.insert(u"vectors_per_thread"_s, 4);
+        const kev::ReviewFeedback fb =
+            kev::reviewReport(ctx, s, rowwise.generate(s, ctx.task), softmax);
+        QCOMPARE(fb.bottleneckId, u"stall_barrier"_s);
+        QVERIFY(fb.bottleneckText.contains(u"84.2% of the DRAM floor"_s));
+        QVERIFY2(moveParams(fb).contains(u"stats"_s), qPrintable(moveParams(fb).join(u","_s)));
+
+        // A GEMM with 4-way shared-memory bank conflicts: 2.27 wavefronts per instruction.
+        const kev::EvaluationReport conflicts = load(u"h200_profiled_metrics_smem_conflict4.json"_s);
+        const kev::DerivedMetrics c = kev::DerivedMetrics::fromReport(conflicts);
+        QVERIFY(qAbs(c.candidate.value(u"smem_wavefronts_per_request"_s).toDouble() - 2.268) < 0.01);
+        QVERIFY(qAbs(c.candidate.value(u"achieved_occupancy"_s).toDouble() - 0.746) < 0.001);
+        ctx.task = task(u"gemm_fp16_fp32_nonsquare"_s);
+        const kev::KernelFamily& tiled = family(u"fma_tiled"_s);
+        const kev::Strategy g = tiled.defaultStrategy(ctx.task, h200);
+        const kev::ReviewFeedback gemm =
+            kev::reviewReport(ctx, g, tiled.generate(g, ctx.task), conflicts);
+        QCOMPARE(gemm.bottleneckId, u"smem_bank_conflicts"_s);
     }
 
     void plannerFollowsReviewMovesAndNeverRepeats() {

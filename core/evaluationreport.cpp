@@ -257,14 +257,23 @@ QJsonObject DerivedMetrics::fromCounters(const QJsonObject& counters) {
     put("smem_bank_conflicts",
         sum(counters, {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"}));
+    // The share of shared-memory wavefronts that bank conflicts add (0 conflict-free, 0.75 for a
+    // 4-way conflict). Wavefronts per instruction alone mislead: a 16-byte LDS takes 4
+    // conflict-free wavefronts, and ldmatrix and cp.async add wavefronts without shared ld/st
+    // instructions (21 per instruction for a conflict-free mma_sync GEMM on the H200).
+    const auto wavefronts =
+        sum(counters, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                       "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"});
+    const auto bankConflicts =
+        sum(counters, {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"});
+    if (wavefronts && bankConflicts && *wavefronts > 0)
+        out.insert(QStringLiteral("smem_conflict_share"), *bankConflicts / *wavefronts);
     // The harness derives wavefronts per shared-memory instruction itself (harness/src/metrics.cpp);
     // without it, from the counters (the instruction counter's name changed once: sass_ first).
     if (const auto perInstruction = counter(counters, "smem_wavefronts_per_instruction")) {
         out.insert(QStringLiteral("smem_wavefronts_per_request"), *perInstruction);
     } else {
-        const auto wavefronts =
-            sum(counters, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"});
         auto requests = sum(counters, {"smsp__inst_executed_op_shared_ld.sum",
                                        "smsp__inst_executed_op_shared_st.sum"});
         if (!requests)

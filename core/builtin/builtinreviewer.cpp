@@ -29,7 +29,12 @@ constexpr double kMemoryNearFloorPercent = 90.0;
 constexpr double kMemoryLowOccupancy = 0.5;
 // A memory-bound kernel whose warps wait at barriers in at least this share of the stall samples
 // is bound by its reductions per row.
-constexpr double kBarrierBoundShare = 0.3;
+constexpr double kBarrierBoundShare = 0.25;
+// Bank conflicts matter when they add this share of the shared-memory wavefronts (a 2-way
+// conflict adds half).
+constexpr double kConflictShareHigh = 0.2;
+// DRAM bytes beyond the task's minimum by this factor: rows or tiles read more than once.
+constexpr double kExtraTrafficFactor = 1.1;
 
 struct Move {
     QString param;
@@ -86,8 +91,9 @@ QVector<Move> stallRemedy(const QString& stall) {
 // remedies move bytes in flight (vector width, vectors per thread, rows per block, resident
 // blocks) rather than data reuse.
 void reviewMemoryBound(const QJsonObject& metrics, double speedup,
-                       const std::optional<double>& percentOfFloor, qint64 spills, int registers,
-                       ReviewFeedback& fb, QJsonObject& evidence, QVector<Move>& moves) {
+                       const std::optional<double>& percentOfFloor, double minBytes, qint64 spills,
+                       int registers, ReviewFeedback& fb, QJsonObject& evidence,
+                       QVector<Move>& moves) {
     const auto metric = [&metrics](const char16_t* name) {
         return metrics.value(QString::fromUtf16(name)).toDouble(-1.0);
     };
@@ -106,6 +112,7 @@ void reviewMemoryBound(const QJsonObject& metrics, double speedup,
     }
     const double dram = metric(u"dram_throughput_pct");
     const double occupancy = metric(u"achieved_occupancy");
+    const double bytes = metric(u"dram_bytes");
     if (percentOfFloor && *percentOfFloor >= kMemoryNearFloorPercent) {
         fb.bottleneckId = u"near_floor"_s;
         fb.bottleneckText =
@@ -160,11 +167,19 @@ void reviewMemoryBound(const QJsonObject& metrics, double speedup,
         moves << Move{u"stats"_s, 1, u"one reduction per row"_s}
               << Move{u"pipeline"_s, 1, u"loads in flight through the barriers"_s}
               << Move{u"warps"_s, -1, u"fewer warps at each barrier"_s};
-    } else if (dram >= kDramBusyPercent) {
+    } else if (bytes > 0 && minBytes > 0 ? bytes > kExtraTrafficFactor * minBytes
+                                         : dram >= kDramBusyPercent) {
+        // Measured DRAM bytes against the task's minimum when the report has both; a busy DRAM
+        // alone says nothing (a kernel at the floor is busy too).
         fb.bottleneckId = u"extra_traffic"_s;
-        fb.bottleneckText = u"At %1 while DRAM is %2% busy: the kernel moves more bytes than the "
-                            "floor (rows read more than once)."_s.arg(floorText)
-                                .arg(dram, 0, 'f', 0);
+        fb.bottleneckText =
+            bytes > 0 && minBytes > 0
+                ? u"At %1 the kernel moves %2x the minimum bytes (rows read more than once)."_s
+                      .arg(floorText)
+                      .arg(bytes / minBytes, 0, 'f', 2)
+                : u"At %1 while DRAM is %2% busy: the kernel moves more bytes than the floor "
+                  "(rows read more than once)."_s.arg(floorText)
+                      .arg(dram, 0, 'f', 0);
         fb.suggestions << u"Cache the whole row in registers, or use one-pass statistics."_s;
         moves << Move{u"vectors_per_thread"_s, 1, u"cache more of the row"_s}
               << Move{u"stats"_s, 1, u"one read for the statistics"_s};
@@ -300,8 +315,10 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
     };
 
     if (knowledge::isMemoryBoundFamily(strategy.family)) {
-        reviewMemoryBound(metrics, speedup, report.percentOfFloor, spills, registers, fb, evidence,
-                          moves);
+        const double minBytes =
+            report.raw.value(u"roofline"_s).toObject().value(u"min_bytes"_s).toDouble(0.0);
+        reviewMemoryBound(metrics, speedup, report.percentOfFloor, minBytes, spills, registers, fb,
+                          evidence, moves);
     } else if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
                speedup >= kNearReferenceSpeedup) {
         fb.bottleneckId = u"near_floor"_s;
@@ -322,10 +339,16 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
         moves << Move{u"warpN"_s, -1, u"fewer accumulators per thread"_s}
               << Move{u"warpM"_s, -1, u"fewer accumulators per thread"_s}
               << Move{u"stages"_s, -1, u"fewer addresses in flight"_s};
-    } else if (metric(u"smem_wavefronts_per_request") > kWavefrontsPerRequestHigh) {
+    } else if (metrics.contains(u"smem_conflict_share"_s)
+                   ? metric(u"smem_conflict_share") > kConflictShareHigh
+                   : metric(u"smem_wavefronts_per_request") > kWavefrontsPerRequestHigh) {
         fb.bottleneckId = u"smem_bank_conflicts"_s;
-        fb.bottleneckText = u"%1 shared-memory wavefronts per request: bank conflicts."_s.arg(
-            metric(u"smem_wavefronts_per_request"), 0, 'f', 2);
+        fb.bottleneckText =
+            metrics.contains(u"smem_conflict_share"_s)
+                ? u"Bank conflicts add %1% of the shared-memory wavefronts."_s.arg(
+                      100.0 * metric(u"smem_conflict_share"), 0, 'f', 0)
+                : u"%1 shared-memory wavefronts per request: bank conflicts."_s.arg(
+                      metric(u"smem_wavefronts_per_request"), 0, 'f', 2);
         fb.suggestions << u"Pad or swizzle the shared-memory tiles."_s;
         moves << Move{u"smemLayout"_s, strategy.smemLayout == u"swizzled" ? -1 : 1,
                       u"change the bank mapping"_s};

@@ -1124,6 +1124,31 @@ private slots:
         const kev::ReviewFeedback gemm =
             kev::reviewReport(ctx, g, tiled.generate(g, ctx.task), conflicts);
         QCOMPARE(gemm.bottleneckId, u"smem_bank_conflicts"_s);
+        QVERIFY2(gemm.bottleneckText.contains(u"75% of the shared-memory wavefronts"_s),
+                 qPrintable(gemm.bottleneckText));
+
+        // ldmatrix and cp.async: 21 wavefronts per shared ld instruction, yet no conflicts.
+        const kev::EvaluationReport mma = load(u"h200_profiled_gemm_fp16_fp32_4096__mma_sync.json"_s);
+        const kev::DerivedMetrics mm = kev::DerivedMetrics::fromReport(mma);
+        QVERIFY(mm.candidate.value(u"smem_wavefronts_per_request"_s).toDouble() > 20);
+        QCOMPARE(mm.candidate.value(u"smem_conflict_share"_s).toDouble(-1), 0.0);
+        ctx.task = task(u"gemm_fp16_fp32_4096"_s);
+        const kev::KernelFamily& mmaSync = family(u"mma_sync"_s);
+        const kev::Strategy ms = mmaSync.defaultStrategy(ctx.task, h200);
+        const kev::ReviewFeedback mmaReview =
+            kev::reviewReport(ctx, ms, mmaSync.generate(ms, ctx.task), mma);
+        QVERIFY2(mmaReview.bottleneckId != u"smem_bank_conflicts"_s,
+                 qPrintable(mmaReview.bottleneckText));
+
+        // The 16-bit softmax default moves the minimum bytes while DRAM is 78% busy: not extra
+        // traffic; its warps wait at barriers most.
+        const kev::EvaluationReport atFloor =
+            load(u"h200_profiled_softmax_f16_8192__rowwise__default.json"_s);
+        ctx.task = task(u"softmax_f16_8192"_s);
+        const kev::Strategy d = rowwise.defaultStrategy(ctx.task, h200);
+        const kev::ReviewFeedback floorReview =
+            kev::reviewReport(ctx, d, rowwise.generate(d, ctx.task), atFloor);
+        QCOMPARE(floorReview.bottleneckId, u"stall_barrier"_s);
     }
 
     void plannerFollowsReviewMovesAndNeverRepeats() {

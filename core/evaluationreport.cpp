@@ -158,6 +158,8 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
             r.floorMs = roof.value(QLatin1String("floor_ms")).toDouble();
         if (roof.value(QLatin1String("percent_of_floor")).isDouble())
             r.percentOfFloor = roof.value(QLatin1String("percent_of_floor")).toDouble();
+        if (roof.value(QLatin1String("min_bytes")).isDouble())
+            r.minBytes = roof.value(QLatin1String("min_bytes")).toDouble();
         r.bound = roof.value(QLatin1String("bound")).toString();
     }
 
@@ -247,7 +249,8 @@ QJsonObject DerivedMetrics::fromCounters(const QJsonObject& counters) {
         counter(counters, "dram__throughput.avg.pct_of_peak_sustained_elapsed"));
     put("sm_throughput_pct", counter(counters, "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
     put("tensor_pipe_pct",
-        counter(counters, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"));
+        counter(counters,
+                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"));
     put("fma_pipe_pct",
         counter(counters, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"));
     put("l2_hit_rate_pct", counter(counters, "lts__t_sector_hit_rate.pct"));
@@ -261,16 +264,16 @@ QJsonObject DerivedMetrics::fromCounters(const QJsonObject& counters) {
     // 4-way conflict). Wavefronts per instruction alone mislead: a 16-byte LDS takes 4
     // conflict-free wavefronts, and ldmatrix and cp.async add wavefronts without shared ld/st
     // instructions (21 per instruction for a conflict-free mma_sync GEMM on the H200).
-    const auto wavefronts =
-        sum(counters, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                       "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"});
+    const auto wavefronts = sum(counters, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                                           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"});
     const auto bankConflicts =
         sum(counters, {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"});
     if (wavefronts && bankConflicts && *wavefronts > 0)
         out.insert(QStringLiteral("smem_conflict_share"), *bankConflicts / *wavefronts);
-    // The harness derives wavefronts per shared-memory instruction itself (harness/src/metrics.cpp);
-    // without it, from the counters (the instruction counter's name changed once: sass_ first).
+    // The harness derives wavefronts per shared-memory instruction itself
+    // (harness/src/metrics.cpp); without it, from the counters (the instruction counter's name
+    // changed once: sass_ first).
     if (const auto perInstruction = counter(counters, "smem_wavefronts_per_instruction")) {
         out.insert(QStringLiteral("smem_wavefronts_per_request"), *perInstruction);
     } else {

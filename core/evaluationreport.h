@@ -85,9 +85,11 @@ struct EvaluationReport {
     double referenceTflops = 0;
     QVector<TimingSample> samples;
 
-    // Roofline, when the report carries it ("roofline": {"floor_ms", "percent_of_floor", "bound"}).
+    // Roofline, when the report carries it ("roofline": {"floor_ms", "percent_of_floor", "bound",
+    // "min_bytes"}).
     std::optional<double> floorMs;
     std::optional<double> percentOfFloor;
+    std::optional<double> minBytes;
     QString bound;
 
     QString gpuName;

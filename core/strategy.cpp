@@ -377,7 +377,8 @@ qint64 Strategy::smemBytes(int elementBytes) const {
 QString Strategy::summary() const {
     // The memory-bound families (vectors_per_thread among their params) have no GEMM tile: they
     // are named by warps, vectors per thread x elements per vector, then their other knobs, the
-    // defaults (none, load, 0, split 1) left out, e.g. "rowwise w8 8x4 2/SM block prefetch two_pass".
+    // defaults (none, load, 0, split 1) left out, e.g. "rowwise w8 8x4 2/SM block prefetch
+    // two_pass".
     if (params.contains(QLatin1String("vectors_per_thread"))) {
         QString text = family + QStringLiteral(" w") + QString::number(warps) + u' ' +
                        QString::number(params.value(QLatin1String("vectors_per_thread")).toInt()) +

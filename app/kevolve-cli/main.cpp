@@ -786,7 +786,8 @@ int commandFamilies(const QCommandLineParser& p, const RunOptions& o) {
         }
         out() << '\n'
               << family->id() << "   prior " << QString::number(prior, 'f', 2) << "\n    "
-              << family->description() << "\n  default: "
+              << family->description()
+              << "\n  default: "
               // parameters the default leaves unset (depth without pipeline=async) are left out
               << configurationKey(*family, start)
                      .split(u' ')

@@ -315,10 +315,8 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
     };
 
     if (knowledge::isMemoryBoundFamily(strategy.family)) {
-        const double minBytes =
-            report.raw.value(u"roofline"_s).toObject().value(u"min_bytes"_s).toDouble(0.0);
-        reviewMemoryBound(metrics, speedup, report.percentOfFloor, minBytes, spills, registers, fb,
-                          evidence, moves);
+        reviewMemoryBound(metrics, speedup, report.percentOfFloor, report.minBytes.value_or(0.0),
+                          spills, registers, fb, evidence, moves);
     } else if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
                speedup >= kNearReferenceSpeedup) {
         fb.bottleneckId = u"near_floor"_s;
@@ -343,12 +341,11 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
                    ? metric(u"smem_conflict_share") > kConflictShareHigh
                    : metric(u"smem_wavefronts_per_request") > kWavefrontsPerRequestHigh) {
         fb.bottleneckId = u"smem_bank_conflicts"_s;
-        fb.bottleneckText =
-            metrics.contains(u"smem_conflict_share"_s)
-                ? u"Bank conflicts add %1% of the shared-memory wavefronts."_s.arg(
-                      100.0 * metric(u"smem_conflict_share"), 0, 'f', 0)
-                : u"%1 shared-memory wavefronts per request: bank conflicts."_s.arg(
-                      metric(u"smem_wavefronts_per_request"), 0, 'f', 2);
+        fb.bottleneckText = metrics.contains(u"smem_conflict_share"_s)
+                                ? u"Bank conflicts add %1% of the shared-memory wavefronts."_s.arg(
+                                      100.0 * metric(u"smem_conflict_share"), 0, 'f', 0)
+                                : u"%1 shared-memory wavefronts per request: bank conflicts."_s.arg(
+                                      metric(u"smem_wavefronts_per_request"), 0, 'f', 2);
         fb.suggestions << u"Pad or swizzle the shared-memory tiles."_s;
         moves << Move{u"smemLayout"_s, strategy.smemLayout == u"swizzled" ? -1 : 1,
                       u"change the bank mapping"_s};

@@ -1651,8 +1651,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
                       .arg(s.warps)
                       .arg(s.params.value(u"vectors_per_thread"_s).toInt())
                       .arg(s.vectorWidth)
-                      .arg(qint64(s.warps) * 32 *
-                           s.params.value(u"vectors_per_thread"_s).toInt() * s.vectorWidth);
+                      .arg(qint64(s.warps) * 32 * s.params.value(u"vectors_per_thread"_s).toInt() *
+                           s.vectorWidth);
         }
     }
     if (prefetch(s) && !pipelineProblems(s, task, device).isEmpty()) {
@@ -1827,7 +1827,8 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         if (pipelined) {
             const bool shifted = stats(s) == u"shifted_one_pass";
             auto parts = weightsParts;
-            parts[u"WEIGHTS_USE"_s].replace(u"if (col + VEC <= N)"_s, u"if (FULL || col + VEC <= N)"_s);
+            parts[u"WEIGHTS_USE"_s].replace(u"if (col + VEC <= N)"_s,
+                                            u"if (FULL || col + VEC <= N)"_s);
             parts.insert(u"STATS_HELPERS"_s,
                          shifted ? QString::fromUtf16(kShiftedSums) : QString());
             parts.insert(

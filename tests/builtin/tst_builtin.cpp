@@ -671,7 +671,8 @@ private slots:
         const QString p1Code = rowwise.generate(p1, bf16);
         QVERIFY(p1Code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
         QVERIFY(p1Code.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<true><<<"_s));
-        QVERIFY(p1Code.contains(u"else if (N <= CHUNK)\n        layerNormRowsPrefetch<false><<<"_s));
+        QVERIFY(
+            p1Code.contains(u"else if (N <= CHUNK)\n        layerNormRowsPrefetch<false><<<"_s));
         QVERIFY(p1Code.contains(u"loadWeights<FULL>(W, B, N, t, weights);"_s));
         QVERIFY(p1Code.contains(u"PackedWeights"_s));
         QVERIFY(!p1Code.contains(u"layerNormRowsAsync"_s));
@@ -762,7 +763,8 @@ private slots:
         QVERIFY2(tooMany.contains(u"pipeline=prefetch holds 256 packed registers per thread"_s),
                  qPrintable(tooMany));
 
-        // The one-row-at-a-time kernel stays for f32 softmax, the other ops and rows that do not fit.
+        // The one-row-at-a-time kernel stays for f32 softmax, the other ops and rows that do not
+        // fit.
         const kev::Task softmax = memoryTask(u"softmax_f32_test"_s);
         const kev::Strategy sm = rowwise.defaultStrategy(softmax, h200);
         QCOMPARE(sm.params.value(u"pipeline"_s).toString(), u"none"_s);
@@ -825,9 +827,9 @@ private slots:
         rejectKnob({{u"pipeline"_s, u"prefetch"_s}, {u"ctas_per_sm"_s, 2}});
     }
 
-    // 16-bit softmax rows that fit take the prefetching kernel by default (f32 rows when asked): two
-    // reductions with two_pass, one of (maximum, sum) pairs with one_pass, the exponentials kept
-    // for the output in both; rows of exactly CHUNK elements without bounds tests.
+    // 16-bit softmax rows that fit take the prefetching kernel by default (f32 rows when asked):
+    // two reductions with two_pass, one of (maximum, sum) pairs with one_pass, the exponentials
+    // kept for the output in both; rows of exactly CHUNK elements without bounds tests.
     void softmaxPrefetchGeneratesTheChosenStatistics() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
@@ -858,9 +860,10 @@ private slots:
             wide.vectorWidth = 8;
             wide.params.insert(u"vectors_per_thread"_s, 16);
             const QString problems = rowwise.constraints(wide, softmax, h200).join(u"; "_s);
-            QVERIFY2(problems.contains(
-                         u"pipeline=prefetch on softmax keeps 128 floats of exp(x - m) per thread"_s),
-                     qPrintable(problems));
+            QVERIFY2(
+                problems.contains(
+                    u"pipeline=prefetch on softmax keeps 128 floats of exp(x - m) per thread"_s),
+                qPrintable(problems));
         }
         QVERIFY2(rowwise.constraints(s, softmax, h200).isEmpty(),
                  qPrintable(rowwise.constraints(s, softmax, h200).join(u"; "_s)));
@@ -1080,9 +1083,8 @@ private slots:
             if (!file.open(QIODevice::ReadOnly))
                 qFatal("cannot read %s", qPrintable(file.fileName()));
             QString error;
-            const auto report =
-                kev::EvaluationReport::fromJson(QJsonDocument::fromJson(file.readAll()).object(),
-                                                &error);
+            const auto report = kev::EvaluationReport::fromJson(
+                QJsonDocument::fromJson(file.readAll()).object(), &error);
             if (!report)
                 qFatal("%s: %s", qPrintable(name), qPrintable(error));
             return *report;
@@ -1114,9 +1116,11 @@ private slots:
         QVERIFY2(moveParams(fb).contains(u"stats"_s), qPrintable(moveParams(fb).join(u","_s)));
 
         // A GEMM with 4-way shared-memory bank conflicts: 2.27 wavefronts per instruction.
-        const kev::EvaluationReport conflicts = load(u"h200_profiled_metrics_smem_conflict4.json"_s);
+        const kev::EvaluationReport conflicts =
+            load(u"h200_profiled_metrics_smem_conflict4.json"_s);
         const kev::DerivedMetrics c = kev::DerivedMetrics::fromReport(conflicts);
-        QVERIFY(qAbs(c.candidate.value(u"smem_wavefronts_per_request"_s).toDouble() - 2.268) < 0.01);
+        QVERIFY(qAbs(c.candidate.value(u"smem_wavefronts_per_request"_s).toDouble() - 2.268) <
+                0.01);
         QVERIFY(qAbs(c.candidate.value(u"achieved_occupancy"_s).toDouble() - 0.746) < 0.001);
         ctx.task = task(u"gemm_fp16_fp32_nonsquare"_s);
         const kev::KernelFamily& tiled = family(u"fma_tiled"_s);
@@ -1128,7 +1132,8 @@ private slots:
                  qPrintable(gemm.bottleneckText));
 
         // ldmatrix and cp.async: 21 wavefronts per shared ld instruction, yet no conflicts.
-        const kev::EvaluationReport mma = load(u"h200_profiled_gemm_fp16_fp32_4096__mma_sync.json"_s);
+        const kev::EvaluationReport mma =
+            load(u"h200_profiled_gemm_fp16_fp32_4096__mma_sync.json"_s);
         const kev::DerivedMetrics mm = kev::DerivedMetrics::fromReport(mma);
         QVERIFY(mm.candidate.value(u"smem_wavefronts_per_request"_s).toDouble() > 20);
         QCOMPARE(mm.candidate.value(u"smem_conflict_share"_s).toDouble(-1), 0.0);

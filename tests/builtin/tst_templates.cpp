@@ -97,7 +97,8 @@ private slots:
         const QStringList names = kev::cudatemplates::names();
         for (const QString& name :
              {u"memory/vectors.cu"_s, u"gemm/launch_checks.cu"_s, u"rowwise/rowwise.cu"_s,
-              u"rowwise/softmax.cu"_s, u"rowwise/layernorm.cu"_s, u"rowwise/reduce.cu"_s})
+              u"rowwise/softmax.cu"_s, u"rowwise/layernorm.cu"_s, u"rowwise/reduce.cu"_s,
+              u"wgmma/gemm.cu"_s})
             QVERIFY2(names.contains(name),
                      qPrintable(name + u" missing from "_s + names.join(u' ')));
         for (const QString& name : names) {

@@ -1,5 +1,6 @@
 #include "builtin/family_elementwise.h"
 
+#include "builtin/cudatemplates.h"
 #include "builtin/gemmcodegen.h"
 #include "builtin/memorycodegen.h"
 
@@ -14,87 +15,6 @@ namespace kev {
 namespace {
 
 using namespace memorycodegen;
-
-constexpr auto kTemplate = uR"CU(${HEADER}
-#include <kevolve/abi.h>
-${INCLUDES}#include <stdint.h>
-
-namespace {
-
-using ElemX = ${X_T};
-using ElemY = ${Y_T};
-${ELEMENTS}
-constexpr int WARPS = ${WARPS};
-constexpr int THREADS = WARPS * 32;
-constexpr int VPT = ${VPT};                // vectors per thread per step, loaded before any math
-constexpr int STEP = THREADS * VPT;        // vectors a block covers per step
-constexpr int CTAS_PER_SM = ${CTAS}; // ${CTAS_WHY}
-
-${FUNCTION}
-__global__ void __launch_bounds__(THREADS)
-    elementwise(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N)
-{
-    const long long vectors = N / VEC; // whole vectors; the N % VEC tail comes last
-    for (long long first = static_cast<long long>(blockIdx.x) * STEP; first < vectors;
-         first += static_cast<long long>(gridDim.x) * STEP) {
-        float v[VPT][VEC];
-#pragma unroll
-        for (int j = 0; j < VPT; ++j) {
-            const long long index = first + static_cast<long long>(j) * THREADS + threadIdx.x;
-            if (index < vectors)
-                loadVec(X + index * VEC, v[j]);
-        }
-#pragma unroll
-        for (int j = 0; j < VPT; ++j) {
-            const long long index = first + static_cast<long long>(j) * THREADS + threadIdx.x;
-            if (index < vectors) {
-#pragma unroll
-                for (int i = 0; i < VEC; ++i)
-                    v[j][i] = apply(v[j][i]);
-                storeVec(Y + index * VEC, v[j]);
-            }
-        }
-    }
-    const long long tail = vectors * VEC + threadIdx.x;
-    if (blockIdx.x == 0 && tail < N)
-        fromFloat(apply(toFloat(X[tail])), Y[tail]);
-}
-
-} // namespace
-
-extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
-{
-${CHECKS}    if (args->scalars[0] != ${SCALAR})
-        return 6; // generated for ${FUNCTION_NAME} only
-    const long long N = args->dims[0];
-    if (reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
-        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
-        return 4;
-    const long long steps = max((N / VEC + STEP - 1) / STEP, 1LL);
-    ${GRID}
-    elementwise<<<grid, THREADS, 0, stream>>>(static_cast<const ElemX*>(args->inputs[0].data),
-                                              static_cast<ElemY*>(args->outputs[0].data), N);
-    return cudaGetLastError() == cudaSuccess ? 0 : 5;
-}
-)CU";
-
-constexpr auto kGelu =
-    uR"CU(// GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)). erff saturates to +-1, so large |x| gives x or
-// -0 (never an overflow or NaN).
-__device__ __forceinline__ float apply(float x)
-{
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-}
-)CU";
-
-constexpr auto kSilu =
-    uR"CU(// SiLU, x / (1 + exp(-x)): for x -> -large, exp(-x) overflows to inf and x / inf is -0; for
-// x -> +large, exp(-x) is 0 and the result is x. Never inf / inf.
-__device__ __forceinline__ float apply(float x)
-{
-    return x / (1.0f + expf(-x));
-}
-)CU";
 
 int vpt(const Strategy& s) {
     return intParam(s, u"vectors_per_thread"_s);
@@ -221,7 +141,6 @@ Strategy ElementwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&)
 }
 
 QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
-    using gemmcodegen::render;
     const bool silu = task.params.value(u"function"_s).toString() == u"silu";
     const int k = ctasPerSm(s);
     QStringList header{
@@ -241,26 +160,20 @@ QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
             header << u"  "_s + line;
     }
     const QStringList d = dtypes(task);
-    return render(
-        kTemplate,
-        {{u"HEADER"_s, gemmcodegen::headerComment(header)},
-         {u"INCLUDES"_s, dtypeIncludes(d)},
-         {u"X_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"X"_s))},
-         {u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"Y"_s))},
-         {u"ELEMENTS"_s, elementHelpers(d, s.vectorWidth)},
-         {u"WARPS"_s, QString::number(s.warps)},
-         {u"VPT"_s, QString::number(vpt(s))},
-         {u"CTAS"_s, QString::number(k)},
-         {u"CTAS_WHY"_s, k > 0 ? u"persistent blocks per SM, looping"_s
-                               : u"0: one block per STEP vectors, no loop"_s},
-         {u"FUNCTION"_s, QString::fromUtf16(silu ? kSilu : kGelu)},
-         {u"FUNCTION_NAME"_s, silu ? u"SiLU (function 1)"_s : u"GELU (function 0)"_s},
-         {u"SCALAR"_s, silu ? u"1.0"_s : u"0.0"_s},
-         {u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_ELEMENTWISE"_s)},
-         {u"GRID"_s,
-          k > 0 ? u"const long long grid = min(steps, static_cast<long long>(CTAS_PER_SM) * "
-                  "args->device.sm_count);"_s
-                : u"const long long grid = min(steps, 2147483647LL);"_s}});
+    TemplateValues values;
+    values.set(u"HEADER"_s, gemmcodegen::headerComment(header))
+        .flag(u"F16"_s, d.contains(u"f16"_s))
+        .flag(u"BF16"_s, d.contains(u"bf16"_s))
+        .set(u"X_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"X"_s)))
+        .set(u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"Y"_s)))
+        .set(u"ELEMENTS"_s, elementHelpers(d, s.vectorWidth))
+        .set(u"WARPS"_s, s.warps)
+        .set(u"VPT"_s, vpt(s))
+        .set(u"CTAS"_s, k)
+        .flag(u"PERSISTENT"_s, k > 0)
+        .flag(u"SILU"_s, silu)
+        .set(u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_ELEMENTWISE"_s));
+    return cudatemplates::render(u"elementwise/elementwise.cu"_s, values);
 }
 
 } // namespace kev

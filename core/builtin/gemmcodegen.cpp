@@ -3,8 +3,6 @@
 #include "builtin/cudatemplates.h"
 #include "task.h"
 
-#include <QRegularExpression>
-
 using namespace Qt::StringLiterals;
 
 namespace kev::gemmcodegen {
@@ -23,22 +21,6 @@ QString abiDtype(const QString& dtype) {
     if (dtype == u"bf16")
         return QStringLiteral("KEVOLVE_BF16");
     return QStringLiteral("KEVOLVE_F32");
-}
-
-QString fromFloat(const QString& dtype, const QString& x) {
-    if (dtype == u"f16")
-        return u"__float2half_rn("_s + x + u')';
-    if (dtype == u"bf16")
-        return u"__float2bfloat16_rn("_s + x + u')';
-    return x;
-}
-
-QString toFloat(const QString& dtype, const QString& x) {
-    if (dtype == u"f16")
-        return u"__half2float("_s + x + u')';
-    if (dtype == u"bf16")
-        return u"__bfloat162float("_s + x + u')';
-    return x;
 }
 
 QString dtypeIncludes(const Task& task) {
@@ -78,30 +60,6 @@ QStringList wrapText(const QString& text, int width) {
     if (!line.isEmpty())
         lines << line;
     return lines;
-}
-
-QString render(QStringView text, const QMap<QString, QString>& vars, QStringList* missing) {
-    static const QRegularExpression placeholder(u"\\$\\{([A-Z0-9_]+)\\}"_s);
-    QString out;
-    out.reserve(text.size() + text.size() / 4);
-    qsizetype last = 0;
-    auto it = placeholder.globalMatch(text);
-    while (it.hasNext()) {
-        const auto match = it.next();
-        out += QStringView(text).mid(last, match.capturedStart() - last);
-        const QString name = match.captured(1);
-        const auto value = vars.constFind(name);
-        if (value == vars.constEnd()) {
-            out += match.captured(0);
-            if (missing)
-                missing->append(name);
-        } else {
-            out += *value;
-        }
-        last = match.capturedEnd();
-    }
-    out += QStringView(text).mid(last);
-    return out;
 }
 
 QString headerComment(const QStringList& lines) {

@@ -13,27 +13,6 @@ namespace kev {
 
 namespace {
 
-// Registers per thread: the accumulators, one k step of fragments, and about 40 for addresses,
-// loop counters and the epilogue.
-int registerEstimate(const Strategy& s) {
-    if (s.warpM <= 0 || s.warpN <= 0)
-        return 0;
-    return s.warpM * s.warpN / 32 + (s.warpM / 16) * 4 + (s.warpN / 8) * 2 + 40;
-}
-
-int aRowElems(const Strategy& s) {
-    return s.smemLayout == u"padded" ? s.blockK + 8 : s.blockK;
-}
-
-int bRowElems(const Strategy& s) {
-    return s.smemLayout == u"padded" ? s.blockN + 8 : s.blockN;
-}
-
-qint64 smemBytes(const Strategy& s) {
-    return qint64(s.stages) * (qint64(s.blockM) * aRowElems(s) + qint64(s.blockK) * bRowElems(s)) *
-           2;
-}
-
 QJsonArray ints(std::initializer_list<int> values) {
     QJsonArray out;
     for (int v : values)
@@ -42,6 +21,46 @@ QJsonArray ints(std::initializer_list<int> values) {
 }
 
 } // namespace
+
+MmaSyncConfig MmaSyncConfig::fromStrategy(const Strategy& s) {
+    MmaSyncConfig c;
+    c.blockM = s.blockM;
+    c.blockN = s.blockN;
+    c.blockK = s.blockK;
+    c.warpM = s.warpM;
+    c.warpN = s.warpN;
+    c.warps = s.warps;
+    c.stages = s.stages;
+    c.groupSize = s.groupSize;
+    c.splitK = s.splitK;
+    if (s.smemLayout == layoutName(Layout::Padded))
+        c.layout = Layout::Padded;
+    else if (s.smemLayout != layoutName(Layout::Swizzled))
+        c.invalidLayout = s.smemLayout;
+    if (s.raster == rasterName(Raster::Grouped))
+        c.raster = Raster::Grouped;
+    else if (s.raster != rasterName(Raster::Row))
+        c.invalidRaster = s.raster;
+    return c;
+}
+
+QString MmaSyncConfig::layoutName(Layout layout) {
+    return layout == Layout::Padded ? u"padded"_s : u"swizzled"_s;
+}
+
+QString MmaSyncConfig::rasterName(Raster raster) {
+    return raster == Raster::Grouped ? u"grouped"_s : u"row"_s;
+}
+
+qint64 MmaSyncConfig::smemBytes() const {
+    return qint64(stages) * (qint64(blockM) * aRowElems() + qint64(blockK) * bRowElems()) * 2;
+}
+
+int MmaSyncConfig::registerEstimate() const {
+    if (warpM <= 0 || warpN <= 0)
+        return 0;
+    return warpM * warpN / 32 + (warpM / 16) * 4 + (warpN / 8) * 2 + 40;
+}
 
 MmaSyncFamily::MmaSyncFamily(bool splitK)
     : m_splitK(splitK) {}
@@ -104,11 +123,12 @@ void MmaSyncFamily::normalize(Strategy& s) const {
     s.epilogue = u"direct"_s;
     if (s.warpM > 0 && s.warpN > 0 && s.blockM % s.warpM == 0 && s.blockN % s.warpN == 0)
         s.warps = (s.blockM / s.warpM) * (s.blockN / s.warpN);
-    s.smemPaddingBytes = s.smemLayout == u"padded" ? 16 : 0;
-    s.swizzleBytes = s.smemLayout == u"swizzled" ? 128 : 0;
-    if (s.raster == u"grouped" && s.groupSize <= 1)
+    const MmaSyncConfig c = MmaSyncConfig::fromStrategy(s);
+    s.smemPaddingBytes = c.padded() ? 16 : 0;
+    s.swizzleBytes = c.swizzled() ? 128 : 0;
+    if (c.grouped() && s.groupSize <= 1)
         s.groupSize = 8;
-    if (s.raster == u"row")
+    if (!c.invalidRaster && c.raster == MmaSyncConfig::Raster::Row)
         s.groupSize = 1;
     if (!m_splitK)
         s.splitK = 1;
@@ -116,6 +136,7 @@ void MmaSyncFamily::normalize(Strategy& s) const {
 
 QStringList MmaSyncFamily::constraints(const Strategy& s, const Task& task,
                                        const DeviceInfo& device) const {
+    const MmaSyncConfig c = MmaSyncConfig::fromStrategy(s);
     QStringList problems;
     if (!supports(task, device))
         problems << u"family %1 needs a row-major GEMM with f16 or bf16 A and B of the same type, "
@@ -144,14 +165,14 @@ QStringList MmaSyncFamily::constraints(const Strategy& s, const Task& task,
     const int threads = s.warps * 32;
     if (threads > 1024 || threads < 32)
         problems << u"%1 threads per block: must be 32..1024"_s.arg(threads);
-    if (s.smemLayout == u"swizzled") {
+    if (c.swizzled()) {
         if (s.blockK != 32 && s.blockK != 64)
             problems << u"blockK=%1: the swizzled layout needs 32 or 64 (4 or 8 chunks per A "
                         "row)"_s.arg(s.blockK);
         if (s.blockN % 64 != 0)
             problems << u"blockN=%1: the swizzled layout needs a multiple of 64 (B rows of whole "
                         "128-byte lines)"_s.arg(s.blockN);
-    } else if (s.smemLayout == u"padded") {
+    } else if (c.padded()) {
         if (s.blockK % 16 != 0)
             problems << u"blockK=%1: must be a multiple of 16 (the MMA k)"_s.arg(s.blockK);
     } else {
@@ -169,7 +190,7 @@ QStringList MmaSyncFamily::constraints(const Strategy& s, const Task& task,
     }
     if (s.stages < 2)
         problems << u"stages=%1: a cp.async pipeline needs at least 2"_s.arg(s.stages);
-    const qint64 smem = smemBytes(s);
+    const qint64 smem = c.smemBytes();
     if (smem > device.smemPerBlockOptin)
         problems << u"shared memory %1 B per block exceeds the device's opt-in limit %2 B "
                     "(blockM=%3, blockN=%4, blockK=%5, stages=%6)"_s.arg(smem)
@@ -178,7 +199,7 @@ QStringList MmaSyncFamily::constraints(const Strategy& s, const Task& task,
                         .arg(s.blockN)
                         .arg(s.blockK)
                         .arg(s.stages);
-    const int regs = registerEstimate(s);
+    const int regs = c.registerEstimate();
     if (regs > 255)
         problems << u"about %1 registers per thread for warp tile %2x%3: more than 255, it would "
                     "spill"_s.arg(regs)
@@ -192,16 +213,19 @@ QStringList MmaSyncFamily::constraints(const Strategy& s, const Task& task,
         problems << u"splitK=%1: the split-K family needs at least 2"_s.arg(s.splitK);
     if (!m_splitK && s.splitK != 1)
         problems << u"splitK=%1: use family mma_sync_splitk to split K"_s.arg(s.splitK);
-    if (s.raster != u"row" && s.raster != u"grouped")
-        problems << u"raster=\"%1\": this family has \"row\" and \"grouped\""_s.arg(s.raster);
-    if (s.raster == u"grouped" && s.groupSize < 1)
+    if (c.invalidRaster)
+        problems << u"raster=\"%1\": this family has \"row\" and \"grouped\""_s.arg(
+            *c.invalidRaster);
+    if (c.grouped() && s.groupSize < 1)
         problems << u"groupSize=%1: must be at least 1"_s.arg(s.groupSize);
     return problems;
 }
 
 ResourceEstimate MmaSyncFamily::resources(const Strategy& s, const Task& task,
                                           const DeviceInfo& device) const {
-    ResourceEstimate r = estimateResources(s.warps * 32, smemBytes(s), registerEstimate(s), device);
+    const MmaSyncConfig c = MmaSyncConfig::fromStrategy(s);
+    ResourceEstimate r =
+        estimateResources(s.warps * 32, c.smemBytes(), c.registerEstimate(), device);
     r.workspaceBytes = m_splitK ? qint64(s.splitK) * task.m * task.n * 4 : 0;
     return r;
 }
@@ -211,8 +235,8 @@ Strategy MmaSyncFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     s.family = id();
     s.blockK = 32;
     s.stages = 4;
-    s.smemLayout = u"swizzled"_s;
-    s.raster = u"grouped"_s;
+    s.smemLayout = MmaSyncConfig::layoutName(MmaSyncConfig::Layout::Swizzled);
+    s.raster = MmaSyncConfig::rasterName(MmaSyncConfig::Raster::Grouped);
     s.groupSize = 8;
     const int sms = std::max(device.smCount, 1);
     const auto tiles = [&task](int bm, int bn) {
@@ -269,6 +293,7 @@ Strategy MmaSyncFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
 
 QString MmaSyncFamily::generate(const Strategy& s, const Task& task) const {
     using namespace gemmcodegen;
+    const MmaSyncConfig c = MmaSyncConfig::fromStrategy(s);
     QStringList header{
         u"Kevolve built-in kernel, family %1 (generated; edit freely)."_s.arg(id()),
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
@@ -280,9 +305,9 @@ QString MmaSyncFamily::generate(const Strategy& s, const Task& task) const {
             .arg(s.warpN)
             .arg(task.a),
         u"  %1-stage cp.async pipeline, shared memory %2,"_s.arg(s.stages).arg(
-            s.smemLayout == u"padded" ? u"rows padded by 16 bytes"_s : u"128-byte XOR swizzle"_s),
+            c.padded() ? u"rows padded by 16 bytes"_s : u"128-byte XOR swizzle"_s),
         u"  %1 raster%2, split-K %3, C written as %4."_s.arg(s.raster)
-            .arg(s.raster == u"grouped" ? u" (group %1)"_s.arg(s.groupSize) : QString())
+            .arg(c.grouped() ? u" (group %1)"_s.arg(s.groupSize) : QString())
             .arg(s.splitK)
             .arg(task.c),
     };
@@ -303,11 +328,11 @@ QString MmaSyncFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"WARP_M"_s, s.warpM)
         .set(u"WARP_N"_s, s.warpN)
         .set(u"STAGES"_s, s.stages)
-        .flag(u"GROUPED"_s, s.raster == u"grouped")
+        .flag(u"GROUPED"_s, c.grouped())
         .set(u"GROUP_M"_s, s.groupSize)
         .flag(u"SPLIT_K"_s, m_splitK)
         .set(u"SPLIT"_s, s.splitK)
-        .flag(u"PADDED"_s, s.smemLayout == u"padded")
+        .flag(u"PADDED"_s, c.padded())
         // The swizzle's row arithmetic: 128-byte lines of A hold 128 / (BLOCK_K * 2) rows.
         .set(u"A_ROWS_PER_LINE"_s, 128 / (s.blockK * 2))
         .set(u"A_ROW_BYTES"_s, s.blockK * 2)

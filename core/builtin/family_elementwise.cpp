@@ -16,20 +16,32 @@ namespace {
 
 using namespace memorycodegen;
 
-int vpt(const Strategy& s) {
-    return intParam(s, u"vectors_per_thread"_s);
-}
+// The knobs of one configuration, parsed once from the Strategy.
+struct ElementwiseConfig {
+    int warps = 0;
+    int vectorWidth = 0;
+    int vectorsPerThread = 0;
+    int ctasPerSm = -1; // 0: one pass of the grid; k > 0: k persistent blocks per SM
 
-int ctasPerSm(const Strategy& s) {
-    return intParam(s, u"ctas_per_sm"_s, -1);
+    static ElementwiseConfig fromStrategy(const Strategy& s) {
+        return {s.warps, s.vectorWidth, intParam(s, u"vectors_per_thread"_s),
+                intParam(s, u"ctas_per_sm"_s, -1)};
+    }
+};
+
+// The task's function (params.function), the one string of the task this family reads.
+enum class Function { Gelu, Silu };
+
+Function functionOf(const Task& task) {
+    return task.params.value(u"function"_s).toString() == u"silu" ? Function::Silu : Function::Gelu;
 }
 
 QStringList dtypes(const Task& task) {
     return {task.dtypeOf(u"X"_s), task.dtypeOf(u"Y"_s)};
 }
 
-int registerEstimate(const Strategy& s) {
-    return vpt(s) * s.vectorWidth + 32;
+int registerEstimate(const ElementwiseConfig& c) {
+    return c.vectorsPerThread * c.vectorWidth + 32;
 }
 
 } // namespace
@@ -77,6 +89,7 @@ void ElementwiseFamily::normalize(Strategy& s) const {
 
 QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
                                            const DeviceInfo& device) const {
+    const ElementwiseConfig c = ElementwiseConfig::fromStrategy(s);
     QStringList problems;
     if (!supports(task, device))
         problems << u"family elementwise needs an elementwise task with f32, f16 or bf16 tensors "
@@ -100,7 +113,7 @@ QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
                             .arg(d)
                             .arg(s.vectorWidth * Task::dtypeBytes(d));
     }
-    const int v = vpt(s);
+    const int v = c.vectorsPerThread;
     if (v != 1 && v != 2 && v != 4 && v != 8)
         problems << u"params.vectors_per_thread=%1: must be 1, 2, 4 or 8"_s.arg(v);
     else if (v * s.vectorWidth > 64)
@@ -108,7 +121,7 @@ QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
                     "64"_s.arg(v)
                         .arg(s.vectorWidth)
                         .arg(v * s.vectorWidth);
-    const int k = ctasPerSm(s);
+    const int k = c.ctasPerSm;
     if (k != 0 && k != 1 && k != 2 && k != 4 && k != 8)
         problems << u"params.ctas_per_sm=%1: must be 0, 1, 2, 4 or 8"_s.arg(k);
     else if (k > 0 && k * s.warps * 32 > 2048)
@@ -119,7 +132,8 @@ QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate ElementwiseFamily::resources(const Strategy& s, const Task&,
                                               const DeviceInfo& device) const {
-    return estimateResources(s.warps * 32, 0, registerEstimate(s), device);
+    return estimateResources(s.warps * 32, 0, registerEstimate(ElementwiseConfig::fromStrategy(s)),
+                             device);
 }
 
 Strategy ElementwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) const {
@@ -141,15 +155,16 @@ Strategy ElementwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&)
 }
 
 QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
-    const bool silu = task.params.value(u"function"_s).toString() == u"silu";
-    const int k = ctasPerSm(s);
+    const ElementwiseConfig c = ElementwiseConfig::fromStrategy(s);
+    const bool silu = functionOf(task) == Function::Silu;
+    const int k = c.ctasPerSm;
     QStringList header{
         u"Kevolve built-in kernel, family elementwise (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
         u"Strategy: %1 in fp32, %2-element accesses, %3 vectors per thread in flight, %4 threads "
         "per block, %5."_s.arg(silu ? u"SiLU"_s : u"GELU (erf form)"_s)
             .arg(s.vectorWidth)
-            .arg(vpt(s))
+            .arg(c.vectorsPerThread)
             .arg(s.warps * 32)
             .arg(k > 0 ? u"a persistent grid-stride loop of %1 blocks per SM"_s.arg(k)
                        : u"one pass of the grid"_s),
@@ -168,7 +183,7 @@ QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"Y"_s)))
         .set(u"ELEMENTS"_s, elementHelpers(d, s.vectorWidth))
         .set(u"WARPS"_s, s.warps)
-        .set(u"VPT"_s, vpt(s))
+        .set(u"VPT"_s, c.vectorsPerThread)
         .set(u"CTAS"_s, k)
         .flag(u"PERSISTENT"_s, k > 0)
         .flag(u"SILU"_s, silu)

@@ -16,17 +16,29 @@ namespace {
 
 using namespace memorycodegen;
 
+// The orientation the task asks for (params.transpose): y = A x or y = A^T x.
+enum class Orientation { Rows, Columns };
+
+Orientation orientationOf(const Task& task) {
+    return task.params.value(u"transpose"_s).toBool() ? Orientation::Columns : Orientation::Rows;
+}
+
 bool transposed(const Task& task) {
-    return task.params.value(u"transpose"_s).toBool();
+    return orientationOf(task) == Orientation::Columns;
 }
 
-int vpt(const Strategy& s) {
-    return intParam(s, u"vectors_per_thread"_s);
-}
+// The knobs of one configuration, parsed once from the Strategy.
+struct GemvConfig {
+    int warps = 0;
+    int vectorWidth = 0;
+    int vectorsPerThread = 0; // vectors of a row (A x) or rows (A^T x) in flight per step
+    int splitM = 0;           // A^T x: row ranges per column block, summed by a second kernel
 
-int split(const Strategy& s) {
-    return intParam(s, u"split_m"_s);
-}
+    static GemvConfig fromStrategy(const Strategy& s) {
+        return {s.warps, s.vectorWidth, intParam(s, u"vectors_per_thread"_s),
+                intParam(s, u"split_m"_s)};
+    }
+};
 
 QStringList tensorDtypes(const Task& task) {
     return {task.dtypeOf(u"A"_s), task.dtypeOf(u"x"_s), task.dtypeOf(u"y"_s)};
@@ -39,9 +51,10 @@ QStringList vectorDtypes(const Task& task) {
     return {task.dtypeOf(u"A"_s), task.dtypeOf(u"x"_s)};
 }
 
-int registerEstimate(const Strategy& s, const Task& task) {
-    const int loaded = transposed(task) ? vpt(s) * (s.vectorWidth + 1) + s.vectorWidth
-                                        : 2 * vpt(s) * s.vectorWidth;
+int registerEstimate(const GemvConfig& c, const Task& task) {
+    const int vpt = c.vectorsPerThread;
+    const int loaded =
+        transposed(task) ? vpt * (c.vectorWidth + 1) + c.vectorWidth : 2 * vpt * c.vectorWidth;
     return loaded + 32;
 }
 
@@ -93,6 +106,7 @@ void GemvFamily::normalize(Strategy& s) const {
 
 QStringList GemvFamily::constraints(const Strategy& s, const Task& task,
                                     const DeviceInfo& device) const {
+    const GemvConfig c = GemvConfig::fromStrategy(s);
     QStringList problems;
     if (!supports(task, device))
         problems << u"family gemv needs a gemv task with f32, f16 or bf16 tensors on an sm_70 or "
@@ -104,16 +118,16 @@ QStringList GemvFamily::constraints(const Strategy& s, const Task& task,
     if (s.warps < 1 || s.warps > 16 || (s.warps & (s.warps - 1)) != 0)
         problems << u"warps=%1: must be a power of two in 1..16"_s.arg(s.warps);
     problems << vectorWidthProblems(s.vectorWidth, task, vectorDtypes(task));
-    const int v = vpt(s);
+    const int v = c.vectorsPerThread;
     if (v != 1 && v != 2 && v != 4 && v != 8)
         problems << u"params.vectors_per_thread=%1: must be 1, 2, 4 or 8"_s.arg(v);
-    const int k = split(s);
+    const int k = c.splitM;
     if (k != 1 && k != 2 && k != 4 && k != 8 && k != 16 && k != 32)
         problems << u"params.split_m=%1: must be 1, 2, 4, 8, 16 or 32"_s.arg(k);
     else if (!transposed(task) && k != 1)
         problems << u"split_m=%1: y = A x gives each row to one warp; split_m is for A^T x "
                     "(transpose true) only"_s.arg(k);
-    const int regs = registerEstimate(s, task);
+    const int regs = registerEstimate(c, task);
     if (regs > 128)
         problems << u"about %1 registers per thread (vectorWidth %2 x vectors_per_thread %3): "
                     "more than 128 risks spills"_s.arg(regs)
@@ -124,11 +138,12 @@ QStringList GemvFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate GemvFamily::resources(const Strategy& s, const Task& task,
                                        const DeviceInfo& device) const {
+    const GemvConfig c = GemvConfig::fromStrategy(s);
     const bool t = transposed(task);
     const qint64 smem = t ? qint64(s.warps) * 32 * s.vectorWidth * 4 : 0;
-    ResourceEstimate r = estimateResources(s.warps * 32, smem, registerEstimate(s, task), device);
-    if (t && split(s) > 1)
-        r.workspaceBytes = qint64(split(s)) * task.n * 4;
+    ResourceEstimate r = estimateResources(s.warps * 32, smem, registerEstimate(c, task), device);
+    if (t && c.splitM > 1)
+        r.workspaceBytes = qint64(c.splitM) * task.n * 4;
     return r;
 }
 
@@ -169,8 +184,9 @@ Strategy GemvFamily::defaultStrategy(const Task& task, const DeviceInfo& device)
 }
 
 QString GemvFamily::generate(const Strategy& s, const Task& task) const {
+    const GemvConfig c = GemvConfig::fromStrategy(s);
     const bool t = transposed(task);
-    const int k = split(s);
+    const int k = c.splitM;
     QStringList header{
         u"Kevolve built-in kernel, family gemv (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
@@ -179,14 +195,14 @@ QString GemvFamily::generate(const Strategy& s, const Task& task) const {
                 .arg(32 * s.vectorWidth)
                 .arg(k)
                 .arg(s.vectorWidth)
-                .arg(vpt(s))
+                .arg(c.vectorsPerThread)
                 .arg(k > 1 ? u"fp32 partials in the workspace, summed by gemvFinish"_s
                            : u"each block writes its columns of y"_s)
           : u"Strategy: y = A x; one warp per row (%1 per block), %2-element loads of A and x, "
             "%3 vectors per lane in flight, fp32 accumulation and a shuffle reduction."_s
                 .arg(s.warps)
                 .arg(s.vectorWidth)
-                .arg(vpt(s)),
+                .arg(c.vectorsPerThread),
     };
     if (!s.rationale.isEmpty()) {
         header << u"Rationale:"_s;
@@ -203,7 +219,7 @@ QString GemvFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"y"_s)))
         .set(u"ELEMENTS"_s, elementHelpers(dtypes, s.vectorWidth))
         .set(u"WARPS"_s, s.warps)
-        .set(u"VPT"_s, vpt(s))
+        .set(u"VPT"_s, c.vectorsPerThread)
         .flag(u"TRANSPOSED"_s, t)
         .set(u"SPLIT"_s, k)
         .flag(u"PARTIALS"_s, k > 1)

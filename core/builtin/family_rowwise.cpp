@@ -20,7 +20,8 @@ namespace kev {
 namespace rowwise {
 
 int RowOpGenerator::cachedFloatsTarget(const RowTensors& t) const {
-    // ptxas spilled the f32 softmax at 32 cached floats per thread (sm_90a, nvcc 13.0).
+    // ptxas spilled the f32 softmax at 32 cached floats per thread (docs/benchmarks.md,
+    // "Row-wise: cached floats per thread").
     return t.xBytes == 4 ? 16 : 32;
 }
 
@@ -63,6 +64,16 @@ RowTensors tensorsOf(const Task& task) {
     return RowTensors::fromTask(task).value_or(RowTensors{});
 }
 
+// Why a block per row: the elements its registers cache.
+QString blockWhy(const RowwiseConfig& c, qint64 n) {
+    return u"rows of %1 need a block to stay in registers: %2 warps x %3 vectors of %4 "
+           "elements per thread cache up to %5 elements, so the row is read once"_s.arg(n)
+               .arg(c.warps)
+               .arg(c.vectorsPerThread)
+               .arg(c.vectorWidth)
+               .arg(qint64(c.warps) * 32 * c.vectorsPerThread * c.vectorWidth);
+}
+
 // A warp per row when the row fits a warp's registers at the op's target of cached floats per
 // thread, else a block per row sized so that the row is read once.
 QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread) {
@@ -87,16 +98,7 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread) {
         warps *= 2;
     c.warps = warps;
     c.vectorsPerThread = v;
-    return {};
-}
-
-QString blockWhy(const RowwiseConfig& c, qint64 n) {
-    return u"rows of %1 need a block to stay in registers: %2 warps x %3 vectors of %4 "
-           "elements per thread cache up to %5 elements, so the row is read once"_s.arg(n)
-               .arg(c.warps)
-               .arg(c.vectorsPerThread)
-               .arg(c.vectorWidth)
-               .arg(qint64(c.warps) * 32 * c.vectorsPerThread * c.vectorWidth);
+    return blockWhy(c, n);
 }
 
 } // namespace
@@ -223,8 +225,6 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     QString why;
     if (!op.defaultShape(c, t, n, &why)) {
         why = defaultMapping(c, n, op.cachedFloatsTarget(t));
-        if (why.isEmpty())
-            why = blockWhy(c, n);
     }
     c.ctasPerSm = 0;
     c.pipeline = Pipeline::None;

@@ -45,9 +45,10 @@ QString dtypeIncludes(const QStringList& dtypes) {
 }
 
 QString launchChecks(const Task& task, const QString& abiOp) {
-    // The tensors in the task's order: inputs first, then the one output.
+    // The tensors in the task's order: inputs first, then the one output every memory-bound op
+    // has (the template checks up to three inputs).
     const QStringList names = Task::tensorNames(task.op);
-    const int inputs = task.op == u"layernorm" ? 3 : task.op == u"gemv" ? 2 : 1;
+    const int inputs = std::clamp(int(names.size()) - 1, 1, 3);
     const auto dtype = [&](int i) {
         return i < names.size() ? gemmcodegen::abiDtype(task.dtypeOf(names.at(i))) : QString();
     };

@@ -4,7 +4,9 @@
 #include "builtin/cudatemplates.h"
 #include "texttemplate.h"
 
-#include <QRegularExpression>
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
 #include <QTest>
 
 using namespace Qt::StringLiterals;
@@ -108,6 +110,25 @@ private slots:
             QVERIFY2(error.isEmpty(), qPrintable(name + u": "_s + error));
             QVERIFY2(!t.text().isEmpty(), qPrintable(name));
             QVERIFY2(t.text().count(u'\n') <= 800, qPrintable(name + u" is over 800 lines"_s));
+        }
+    }
+
+    // templates.qrc lists every .cu under core/builtin/templates, and the resource holds the
+    // files as they are in the source tree (a template added without its qrc line, or a stale
+    // entry, fails here rather than as a missing template at generation time).
+    void resourceMatchesSources() {
+        const QDir root(QStringLiteral(KEV_TEMPLATES_DIR));
+        QStringList onDisk;
+        QDirIterator it(root.path(), {u"*.cu"_s}, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext())
+            onDisk << root.relativeFilePath(it.next());
+        onDisk.sort();
+        QCOMPARE(kev::cudatemplates::names(), onDisk);
+        for (const QString& name : onDisk) {
+            QFile source(root.filePath(name));
+            QFile resource(kev::cudatemplates::path(name));
+            QVERIFY(source.open(QIODevice::ReadOnly) && resource.open(QIODevice::ReadOnly));
+            QVERIFY2(source.readAll() == resource.readAll(), qPrintable(name));
         }
     }
 };

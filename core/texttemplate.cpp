@@ -38,7 +38,7 @@ std::optional<bool> TemplateValues::condition(const QString& name) const {
 
 namespace {
 
-enum class Kind { Value, If, Else, Endif };
+enum class Kind { Value, If, Else, Endif, Comment };
 
 struct Token {
     qsizetype start = 0; // first character the token removes from the output
@@ -107,10 +107,12 @@ std::optional<std::vector<Token>> scan(const QString& text, const QString& origi
             token.kind = Kind::Else;
         } else if (body == u"endif") {
             token.kind = Kind::Endif;
+        } else if (body.startsWith(u'#')) {
+            token.kind = Kind::Comment;
         } else {
             if (error)
                 *error = u"template %1 line %2: \"${%3}\" is neither a placeholder (upper case, "
-                         u"digits, '_') nor if NAME, if !NAME, else or endif"_s.arg(
+                         u"digits, '_') nor if NAME, if !NAME, else, endif or a # comment"_s.arg(
                              origin, QString::number(token.line), body);
             return std::nullopt;
         }
@@ -218,6 +220,8 @@ std::optional<QString> TextTemplate::render(const TemplateValues& values, QStrin
                 return fail(token, u"${endif} without ${if}"_s);
             on = frames.back().parentOn;
             frames.pop_back();
+            break;
+        case Kind::Comment:
             break;
         }
     }

@@ -1,7 +1,8 @@
-// A text template with ${NAME} placeholders and ${if NAME} / ${if !NAME} / ${else} / ${endif}
-// blocks, the one renderer of the built-in backend's CUDA templates (core/builtin/templates/*.cu),
-// usable for any generated text (no Qt beyond QtCore). `${` does not occur in CUDA C++, so a
-// template reads as the code it generates; `{{`, the prompts' syntax, does (nested braces).
+// A text template with ${NAME} placeholders, ${if NAME} / ${if !NAME} / ${else} / ${endif}
+// blocks and ${# comments} (to the first closing brace, never in the output), the one renderer of
+// the built-in backend's CUDA templates (core/builtin/templates/*.cu), usable for any generated
+// text (no Qt beyond QtCore). `${` does not occur in CUDA C++, so a template reads as the code it
+// generates; `{{`, the prompts' syntax, does (nested braces).
 //
 // Rendering is strict: a placeholder or condition without a value, an unbalanced block or a
 // malformed directive is an error naming the template, the line and the name, never an empty

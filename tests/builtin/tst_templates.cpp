@@ -47,6 +47,8 @@ private slots:
         QCOMPARE(
             *render(u"${if OFF}\n${MISSING}${if NOPE}\n${endif}\n${else}\nok\n${endif}\n"_s, v),
             u"ok\n"_s);
+        // Comments document a template without reaching the output.
+        QCOMPARE(*render(u"${# values: N (int)}\nint n;${# inline}\n"_s, v), u"int n;\n"_s);
         // A directive at the very start, and one at the end without a final newline.
         QCOMPARE(*render(u"${if ON}\nfirst\n${endif}"_s, v), u"first\n"_s);
     }

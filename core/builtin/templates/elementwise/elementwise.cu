@@ -1,3 +1,5 @@
+${# elementwise/elementwise.cu: the elementwise family (family_elementwise.cpp). Values: HEADER, X_T,}
+${# Y_T, ELEMENTS, WARPS, VPT, CTAS, CHECKS. Conditions: F16, BF16, PERSISTENT, SILU (else GELU).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}

@@ -1,3 +1,5 @@
+${# fma/fma_regblock.cu: the fma_regblock family (family_fma.cpp). Values: HEADER, INCLUDES, IN_T,}
+${# OUT_T, BLOCK_M/N/K, THREAD_M/N, OUTPUT_HELPERS, CHECKS. Conditions: A_F32, A_BF16.}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}#include <stdint.h>

@@ -1,3 +1,5 @@
+${# fmatiled/fma_tiled.cu: the fma_tiled family (family_fmatiled.cpp). Values: HEADER, INCLUDES, A_T,}
+${# B_T, OUT_T, TILE, OUTPUTS_N, CHECKS. Conditions: A_F16, A_BF16, B_F16, B_BF16, C_F16, C_BF16.}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}

@@ -1,3 +1,4 @@
+${# gemm/launch_checks.cu: kevolve_launch's checks of a GEMM (gemmcodegen.h). Values: A, B, C.}
     // This file was generated for one task; refuse any other so a mismatch is an error.
     if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != KEVOLVE_OP_GEMM ||
         args->num_inputs != 2 || args->num_outputs != 1)

@@ -1,3 +1,5 @@
+${# gemm/output_helpers.cu: C's conversions and the alpha/beta pair store (gemmcodegen.h).}
+${# Conditions: F16, BF16, F32, exactly one true.}
 ${if F16}
 __device__ __forceinline__ float outputToFloat(Output x) { return __half2float(x); }
 __device__ __forceinline__ void storeOutputPair(Output* p, float v0, float v1)

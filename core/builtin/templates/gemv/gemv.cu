@@ -1,3 +1,5 @@
+${# gemv/gemv.cu: the gemv family (family_gemv.cpp). Values: HEADER, A_T, X_T, Y_T, ELEMENTS, WARPS,}
+${# VPT, SPLIT, CHECKS. Conditions: F16, BF16, TRANSPOSED (y = A^T x), PARTIALS (split_m > 1).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}

@@ -1,3 +1,5 @@
+${# memory/conversion.cu: toFloat and fromFloat for one storage type (memorycodegen.h).}
+${# Conditions: F16, BF16, F32, exactly one true.}
 ${if F16}
 __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
 __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }

@@ -1,3 +1,5 @@
+${# memory/launch_checks.cu: kevolve_launch's checks of a memory-bound op (memorycodegen.h).}
+${# Values: OP (KEVOLVE_OP_...), INPUTS, IN0..IN2 and OUT0 (KEVOLVE_F16 ...). Conditions: HAS_IN1, HAS_IN2.}
     // This file was generated for one task; refuse any other so a mismatch is an error.
     if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != ${OP} ||
         args->num_inputs != ${INPUTS} || args->num_outputs != 1)

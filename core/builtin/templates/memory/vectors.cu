@@ -1,3 +1,4 @@
+${# memory/vectors.cu: loads and stores of VEC elements in one access (memorycodegen.h). Value: VEC.}
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;

@@ -1,3 +1,6 @@
+${# mmasync/mma_sync.cu: the mma_sync and mma_sync_splitk families (family_mmasync.cpp). Values:}
+${# HEADER, INCLUDES, IN_T, OUT_T, BLOCK_M/N/K, WARP_M/N, STAGES, GROUP_M, SPLIT, A_ROWS_PER_LINE,}
+${# A_ROW_BYTES, MMA_TYPE, OUTPUT_HELPERS, CHECKS. Conditions: GROUPED, SPLIT_K, PADDED, BLOCK_K64.}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}#include <stdint.h>

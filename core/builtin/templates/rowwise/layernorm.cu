@@ -1,3 +1,7 @@
+${# rowwise/layernorm.cu: the layernorm kernels (rowwise_layernorm.cpp), the skeleton's KERNEL.}
+${# Conditions: ONE_PASS (Welford), PREFETCH, ASYNC (cp.async ring), SHIFTED (shifted one-pass sums),}
+${# KEEP_WEIGHTS (W and B packed in registers). Values: DEPTH (ring slots), PACKED (rowwise/packed.cu)}
+${# and WEIGHTS_HELPERS (rowwise/layernorm_weights.cu or empty), both with PREFETCH or ASYNC.}
 ${if ONE_PASS}
 
 // Welford/Chan statistics of a set of values: count, mean and sum of squared deviations. The

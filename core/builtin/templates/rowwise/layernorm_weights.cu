@@ -1,3 +1,4 @@
+${# rowwise/layernorm_weights.cu: W and B kept packed in registers across a block's rows.}
 
 // W and B for this thread's columns, loaded once per block and kept packed for all its rows
 // (columns past N read as 0).

@@ -1,3 +1,5 @@
+${# rowwise/packed.cu: packed vectors for the kernels that hold rows across iterations.}
+${# Condition: WEIGHTS (layernorm's packed W and B types).}
 
 using RawX = Raw<VEC * sizeof(ElemX)>::type;
 ${if WEIGHTS}

@@ -1,3 +1,5 @@
+${# rowwise/reduce.cu: the row reduction kernel (rowwise_reduce.cpp), the skeleton's KERNEL.}
+${# Condition: MAX (a NaN-propagating maximum, else a sum).}
 ${if MAX}
 
 // The larger of a and b, NaN when either is (fmaxf would drop the NaN).

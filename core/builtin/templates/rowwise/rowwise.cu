@@ -1,3 +1,9 @@
+${# rowwise/rowwise.cu: the file skeleton of the row-wise family (family_rowwise.cpp): includes, knobs}
+${# as constants, the row reduction, chunk loads and stores, and kevolve_launch for softmax, layernorm}
+${# and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
+${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
+${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, REDUCE, MAX,}
+${# PREFETCH, ASYNC, ONE_ROW (pipeline none).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}

@@ -1,3 +1,6 @@
+${# rowwise/softmax.cu: the softmax kernels (rowwise_softmax.cpp), the skeleton's KERNEL.}
+${# Conditions: ONE_PASS (online statistics), PREFETCH (a persistent kernel prefetching the next row).}
+${# Values: PACKED (rowwise/packed.cu, with PREFETCH).}
 
 // exp(x - m) for a row whose maximum is m. x = -inf contributes 0 whatever m is, so a row of -inf
 // sums to 0 and ends as 0 * inf = NaN, as it must; a NaN stays NaN and spreads through the sum.

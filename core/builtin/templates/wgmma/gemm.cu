@@ -1,3 +1,7 @@
+${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comment. Values: IN_T,}
+${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER, PING_PONG, TMA_STORE, TMAP_TYPE,}
+${# TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
+${# ABI_A/B/C. Conditions: BF16, GROUPED, N128, N192, N256 (the wgmma tile width).}
 #include <kevolve/abi.h>
 
 #include <cuda_fp16.h>

@@ -1,3 +1,5 @@
+${# wmma/wmma.cu: the wmma family (family_wmma.cpp). Values: HEADER, INCLUDES, IN_T, OUT_T, BLOCK_M/N/K,}
+${# WARPS_M/N, STAGES, OUTPUT_HELPERS, CHECKS. Condition: DOUBLE_BUFFER.}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}#include <mma.h>

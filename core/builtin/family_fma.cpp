@@ -13,29 +13,33 @@ namespace kev {
 
 namespace {
 
-int threadTile(const Strategy& s, const char16_t* name) {
-    return s.params.value(QString::fromUtf16(name)).toInt(0);
-}
+// The knobs of one configuration, parsed once from the Strategy.
+struct FmaRegBlockConfig {
+    int blockM = 0;
+    int blockN = 0;
+    int blockK = 0;
+    int threadTileM = 0; // rows of C per thread
+    int threadTileN = 0; // columns of C per thread
 
-int threads(const Strategy& s) {
-    const int tm = threadTile(s, u"thread_tile_m");
-    const int tn = threadTile(s, u"thread_tile_n");
-    if (tm <= 0 || tn <= 0)
-        return 0;
-    return (s.blockM / tm) * (s.blockN / tn);
-}
+    static FmaRegBlockConfig fromStrategy(const Strategy& s) {
+        return {s.blockM, s.blockN, s.blockK, s.params.value(u"thread_tile_m"_s).toInt(0),
+                s.params.value(u"thread_tile_n"_s).toInt(0)};
+    }
 
-qint64 smemBytes(const Strategy& s) {
-    return 2LL * s.blockK * ((s.blockM + 4) + s.blockN) * 4;
-}
+    int threads() const {
+        if (threadTileM <= 0 || threadTileN <= 0)
+            return 0;
+        return (blockM / threadTileM) * (blockN / threadTileN);
+    }
 
-int registerEstimate(const Strategy& s) {
-    const int tm = threadTile(s, u"thread_tile_m");
-    const int tn = threadTile(s, u"thread_tile_n");
-    const int t = std::max(threads(s), 1);
-    const int prefetch = (s.blockM * s.blockK + s.blockK * s.blockN) / t;
-    return tm * tn + tm + tn + prefetch + 32;
-}
+    qint64 smemBytes() const { return 2LL * blockK * ((blockM + 4) + blockN) * 4; }
+
+    int registerEstimate() const {
+        const int t = std::max(threads(), 1);
+        const int prefetch = (blockM * blockK + blockK * blockN) / t;
+        return threadTileM * threadTileN + threadTileM + threadTileN + prefetch + 32;
+    }
+};
 
 QJsonArray ints(std::initializer_list<int> values) {
     QJsonArray out;
@@ -92,7 +96,7 @@ void FmaRegBlockFamily::normalize(Strategy& s) const {
     s.raster = u"row"_s;
     s.groupSize = 1;
     s.epilogue = u"direct"_s;
-    const int t = threads(s);
+    const int t = FmaRegBlockConfig::fromStrategy(s).threads();
     if (t > 0 && t % 32 == 0)
         s.warps = t / 32;
 }
@@ -105,8 +109,9 @@ QStringList FmaRegBlockFamily::constraints(const Strategy& s, const Task& task,
                     "(f32, f16 or bf16) and f32 accumulation (task %1)"_s.arg(task.summary());
     if (s.family != id())
         problems << u"family: \"%1\" is not %2"_s.arg(s.family, id());
-    const int tm = threadTile(s, u"thread_tile_m");
-    const int tn = threadTile(s, u"thread_tile_n");
+    const FmaRegBlockConfig c = FmaRegBlockConfig::fromStrategy(s);
+    const int tm = c.threadTileM;
+    const int tn = c.threadTileN;
     if ((tm != 4 && tm != 8) || (tn != 4 && tn != 8)) {
         problems << u"params.thread_tile_m=%1, params.thread_tile_n=%2: each must be 4 or 8"_s
                         .arg(tm)
@@ -120,7 +125,7 @@ QStringList FmaRegBlockFamily::constraints(const Strategy& s, const Task& task,
                         .arg(s.blockK)
                         .arg(tm)
                         .arg(tn);
-    const int t = threads(s);
+    const int t = c.threads();
     if (t < 32 || t > 1024 || t % 32 != 0)
         problems << u"%1 threads per block: must be a multiple of 32 in 32..1024"_s.arg(t);
     else if ((s.blockM * s.blockK) % (4 * t) != 0 || (s.blockK * s.blockN) % (4 * t) != 0)
@@ -131,10 +136,10 @@ QStringList FmaRegBlockFamily::constraints(const Strategy& s, const Task& task,
                         .arg(t);
     else if (s.warps != t / 32)
         problems << u"warps=%1 but the tiles make %2"_s.arg(s.warps).arg(t / 32);
-    if (smemBytes(s) > 48 * 1024)
-        problems << u"static shared memory %1 B exceeds 49152 B (blockK=%2)"_s.arg(smemBytes(s))
+    if (c.smemBytes() > 48 * 1024)
+        problems << u"static shared memory %1 B exceeds 49152 B (blockK=%2)"_s.arg(c.smemBytes())
                         .arg(s.blockK);
-    const int regs = registerEstimate(s);
+    const int regs = c.registerEstimate();
     if (regs > 255)
         problems << u"about %1 registers per thread: more than 255"_s.arg(regs);
     else if (t > 0 && qint64(regs) * t > device.regsPerSm)
@@ -146,7 +151,9 @@ QStringList FmaRegBlockFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate FmaRegBlockFamily::resources(const Strategy& s, const Task&,
                                               const DeviceInfo& device) const {
-    ResourceEstimate r = estimateResources(threads(s), smemBytes(s), registerEstimate(s), device);
+    const FmaRegBlockConfig c = FmaRegBlockConfig::fromStrategy(s);
+    ResourceEstimate r =
+        estimateResources(c.threads(), c.smemBytes(), c.registerEstimate(), device);
     return r;
 }
 
@@ -169,8 +176,9 @@ Strategy FmaRegBlockFamily::defaultStrategy(const Task& task, const DeviceInfo& 
 
 QString FmaRegBlockFamily::generate(const Strategy& s, const Task& task) const {
     using namespace gemmcodegen;
-    const int tm = threadTile(s, u"thread_tile_m");
-    const int tn = threadTile(s, u"thread_tile_n");
+    const FmaRegBlockConfig c = FmaRegBlockConfig::fromStrategy(s);
+    const int tm = c.threadTileM;
+    const int tn = c.threadTileN;
     QStringList header{
         u"Kevolve built-in kernel, family fma_regblock (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
@@ -180,7 +188,7 @@ QString FmaRegBlockFamily::generate(const Strategy& s, const Task& task) const {
             .arg(s.blockK)
             .arg(tm)
             .arg(tn)
-            .arg(threads(s)),
+            .arg(c.threads()),
         u"  double-buffered shared memory, C written as %1."_s.arg(task.c),
     };
     if (!s.rationale.isEmpty()) {

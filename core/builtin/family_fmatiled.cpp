@@ -13,25 +13,21 @@ namespace kev {
 
 namespace {
 
-int outputsN(const Strategy& s) {
-    return s.params.value(u"thread_tile_n"_s).toInt(0);
-}
+// The knobs of one configuration, parsed once from the Strategy.
+struct FmaTiledConfig {
+    int tile = 0;     // rows and columns of C per block, and the k-tile depth (blockM)
+    int outputsN = 0; // params.thread_tile_n: outputs per thread along a row of C
 
-int threads(const Strategy& s) {
-    const int r = outputsN(s);
-    return r > 0 ? s.blockM * (s.blockM / r) : 0;
-}
+    static FmaTiledConfig fromStrategy(const Strategy& s) {
+        return {s.blockM, s.params.value(u"thread_tile_n"_s).toInt(0)};
+    }
 
-qint64 smemBytes(const Strategy& s) {
-    return 2LL * s.blockM * (s.blockM + 1) * 4;
-}
-
-// Accumulators, the staged elements' addresses and values, and about 24 for indices and the
-// epilogue.
-int registerEstimate(const Strategy& s) {
-    const int r = std::max(outputsN(s), 1);
-    return 3 * r + 24;
-}
+    int threads() const { return outputsN > 0 ? tile * (tile / outputsN) : 0; }
+    qint64 smemBytes() const { return 2LL * tile * (tile + 1) * 4; }
+    // Accumulators, the staged elements' addresses and values, and about 24 for indices and the
+    // epilogue.
+    int registerEstimate() const { return 3 * std::max(outputsN, 1) + 24; }
+};
 
 QJsonArray ints(std::initializer_list<int> values) {
     QJsonArray out;
@@ -94,7 +90,7 @@ void FmaTiledFamily::normalize(Strategy& s) const {
     s.raster = u"row"_s;
     s.groupSize = 1;
     s.epilogue = u"direct"_s;
-    const int t = threads(s);
+    const int t = FmaTiledConfig::fromStrategy(s).threads();
     if (t > 0 && t % 32 == 0)
         s.warps = t / 32;
 }
@@ -117,12 +113,13 @@ QStringList FmaTiledFamily::constraints(const Strategy& s, const Task& task,
                         .arg(s.blockM)
                         .arg(s.blockN)
                         .arg(s.blockK);
-    const int r = outputsN(s);
+    const FmaTiledConfig c = FmaTiledConfig::fromStrategy(s);
+    const int r = c.outputsN;
     if (r != 1 && r != 2 && r != 4) {
         problems << u"params.thread_tile_n=%1: must be 1, 2 or 4"_s.arg(r);
         return problems;
     }
-    const int t = threads(s);
+    const int t = c.threads();
     if (t < 32 || t > 1024 || t % 32 != 0)
         problems << u"%1 threads per block (tile %2, thread_tile_n %3): must be a multiple of 32 "
                     "in 32..1024"_s.arg(t)
@@ -133,10 +130,10 @@ QStringList FmaTiledFamily::constraints(const Strategy& s, const Task& task,
                         .arg(s.blockM)
                         .arg(r)
                         .arg(t / 32);
-    if (smemBytes(s) > 48 * 1024)
-        problems << u"static shared memory %1 B exceeds 49152 B (tile %2)"_s.arg(smemBytes(s))
+    if (c.smemBytes() > 48 * 1024)
+        problems << u"static shared memory %1 B exceeds 49152 B (tile %2)"_s.arg(c.smemBytes())
                         .arg(s.blockM);
-    const int regs = registerEstimate(s);
+    const int regs = c.registerEstimate();
     if (t > 0 && qint64(regs) * t > device.regsPerSm)
         problems << u"about %1 registers x %2 threads exceeds the %3 registers of an SM"_s.arg(regs)
                         .arg(t)
@@ -146,7 +143,9 @@ QStringList FmaTiledFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate FmaTiledFamily::resources(const Strategy& s, const Task&,
                                            const DeviceInfo& device) const {
-    ResourceEstimate r = estimateResources(threads(s), smemBytes(s), registerEstimate(s), device);
+    const FmaTiledConfig c = FmaTiledConfig::fromStrategy(s);
+    ResourceEstimate r =
+        estimateResources(c.threads(), c.smemBytes(), c.registerEstimate(), device);
     return r;
 }
 
@@ -167,13 +166,14 @@ Strategy FmaTiledFamily::defaultStrategy(const Task& task, const DeviceInfo& dev
 
 QString FmaTiledFamily::generate(const Strategy& s, const Task& task) const {
     using namespace gemmcodegen;
+    const FmaTiledConfig c = FmaTiledConfig::fromStrategy(s);
     QStringList header{
         u"Kevolve built-in kernel, family fma_tiled (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
         u"Strategy: %1x%1 tiles of A and B in shared memory (rows padded by one word), %2 "
         "output(s) per thread (%3 threads), FP32 FMA, C written as %4."_s.arg(s.blockM)
-            .arg(outputsN(s))
-            .arg(threads(s))
+            .arg(c.outputsN)
+            .arg(c.threads())
             .arg(task.c),
     };
     if (!s.rationale.isEmpty()) {
@@ -188,7 +188,7 @@ QString FmaTiledFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"B_T"_s, cudaType(task.b))
         .set(u"OUT_T"_s, cudaType(task.c))
         .set(u"TILE"_s, s.blockM)
-        .set(u"OUTPUTS_N"_s, outputsN(s));
+        .set(u"OUTPUTS_N"_s, c.outputsN);
     // Conversions to and from float for the storage type of each operand.
     const QList<std::pair<QString, QString>> operands{
         {u"A"_s, task.a}, {u"B"_s, task.b}, {u"C"_s, task.c}};

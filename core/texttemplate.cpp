@@ -49,10 +49,6 @@ struct Token {
     int line = 0;
 };
 
-int lineOf(const QString& text, qsizetype position) {
-    return static_cast<int>(QStringView(text).left(position).count(u'\n')) + 1;
-}
-
 bool blank(QStringView s) {
     for (const QChar c : s) {
         if (c != u' ' && c != u'\t')
@@ -79,15 +75,18 @@ std::optional<std::vector<Token>> scan(const QString& text, const QString& origi
     static const QRegularExpression ifDirective(u"^if\\s+(!?)([A-Z][A-Z0-9_]*)$"_s);
     std::vector<Token> tokens;
     qsizetype from = 0;
+    int line = 1; // of `from`, counted as the scan goes (templates are tens of KB)
     for (;;) {
         const qsizetype open = text.indexOf(u"${"_s, from);
         if (open < 0)
             break;
         const qsizetype close = text.indexOf(u'}', open + 2);
         const qsizetype newline = text.indexOf(u'\n', open);
+        line += static_cast<int>(QStringView(text).mid(from, open - from).count(u'\n'));
+        from = open;
         Token token;
         token.start = open;
-        token.line = lineOf(text, open);
+        token.line = line;
         if (close < 0 || (newline >= 0 && newline < close)) {
             if (error)
                 *error = u"template %1 line %2: \"${\" is not closed by \"}\" on its line"_s.arg(

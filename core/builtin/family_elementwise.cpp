@@ -1,5 +1,6 @@
 #include "builtin/family_elementwise.h"
 
+#include "builtin/cudatemplates.h"
 #include "builtin/gemmcodegen.h"
 #include "builtin/memorycodegen.h"
 
@@ -15,101 +16,32 @@ namespace {
 
 using namespace memorycodegen;
 
-constexpr auto kTemplate = uR"CU(${HEADER}
-#include <kevolve/abi.h>
-${INCLUDES}#include <stdint.h>
+// The knobs of one configuration, parsed once from the Strategy.
+struct ElementwiseConfig {
+    int warps = 0;
+    int vectorWidth = 0;
+    int vectorsPerThread = 0;
+    int ctasPerSm = -1; // 0: one pass of the grid; k > 0: k persistent blocks per SM
 
-namespace {
-
-using ElemX = ${X_T};
-using ElemY = ${Y_T};
-${ELEMENTS}
-constexpr int WARPS = ${WARPS};
-constexpr int THREADS = WARPS * 32;
-constexpr int VPT = ${VPT};                // vectors per thread per step, loaded before any math
-constexpr int STEP = THREADS * VPT;        // vectors a block covers per step
-constexpr int CTAS_PER_SM = ${CTAS}; // ${CTAS_WHY}
-
-${FUNCTION}
-__global__ void __launch_bounds__(THREADS)
-    elementwise(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N)
-{
-    const long long vectors = N / VEC; // whole vectors; the N % VEC tail comes last
-    for (long long first = static_cast<long long>(blockIdx.x) * STEP; first < vectors;
-         first += static_cast<long long>(gridDim.x) * STEP) {
-        float v[VPT][VEC];
-#pragma unroll
-        for (int j = 0; j < VPT; ++j) {
-            const long long index = first + static_cast<long long>(j) * THREADS + threadIdx.x;
-            if (index < vectors)
-                loadVec(X + index * VEC, v[j]);
-        }
-#pragma unroll
-        for (int j = 0; j < VPT; ++j) {
-            const long long index = first + static_cast<long long>(j) * THREADS + threadIdx.x;
-            if (index < vectors) {
-#pragma unroll
-                for (int i = 0; i < VEC; ++i)
-                    v[j][i] = apply(v[j][i]);
-                storeVec(Y + index * VEC, v[j]);
-            }
-        }
+    static ElementwiseConfig fromStrategy(const Strategy& s) {
+        return {s.warps, s.vectorWidth, intParam(s, u"vectors_per_thread"_s),
+                intParam(s, u"ctas_per_sm"_s, -1)};
     }
-    const long long tail = vectors * VEC + threadIdx.x;
-    if (blockIdx.x == 0 && tail < N)
-        fromFloat(apply(toFloat(X[tail])), Y[tail]);
-}
+};
 
-} // namespace
+// The task's function (params.function), the one string of the task this family reads.
+enum class Function { Gelu, Silu };
 
-extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
-{
-${CHECKS}    if (args->scalars[0] != ${SCALAR})
-        return 6; // generated for ${FUNCTION_NAME} only
-    const long long N = args->dims[0];
-    if (reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
-        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
-        return 4;
-    const long long steps = max((N / VEC + STEP - 1) / STEP, 1LL);
-    ${GRID}
-    elementwise<<<grid, THREADS, 0, stream>>>(static_cast<const ElemX*>(args->inputs[0].data),
-                                              static_cast<ElemY*>(args->outputs[0].data), N);
-    return cudaGetLastError() == cudaSuccess ? 0 : 5;
-}
-)CU";
-
-constexpr auto kGelu =
-    uR"CU(// GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)). erff saturates to +-1, so large |x| gives x or
-// -0 (never an overflow or NaN).
-__device__ __forceinline__ float apply(float x)
-{
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-}
-)CU";
-
-constexpr auto kSilu =
-    uR"CU(// SiLU, x / (1 + exp(-x)): for x -> -large, exp(-x) overflows to inf and x / inf is -0; for
-// x -> +large, exp(-x) is 0 and the result is x. Never inf / inf.
-__device__ __forceinline__ float apply(float x)
-{
-    return x / (1.0f + expf(-x));
-}
-)CU";
-
-int vpt(const Strategy& s) {
-    return intParam(s, u"vectors_per_thread"_s);
-}
-
-int ctasPerSm(const Strategy& s) {
-    return intParam(s, u"ctas_per_sm"_s, -1);
+Function functionOf(const Task& task) {
+    return task.params.value(u"function"_s).toString() == u"silu" ? Function::Silu : Function::Gelu;
 }
 
 QStringList dtypes(const Task& task) {
     return {task.dtypeOf(u"X"_s), task.dtypeOf(u"Y"_s)};
 }
 
-int registerEstimate(const Strategy& s) {
-    return vpt(s) * s.vectorWidth + 32;
+int registerEstimate(const ElementwiseConfig& c) {
+    return c.vectorsPerThread * c.vectorWidth + 32;
 }
 
 } // namespace
@@ -157,6 +89,7 @@ void ElementwiseFamily::normalize(Strategy& s) const {
 
 QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
                                            const DeviceInfo& device) const {
+    const ElementwiseConfig c = ElementwiseConfig::fromStrategy(s);
     QStringList problems;
     if (!supports(task, device))
         problems << u"family elementwise needs an elementwise task with f32, f16 or bf16 tensors "
@@ -180,7 +113,7 @@ QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
                             .arg(d)
                             .arg(s.vectorWidth * Task::dtypeBytes(d));
     }
-    const int v = vpt(s);
+    const int v = c.vectorsPerThread;
     if (v != 1 && v != 2 && v != 4 && v != 8)
         problems << u"params.vectors_per_thread=%1: must be 1, 2, 4 or 8"_s.arg(v);
     else if (v * s.vectorWidth > 64)
@@ -188,7 +121,7 @@ QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
                     "64"_s.arg(v)
                         .arg(s.vectorWidth)
                         .arg(v * s.vectorWidth);
-    const int k = ctasPerSm(s);
+    const int k = c.ctasPerSm;
     if (k != 0 && k != 1 && k != 2 && k != 4 && k != 8)
         problems << u"params.ctas_per_sm=%1: must be 0, 1, 2, 4 or 8"_s.arg(k);
     else if (k > 0 && k * s.warps * 32 > 2048)
@@ -199,7 +132,8 @@ QStringList ElementwiseFamily::constraints(const Strategy& s, const Task& task,
 
 ResourceEstimate ElementwiseFamily::resources(const Strategy& s, const Task&,
                                               const DeviceInfo& device) const {
-    return estimateResources(s.warps * 32, 0, registerEstimate(s), device);
+    return estimateResources(s.warps * 32, 0, registerEstimate(ElementwiseConfig::fromStrategy(s)),
+                             device);
 }
 
 Strategy ElementwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&) const {
@@ -221,16 +155,16 @@ Strategy ElementwiseFamily::defaultStrategy(const Task& task, const DeviceInfo&)
 }
 
 QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
-    using gemmcodegen::render;
-    const bool silu = task.params.value(u"function"_s).toString() == u"silu";
-    const int k = ctasPerSm(s);
+    const ElementwiseConfig c = ElementwiseConfig::fromStrategy(s);
+    const bool silu = functionOf(task) == Function::Silu;
+    const int k = c.ctasPerSm;
     QStringList header{
         u"Kevolve built-in kernel, family elementwise (generated; edit freely)."_s,
         u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
         u"Strategy: %1 in fp32, %2-element accesses, %3 vectors per thread in flight, %4 threads "
         "per block, %5."_s.arg(silu ? u"SiLU"_s : u"GELU (erf form)"_s)
             .arg(s.vectorWidth)
-            .arg(vpt(s))
+            .arg(c.vectorsPerThread)
             .arg(s.warps * 32)
             .arg(k > 0 ? u"a persistent grid-stride loop of %1 blocks per SM"_s.arg(k)
                        : u"one pass of the grid"_s),
@@ -241,26 +175,20 @@ QString ElementwiseFamily::generate(const Strategy& s, const Task& task) const {
             header << u"  "_s + line;
     }
     const QStringList d = dtypes(task);
-    return render(
-        kTemplate,
-        {{u"HEADER"_s, gemmcodegen::headerComment(header)},
-         {u"INCLUDES"_s, dtypeIncludes(d)},
-         {u"X_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"X"_s))},
-         {u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"Y"_s))},
-         {u"ELEMENTS"_s, elementHelpers(d, s.vectorWidth)},
-         {u"WARPS"_s, QString::number(s.warps)},
-         {u"VPT"_s, QString::number(vpt(s))},
-         {u"CTAS"_s, QString::number(k)},
-         {u"CTAS_WHY"_s, k > 0 ? u"persistent blocks per SM, looping"_s
-                               : u"0: one block per STEP vectors, no loop"_s},
-         {u"FUNCTION"_s, QString::fromUtf16(silu ? kSilu : kGelu)},
-         {u"FUNCTION_NAME"_s, silu ? u"SiLU (function 1)"_s : u"GELU (function 0)"_s},
-         {u"SCALAR"_s, silu ? u"1.0"_s : u"0.0"_s},
-         {u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_ELEMENTWISE"_s)},
-         {u"GRID"_s,
-          k > 0 ? u"const long long grid = min(steps, static_cast<long long>(CTAS_PER_SM) * "
-                  "args->device.sm_count);"_s
-                : u"const long long grid = min(steps, 2147483647LL);"_s}});
+    TemplateValues values;
+    values.set(u"HEADER"_s, gemmcodegen::headerComment(header))
+        .flag(u"F16"_s, d.contains(u"f16"_s))
+        .flag(u"BF16"_s, d.contains(u"bf16"_s))
+        .set(u"X_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"X"_s)))
+        .set(u"Y_T"_s, gemmcodegen::cudaType(task.dtypeOf(u"Y"_s)))
+        .set(u"ELEMENTS"_s, elementHelpers(d, s.vectorWidth))
+        .set(u"WARPS"_s, s.warps)
+        .set(u"VPT"_s, c.vectorsPerThread)
+        .set(u"CTAS"_s, k)
+        .flag(u"PERSISTENT"_s, k > 0)
+        .flag(u"SILU"_s, silu)
+        .set(u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_ELEMENTWISE"_s));
+    return cudatemplates::render(u"elementwise/elementwise.cu"_s, values);
 }
 
 } // namespace kev

@@ -25,8 +25,8 @@ struct WgmmaParams {
     int consumerWarpgroups = 2;
     bool groupedRaster = true; // false: row-major tile order
     // Tile rows per raster group when grouped. 16 keeps one wave's operands at about 16 A panels
-    // and 8 B panels of 128x256 tiles on 132 SMs: 148 MB of DRAM reads at 4096^3 against 186 MB
-    // with 8 (H200, ncu), which the power-limited clock turns into speed.
+    // and 8 B panels of 128x256 tiles on 132 SMs, fewer DRAM reads than 8 (docs/benchmarks.md,
+    // "wgmma: TMA-store epilogue and clusters").
     int groupM = 16;
     int clusterM = 1;      // CTAs per cluster along M, sharing B through TMA multicast (1, 2)
     bool tmaStore = false; // epilogue through shared-memory staging and TMA bulk stores

@@ -4,13 +4,9 @@
 #include "builtin/family_gemv.h"
 #include "builtin/family_mmasync.h"
 #include "builtin/family_rowwise.h"
+#include "builtin/family_wgmma.h"
 #include "builtin/family_wmma.h"
 #include "builtin/kernelfamily.h"
-
-#if __has_include("builtin/family_wgmma.h")
-#include "builtin/family_wgmma.h"
-#define KEV_HAVE_WGMMA_FAMILY 1
-#endif
 
 namespace kev {
 
@@ -20,9 +16,7 @@ FamilyRegistry::FamilyRegistry() {
     m_families.push_back(std::make_unique<WmmaFamily>());
     m_families.push_back(std::make_unique<MmaSyncFamily>(false));
     m_families.push_back(std::make_unique<MmaSyncFamily>(true));
-#ifdef KEV_HAVE_WGMMA_FAMILY
     m_families.push_back(makeWgmmaTmaFamily());
-#endif
     // Memory-bound ops; each supports only its own ops, so GEMM tasks never see them.
     m_families.push_back(std::make_unique<ElementwiseFamily>());
     m_families.push_back(std::make_unique<RowwiseFamily>());

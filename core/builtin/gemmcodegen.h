@@ -1,11 +1,10 @@
 // Pieces every GEMM generator of the built-in backend shares: element types of the task as CUDA
-// types, the ABI entry point's argument checks, and a small template renderer. Generated files
-// must read as if a person wrote them for this one configuration, so these helpers return finished
-// text, never a runtime switch over dtypes.
+// types, the ABI entry point's argument checks (templates/gemm/), and the header comment. Generated
+// files must read as if a person wrote them for this one configuration, so these helpers return
+// finished text, never a runtime switch over dtypes.
 #ifndef KEV_BUILTIN_GEMMCODEGEN_H
 #define KEV_BUILTIN_GEMMCODEGEN_H
 
-#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -15,12 +14,9 @@ struct Task;
 
 namespace gemmcodegen {
 
-// A task dtype ("f16", "bf16", "f32") as the CUDA type, the KevolveDtype enumerator, and the
-// expression converting a float `x` to it.
+// A task dtype ("f16", "bf16", "f32") as the CUDA type and the KevolveDtype enumerator.
 QString cudaType(const QString& dtype);
 QString abiDtype(const QString& dtype);
-QString fromFloat(const QString& dtype, const QString& x);
-QString toFloat(const QString& dtype, const QString& x);
 // The #include lines the dtypes of the task need (cuda_fp16.h, cuda_bf16.h).
 QString dtypeIncludes(const Task& task);
 
@@ -35,11 +31,6 @@ QString outputHelpers(const QString& dtype);
 
 // A strategy's rationale folded into comment-width lines.
 QStringList wrapText(const QString& text, int width = 92);
-
-// Replaces every ${NAME} of `text` with vars[NAME]. A placeholder without a value is an error in
-// the generator, so it is left visible as "${NAME}" and reported through *missing when given.
-QString render(QStringView text, const QMap<QString, QString>& vars,
-               QStringList* missing = nullptr);
 
 // The header comment of a generated file: one line per entry, as "// " comments.
 QString headerComment(const QStringList& lines);

@@ -1,5 +1,6 @@
 #include "builtin/memorycodegen.h"
 
+#include "builtin/cudatemplates.h"
 #include "builtin/gemmcodegen.h"
 #include "task.h"
 
@@ -13,18 +14,12 @@ namespace kev::memorycodegen {
 
 namespace {
 
-QString conversion(const QString& dtype) {
-    if (dtype == u"f16")
-        return uR"CU(__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
-__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
-)CU"_s;
-    if (dtype == u"bf16")
-        return uR"CU(__device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
-)CU"_s;
-    return uR"CU(__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
-)CU"_s;
+TemplateValues dtypeFlags(const QString& dtype) {
+    TemplateValues v;
+    v.flag(u"F16"_s, dtype == u"f16")
+        .flag(u"BF16"_s, dtype == u"bf16")
+        .flag(u"F32"_s, dtype != u"f16" && dtype != u"bf16");
+    return v;
 }
 
 } // namespace
@@ -36,107 +31,37 @@ QString elementHelpers(const QStringList& dtypes, int vectorWidth) {
         if (done.contains(d))
             continue;
         done << d;
-        out += conversion(d);
+        out += cudatemplates::render(u"memory/conversion.cu"_s, dtypeFlags(d));
     }
-    out += gemmcodegen::render(uR"CU(
-// The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
-template <int Bytes> struct Raw;
-template <> struct Raw<2> { using type = unsigned short; };
-template <> struct Raw<4> { using type = unsigned int; };
-template <> struct Raw<8> { using type = uint2; };
-template <> struct Raw<16> { using type = uint4; };
-
-constexpr int VEC = ${VEC}; // elements per access
-
-// VEC elements at p, which is aligned to VEC * sizeof(T), in one access.
-template <typename T> __device__ __forceinline__ void loadVec(const T* p, float (&v)[VEC])
-{
-    using R = typename Raw<VEC * sizeof(T)>::type;
-    const R raw = *reinterpret_cast<const R*>(p);
-    T e[VEC];
-    memcpy(e, &raw, sizeof(R));
-#pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        v[i] = toFloat(e[i]);
-}
-
-template <typename T> __device__ __forceinline__ void storeVec(T* p, const float (&v)[VEC])
-{
-    using R = typename Raw<VEC * sizeof(T)>::type;
-    T e[VEC];
-#pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        fromFloat(v[i], e[i]);
-    R raw;
-    memcpy(&raw, e, sizeof(R));
-    *reinterpret_cast<R*>(p) = raw;
-}
-
-// The last, partial vector of a row: `valid` (< VEC) elements exist, the rest read as `fill`.
-template <typename T>
-__device__ __forceinline__ void loadTail(const T* p, long long valid, float fill, float (&v)[VEC])
-{
-#pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        v[i] = i < valid ? toFloat(p[i]) : fill;
-}
-
-template <typename T>
-__device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v)[VEC])
-{
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) {
-        if (i < valid)
-            fromFloat(v[i], p[i]);
-    }
-}
-)CU"_s,
-                               {{u"VEC"_s, QString::number(vectorWidth)}});
-    return out;
+    return out + cudatemplates::render(u"memory/vectors.cu"_s,
+                                       TemplateValues().set(u"VEC"_s, vectorWidth));
 }
 
 QString dtypeIncludes(const QStringList& dtypes) {
-    QString out;
-    if (dtypes.contains(u"f16"_s))
-        out += u"#include <cuda_fp16.h>\n"_s;
-    if (dtypes.contains(u"bf16"_s))
-        out += u"#include <cuda_bf16.h>\n"_s;
-    return out;
+    return cudatemplates::render(u"memory/includes.cu"_s,
+                                 TemplateValues()
+                                     .flag(u"F16"_s, dtypes.contains(u"f16"_s))
+                                     .flag(u"BF16"_s, dtypes.contains(u"bf16"_s)));
 }
 
 QString launchChecks(const Task& task, const QString& abiOp) {
+    // The tensors in the task's order: inputs first, then the one output every memory-bound op
+    // has (the template checks up to three inputs).
     const QStringList names = Task::tensorNames(task.op);
-    int inputs = 0;
-    if (task.op == u"gemv" || task.op == u"layernorm")
-        inputs = task.op == u"gemv" ? 2 : 3;
-    else
-        inputs = 1;
-    const int outputs = int(names.size()) - inputs;
-    QStringList dtypeChecks;
-    QStringList strideChecks;
-    for (qsizetype i = 0; i < names.size(); ++i) {
-        const bool input = i < inputs;
-        const QString tensor =
-            u"args->%1[%2]"_s.arg(input ? u"inputs"_s : u"outputs"_s).arg(input ? i : i - inputs);
-        dtypeChecks << u"%1.dtype != %2"_s.arg(tensor,
-                                               gemmcodegen::abiDtype(task.dtypeOf(names.at(i))));
-        strideChecks << u"%1.stride[%1.rank - 1] != 1"_s.arg(tensor);
-    }
-    return gemmcodegen::render(
-        uR"(    // This file was generated for one task; refuse any other so a mismatch is an error.
-    if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != ${OP} ||
-        args->num_inputs != ${INPUTS} || args->num_outputs != ${OUTPUTS})
-        return 1;
-    if (${DTYPES})
-        return 2;
-    if (${STRIDES})
-        return 3;
-)"_s,
-        {{u"OP"_s, abiOp},
-         {u"INPUTS"_s, QString::number(inputs)},
-         {u"OUTPUTS"_s, QString::number(outputs)},
-         {u"DTYPES"_s, dtypeChecks.join(u" ||\n        "_s)},
-         {u"STRIDES"_s, strideChecks.join(u" ||\n        "_s)}});
+    const int inputs = std::clamp(int(names.size()) - 1, 1, 3);
+    const auto dtype = [&](int i) {
+        return i < names.size() ? gemmcodegen::abiDtype(task.dtypeOf(names.at(i))) : QString();
+    };
+    TemplateValues v;
+    v.set(u"OP"_s, abiOp)
+        .set(u"INPUTS"_s, inputs)
+        .set(u"IN0"_s, dtype(0))
+        .flag(u"HAS_IN1"_s, inputs > 1)
+        .set(u"IN1"_s, dtype(1))
+        .flag(u"HAS_IN2"_s, inputs > 2)
+        .set(u"IN2"_s, dtype(2))
+        .set(u"OUT0"_s, dtype(inputs));
+    return cudatemplates::render(u"memory/launch_checks.cu"_s, v);
 }
 
 int maxVectorWidth(const Task& task, const QString& dtype) {

@@ -1,0 +1,109 @@
+// The typed configuration of the row-wise family (softmax, layernorm, reduce): Strategy::params
+// parsed once into enums and integers, the way cutlass_library describes an operation, so the
+// constraints, the resource model and the generators never compare knob strings. Strings exist
+// only at the save/load boundary (fromStrategy/applyTo).
+#ifndef KEV_BUILTIN_ROWWISECONFIG_H
+#define KEV_BUILTIN_ROWWISECONFIG_H
+
+#include "core/deviceinfo.h"
+#include "core/strategy.h"
+#include "core/task.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace kev::rowwise {
+
+// The task's op, from Task::op at the boundary.
+enum class RowOp { Softmax, LayerNorm, Reduce };
+// reduce's params.reduction.
+enum class Reduction { Sum, Max };
+// mapping: one warp per row (several rows per block) or the whole block on one row.
+enum class Mapping { Warp, Block };
+// pipeline: one row at a time; the next row prefetched packed in registers; rows copied ahead
+// with cp.async into a shared-memory ring.
+enum class Pipeline { None, Prefetch, Async };
+// stats: maximum then sum / mean then variance; online softmax / Welford; sums of x - x[0] and of
+// its square in one pass (layernorm, prefetch).
+enum class Stats { TwoPass, OnePass, ShiftedOnePass };
+// weights: layernorm's W and B read per row, or kept packed in registers for all rows.
+enum class Weights { Load, Registers };
+
+std::optional<RowOp> rowOpOf(const QString& op);
+QString opName(RowOp op);
+QString mappingName(Mapping m);
+QString pipelineName(Pipeline p);
+QString statsName(Stats s);
+QString weightsName(Weights w);
+
+struct RowwiseConfig {
+    Mapping mapping = Mapping::Warp;
+    int warps = 4;
+    int vectorWidth = 1;
+    int vectorsPerThread = 1;
+    Stats stats = Stats::TwoPass;
+    int ctasPerSm = 0; // 0: one block per row group; k > 0: persistent grid of k blocks per SM
+    Pipeline pipeline = Pipeline::None;
+    int depth = 4; // rows in flight with Pipeline::Async
+    Weights weights = Weights::Load;
+    // Knob text that names none of the enum's values: the enum then holds its first value, so
+    // the estimates stay defined, and the constraints report the text.
+    struct Invalid {
+        std::optional<QString> mapping;
+        std::optional<QString> stats;
+        std::optional<QString> pipeline;
+        std::optional<QString> weights;
+    } invalid;
+
+    // Reads the knobs; strategies written before pipeline, depth and weights existed read as the
+    // one-row-at-a-time kernel (none, 4, load).
+    static RowwiseConfig fromStrategy(const Strategy& s);
+    // Writes the knobs back as Strategy::params (and warps, vectorWidth).
+    void applyTo(Strategy& s) const;
+
+    bool persistent() const { return ctasPerSm > 0; }
+    bool keepsWeights() const { return weights == Weights::Registers; }
+    // Threads that share one row.
+    int rowThreads() const { return mapping == Mapping::Block ? warps * 32 : 32; }
+    // Elements of a row the registers of its threads cover in one load.
+    qint64 chunkElements() const { return qint64(rowThreads()) * vectorWidth * vectorsPerThread; }
+};
+
+// The element types a row-wise task reads and writes, as the generators and estimates need them.
+struct RowTensors {
+    RowOp op = RowOp::Softmax;
+    Reduction reduction = Reduction::Sum;
+    QString x, y, w, b; // dtypes; w and b empty unless layernorm
+    int xBytes = 4;
+
+    // nullopt when the task is not softmax, layernorm or reduce.
+    static std::optional<RowTensors> fromTask(const Task& task);
+    // Every tensor's dtype in the task's order, and those accessed with vectors (reduce's output
+    // is one value per row).
+    QStringList dtypes() const;
+    QStringList vectorDtypes() const;
+};
+
+// The resource model shared by the constraints, the estimates and the defaults.
+int registerEstimate(const RowwiseConfig& c, const RowTensors& t);
+int cacheFloats(const RowwiseConfig& c, const RowTensors& t);
+int prefetchWords(const RowwiseConfig& c, const RowTensors& t);
+int vectorBytes(const RowwiseConfig& c, const RowTensors& t);
+qint64 ringBytes(const RowwiseConfig& c, const RowTensors& t);
+qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t);
+// Blocks per SM the register file and shared memory hold, at most 8 (and 2048 threads).
+int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
+
+// Why the configuration cannot run the task on the device (each message names the knob).
+QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, const Task& task,
+                               const DeviceInfo& device);
+// The part of them the pipelines add, for rows of `n` elements (the defaults test a pipeline
+// with it).
+QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64 n,
+                             const DeviceInfo& device);
+
+} // namespace kev::rowwise
+
+#endif // KEV_BUILTIN_ROWWISECONFIG_H

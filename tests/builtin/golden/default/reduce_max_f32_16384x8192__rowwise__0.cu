@@ -1,0 +1,225 @@
+// expect: ok
+// task: reduce_max_f32_16384x8192.json
+// Kevolve built-in kernel, family rowwise (generated; edit freely).
+// Task: reduce_max_f32_16384x8192 (reduce max 16384x8192 f32->f32).
+// Strategy: one warp per row (256 threads per block), 4-element vectors, 8 vectors per thread in registers (rows up to 1024 elements are read once), fp32 accumulators per register slot, one block per row group.
+// Rationale:
+//   Memory-bound reduce: reduce: one warp per row (no barriers), 8 rows per block, several
+//   vectors in flight per thread; 4-element vectors (16-byte accesses where the alignment
+//   allows); fp32 accumulation; one block per row group.
+
+#include <kevolve/abi.h>
+#include <stdint.h>
+
+namespace {
+
+using ElemX = float;
+using ElemY = float;
+
+__device__ __forceinline__ float toFloat(float x) { return x; }
+__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+
+// The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
+template <int Bytes> struct Raw;
+template <> struct Raw<2> { using type = unsigned short; };
+template <> struct Raw<4> { using type = unsigned int; };
+template <> struct Raw<8> { using type = uint2; };
+template <> struct Raw<16> { using type = uint4; };
+
+constexpr int VEC = 4; // elements per access
+
+// VEC elements at p, which is aligned to VEC * sizeof(T), in one access.
+template <typename T> __device__ __forceinline__ void loadVec(const T* p, float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    const R raw = *reinterpret_cast<const R*>(p);
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+template <typename T> __device__ __forceinline__ void storeVec(T* p, const float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        fromFloat(v[i], e[i]);
+    R raw;
+    memcpy(&raw, e, sizeof(R));
+    *reinterpret_cast<R*>(p) = raw;
+}
+
+// The last, partial vector of a row: `valid` (< VEC) elements exist, the rest read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadTail(const T* p, long long valid, float fill, float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = i < valid ? toFloat(p[i]) : fill;
+}
+
+template <typename T>
+__device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        if (i < valid)
+            fromFloat(v[i], p[i]);
+    }
+}
+
+constexpr int WARPS = 8;
+constexpr int THREADS = WARPS * 32;
+// Threads that share one row: one warp (WARPS rows per block).
+constexpr int ROW_THREADS = 32;
+constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
+constexpr int VPT = 8;                     // vectors per thread held in registers
+constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
+// 0: one block per ROWS_PER_CTA rows (no persistent grid).
+[[maybe_unused]] constexpr int CTAS_PER_SM = 0;
+[[maybe_unused]] constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float shuffleDown(float v, int offset)
+{
+    return __shfl_down_sync(0xffffffffu, v, offset);
+}
+[[maybe_unused]] __device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+// A row's warp combines its values; every lane gets lane 0's result, so all agree bit for bit.
+// (phase is the block reduction's; a warp needs no buffer.)
+template <typename T, typename F> __device__ __forceinline__ T rowReduce(T v, F combine, int&)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    return shuffleFirst(v);
+}
+
+// Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
+// threads read neighbouring vectors (coalesced). Columns at or past N read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadChunk(const T* row, long long N, long long base, int t,
+                                          float fill, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            loadVec(row + col, v[j]);
+        else
+            loadTail(row + col, N - col, fill, v[j]);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void storeChunk(T* row, long long N, long long base, int t,
+                                           const float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            storeVec(row + col, v[j]);
+        else
+            storeTail(row + col, N - col, v[j]);
+    }
+}
+
+// a[0..VEC) combined pairwise: log2(VEC) dependent steps instead of VEC - 1. Per-lane
+// accumulators of this shape keep the hot loops' chains of dependent adds short.
+template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[VEC], F combine)
+{
+#pragma unroll
+    for (int w = VEC / 2; w > 0; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            a[i] = combine(a[i], a[i + w]);
+    return a[0];
+}
+
+// Elements of vector j of thread t that lie inside the row (0..VEC).
+[[maybe_unused]] __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+{
+    const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+    return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+}
+
+// The larger of a and b, NaN when either is (fmaxf would drop the NaN).
+__device__ __forceinline__ float maxPropagatingNaN(float a, float b)
+{
+    return (a != a || a > b) ? a : b;
+}
+
+__global__ void __launch_bounds__(THREADS)
+    reduceRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
+               long long ldx)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto combine = [](float a, float b) { return maxPropagatingNaN(a, b); };
+    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
+        const ElemX* x = X + row * ldx;
+        // One accumulator per register slot: VPT * VEC independent chains, short enough that the
+        // fp32 rounding error stays small for long rows.
+        float acc[VPT][VEC];
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                acc[j][i] = -INFINITY;
+        for (long long base = 0; base < N; base += CHUNK) {
+            float v[VPT][VEC];
+            loadChunk(x, N, base, t, -INFINITY, v);
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    acc[j][i] = combine(acc[j][i], v[j][i]);
+        }
+        float r = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                r = combine(r, acc[j][i]);
+        r = rowReduce(r, combine, phase);
+        if (t == 0)
+            fromFloat(r, Y[row]);
+    }
+}
+
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+    // This file was generated for one task; refuse any other so a mismatch is an error.
+    if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != KEVOLVE_OP_REDUCE ||
+        args->num_inputs != 1 || args->num_outputs != 1)
+        return 1;
+    if (args->inputs[0].dtype != KEVOLVE_F32 ||
+        args->outputs[0].dtype != KEVOLVE_F32)
+        return 2;
+    if (args->inputs[0].stride[args->inputs[0].rank - 1] != 1 ||
+        args->outputs[0].stride[args->outputs[0].rank - 1] != 1)
+        return 3;
+    if (args->scalars[0] != 1)
+        return 6; // generated for reduction "max" only
+
+    const long long M = KEVOLVE_ROWS(args);
+    const long long N = KEVOLVE_COLS(args);
+    const long long ldx = KEVOLVE_LDX(args);
+    // Vector accesses need every row to start on a VEC-element boundary.
+    if (ldx % VEC != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0)
+        return 4;
+    const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
+    const long long grid = min(rowGroups, 2147483647LL);
+    reduceRows<<<grid, THREADS, 0, stream>>>(
+        static_cast<const ElemX*>(args->inputs[0].data),
+        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx);
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}

@@ -611,8 +611,13 @@ private:
         switch (failure) {
         case Engine::Failure::HarnessMissing:
             code = ExitHarnessMissing;
-            hint = QStringLiteral(
-                "\n(install kevolve-harness, or give --harness CMD or $KEVOLVE_HARNESS)");
+            // A launcher that ran but never reached a harness (ssh, srun) needs another remedy.
+            hint = message.contains(QLatin1String("never answered"))
+                       ? QStringLiteral("\n(the launcher ran, but no harness answered through it: "
+                                        "check the host or the job, and that kevolve-harness is "
+                                        "on the remote PATH; docs/cluster.md)")
+                       : QStringLiteral("\n(install kevolve-harness, or give --harness CMD or "
+                                        "$KEVOLVE_HARNESS)");
             break;
         case Engine::Failure::BadTask:
             code = ExitUsage;

@@ -93,6 +93,12 @@ munged --force --socket="$state/munge/munge.socket" --key-file="$state/munge/mun
     exit 70
 }
 
+# Free ports, so that two clusters (two CI jobs on one machine) never meet.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+ctld_port=16817
+while ! port_free $ctld_port || ! port_free $((ctld_port + 1)); do ctld_port=$((ctld_port + 2)); done
+slurmd_port=$((ctld_port + 1))
+
 cpus=$(nproc)
 memory=$(awk '/MemTotal/ { print int($2 / 1024 / 2) }' /proc/meminfo)
 mkdir -p "$state/ctld" "$state/spool"
@@ -105,8 +111,8 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$state/munge/munge.socket
-SlurmctldPort=16817
-SlurmdPort=16818
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 StateSaveLocation=$state/ctld
 SlurmdSpoolDir=$state/spool
 SlurmctldPidFile=$state/slurmctld.pid
@@ -172,7 +178,7 @@ if [ $up = 0 ]; then
     say "the node did not become idle"
     exit 70
 fi
-say "node $node idle with gpu:2 (SLURM_CONF=$SLURM_CONF)"
+say "node $node idle with gpu:2, slurmctld on port $ctld_port (SLURM_CONF=$SLURM_CONF)"
 
 if [ $# = 0 ]; then
     say "holding the cluster up; Ctrl-C stops it"

@@ -209,6 +209,22 @@ srun-interrupt)
     wait_for 60 no_jobs_left || fail "jobs left after Ctrl-C: $(my_jobs)"
     ;;
 
+srun-interrupt-pending)
+    # Ctrl-C while the worker's job still waits in the queue: the pending job is withdrawn too
+    # (srun revokes it on SIGTERM; a SIGKILLed srun would leave it queued).
+    need_slurm
+    hold_node
+    start_cli --backend scripted --iterations 1 --harness "srun -J $tag-0 --gres=gpu:1 $fake serve"
+    wait_for 120 err_has "waiting for an allocation" || fail "no \"waiting for an allocation\""
+    job_pending "$tag-0" || fail "the worker's job is not pending: $(my_jobs)"
+    kill -INT "$cli_pid"
+    wait_cli 60
+    [ "$code" = 130 ] || fail "exit code $code, expected 130"
+    worker_gone() { [ -z "$(job_state "$tag-0")" ]; }
+    wait_for 30 worker_gone || fail "the pending job is left after Ctrl-C: $(my_jobs)"
+    job_running "$tag-hold" || fail "the holding job was touched"
+    ;;
+
 srun-scancel)
     # A worker whose job is cancelled from outside mid-request is restarted (a new job) and the
     # request is retried once: the run ends normally with the step measured.

@@ -16,7 +16,12 @@ work=$(mktemp -d /tmp/kevolve-cluster-test.XXXXXX)
 cli_pid=""
 hold_job=""
 cleanup() {
-    [ -n "$cli_pid" ] && kill -KILL "$cli_pid" 2>/dev/null
+    if [ -n "$cli_pid" ] && kill -0 "$cli_pid" 2>/dev/null; then
+        # SIGTERM first: kevolve-cli then stops its workers (and their jobs); KILL would orphan them.
+        kill -TERM "$cli_pid" 2>/dev/null
+        for _ in $(seq 1 50); do kill -0 "$cli_pid" 2>/dev/null || break; sleep 0.2; done
+        kill -KILL "$cli_pid" 2>/dev/null
+    fi
     [ -n "$hold_job" ] && scancel "$hold_job" 2>/dev/null
     if [ -n "${SLURM_CONF:-}" ] && command -v squeue >/dev/null; then
         # This case's jobs only: their names start with its tag.

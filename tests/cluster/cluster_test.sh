@@ -143,7 +143,7 @@ out_has() { grep -q -- "$1" "$work/out" 2>/dev/null; }
 
 # Holds both GPUs of the node so that a new job waits; its id in $hold_job.
 hold_node() {
-    hold_job=$(sbatch --parsable -J "$tag-hold" --gres=gpu:2 --wrap "sleep 600") || fail "sbatch"
+    hold_job=$(sbatch --parsable -J "$tag-hold" --gres=gpu:2 --output=/dev/null --wrap "sleep 600") || fail "sbatch"
     wait_for 60 job_running "$tag-hold" || fail "the holding job did not start"
 }
 

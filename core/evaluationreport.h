@@ -98,6 +98,10 @@ struct EvaluationReport {
     QString reverify;
 
     QJsonObject raw;
+    // Which worker measured it, set by the EvaluatorPool (not part of the harness's report):
+    // {"worker": index, "launcher": command, "host", "gpu": name, "gpu_uuid", "pci_bus_id",
+    // "device": index}; empty for a report no harness produced.
+    QJsonObject measuredBy;
 
     // Accepts any report whose status is known; *error names what is missing or wrong.
     static std::optional<EvaluationReport> fromJson(const QJsonObject& json, QString* error);

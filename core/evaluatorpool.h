@@ -1,10 +1,19 @@
 // The client side of harness/PROTOCOL.md: starts `kevolve-harness serve` workers from launcher
-// commands (one per GPU host; "ssh host kevolve-harness serve" and "srun ... kevolve-harness serve"
-// work like a local one), frames JSON lines, matches events to requests by id, and recovers:
-// a line that is not protocol is skipped, a worker that dies is restarted and its requests are
-// retried once, a request that outlives its time-out kills its worker (a hung harness) and fails
-// as a time-out. Compiles of several requests may run in parallel on a worker; the harness
-// serialises GPU work itself, and every ratio comes from one worker's samples.
+// commands (one per GPU: "kevolve-harness serve --device 1", "ssh host kevolve-harness serve" and
+// "srun --gres=gpu:1 kevolve-harness serve" work like a local one; docs/cluster.md), frames JSON
+// lines, matches events to requests by id, and recovers: a line that is not protocol is skipped,
+// a worker that dies is restarted and its requests are retried once, a request that outlives its
+// time-out kills its worker (a hung harness) and fails as a time-out. Compiles of several requests
+// may run in parallel on a worker; the harness serialises GPU work itself, and every ratio comes
+// from one worker's samples (a request is retried whole, candidate and reference, elsewhere).
+//
+// Clusters: a worker whose launcher says it waits for an allocation (srun's "queued and waiting
+// for resources") is not timed out while it waits, and gets no new work while another worker can
+// take it; a worker that never greets (a refused ssh host, a cancelled job) is restarted a few
+// times, then given up with its last stderr line; when no worker is left, requests fail as
+// HarnessMissing. A worker that serves a GPU another worker already measures on (the same device
+// UUID in its hello) is refused: two workers timing on one GPU would slow each other's samples.
+// Workers are stopped with SIGTERM first, so that srun cancels its job and ssh closes its session.
 //
 // Create it in the thread that uses it (its QProcess objects live there); nothing here blocks.
 #pragma once
@@ -21,6 +30,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QProcess;
@@ -32,7 +42,8 @@ class EvaluatorPool : public QObject {
     Q_OBJECT
 public:
     enum class Failure {
-        // The launcher command could not be started (no such program).
+        // No worker is left: a launcher could not be started (no such program), or its workers
+        // never answered (a refused ssh host, a cancelled Slurm job) or were refused.
         HarnessMissing,
         // The worker died during the request twice, or could not be restarted.
         WorkerDied,
@@ -51,6 +62,13 @@ public:
     // The default launcher: $KEVOLVE_HARNESS if set, else kevolve-harness next to this executable
     // (or in ../harness/, as in a build tree), else on PATH; with " serve".
     static QString defaultCommand();
+
+    // A launcher list as people write it (the workbench's settings, --harness, $KEVOLVE_HARNESS):
+    // commands separated by ';' or new lines outside double quotes, so that a command may hold
+    // `bash -lc "module load cuda; exec kevolve-harness serve"`. Nullopt, with *error naming the
+    // launcher, when a command has an unbalanced quote or the list holds no command at all.
+    static std::optional<QStringList> parseLaunchers(const QString& text, QString* error);
+    static QString formatLaunchers(const QStringList& commands);
 
     // One worker per command; an empty list means defaultCommand().
     void setCommands(const QStringList& commands);
@@ -89,6 +107,9 @@ signals:
                           const QString& message);
     // Something about one worker a person should know (a restart, a skipped line, stderr).
     void workerMessageAvailable(int worker, const QString& message);
+    // The worker's launcher waits for resources (a pending Slurm job) or got them; message is the
+    // launcher's own line.
+    void allocationChanged(int worker, bool waiting, const QString& message);
 
 private:
     struct Worker;
@@ -105,7 +126,16 @@ private:
     void finishRequest(const QString& id);
     void failRequest(QString id, Failure failure, const QString& message);
     void onRequestTimeout(const QString& id);
+    // SIGTERM to the worker's process group now, SIGKILL after a grace period (at once when the
+    // pool is shutting down and cannot wait).
     void killWorker(Worker* worker);
+    void onStderrLine(Worker* worker, const QString& line);
+    void onHello(Worker* worker, const QJsonObject& message);
+    // No more restarts; its requests go to the other workers (a retry when its harness had them).
+    void giveUp(Worker* worker, const QString& why, bool receivedByHarness = false);
+    void redispatchFrom(Worker* worker, bool countAttempt, const QString& why);
+    QString noWorkerLeft() const;
+    QJsonObject measuredBy(const Worker* worker, const QJsonObject& report) const;
     Worker* pickWorker();
 
     QStringList m_commands;
@@ -119,7 +149,6 @@ private:
     bool m_started = false;
     bool m_shuttingDown = false;
     QString m_harnessVersion;
-    QString m_startFailure;
 };
 
 } // namespace kev

@@ -43,6 +43,7 @@ IterationSummary IterationSummary::fromCandidate(const Candidate& c) {
         }
         s.percentOfFloor = r.percentOfFloor;
         s.bound = r.bound;
+        s.measuredBy = r.measuredBy;
     }
     if (c.review) {
         s.bottleneckId = c.review->bottleneckId;
@@ -89,6 +90,8 @@ QJsonObject IterationSummary::toJson() const {
         json.insert(QStringLiteral("bound"), bound);
     if (!decisionReason.isEmpty())
         json.insert(QStringLiteral("decision_reason"), decisionReason);
+    if (!measuredBy.isEmpty())
+        json.insert(QStringLiteral("measured_by"), measuredBy);
     return json;
 }
 
@@ -134,6 +137,7 @@ std::optional<IterationSummary> IterationSummary::fromJson(const QJsonObject& js
     s.referenceMs = getOptional(json, "reference_ms");
     s.percentOfFloor = getOptional(json, "percent_of_floor");
     s.bound = json.value(QLatin1String("bound")).toString();
+    s.measuredBy = json.value(QLatin1String("measured_by")).toObject();
     return s;
 }
 

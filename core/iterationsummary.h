@@ -35,6 +35,8 @@ struct IterationSummary {
     // The roofline's "memory" or "compute"; empty when the report had no roofline.
     QString bound;
     QString message;
+    // Which worker (launcher) and GPU measured the step (EvaluationReport::measuredBy).
+    QJsonObject measuredBy;
     QString bottleneckId;
     QString blame;
     QString decision;

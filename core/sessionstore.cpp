@@ -345,8 +345,11 @@ QJsonObject SessionStore::logJson(const Candidate& c) {
         {QStringLiteral("seconds"), c.seconds},
         {QStringLiteral("finished_at"), c.finishedAt.toUTC().toString(Qt::ISODateWithMs)},
     };
-    if (c.report)
+    if (c.report) {
         json.insert(QStringLiteral("report"), c.report->toJson());
+        if (!c.report->measuredBy.isEmpty())
+            json.insert(QStringLiteral("measured_by"), c.report->measuredBy);
+    }
     if (c.review)
         json.insert(QStringLiteral("review"), c.review->toJson());
     return json;
@@ -396,6 +399,7 @@ std::optional<Candidate> SessionStore::loadCandidate(int version, QString* error
             return std::nullopt;
         }
         c.report = *report;
+        c.report->measuredBy = log->value(QLatin1String("measured_by")).toObject();
     }
     if (log->contains(QLatin1String("review"))) {
         QString reviewError;

@@ -58,7 +58,9 @@ QJsonObject AppSettings::llmOptions() const {
 
 void AppSettings::applyTo(EngineSettings& settings) const {
     settings.harnessCommands = harnessCommands;
-    settings.evalOptions.insert(u"device"_s, gpu);
+    // A device in the request overrides the launcher's own (serve --device N): only when set.
+    if (gpu > 0)
+        settings.evalOptions.insert(u"device"_s, gpu);
     const QJsonObject llm = llmOptions();
     if (settings.plannerBackend == u"llm")
         settings.plannerOptions = llm;

@@ -1,5 +1,6 @@
 #include "settingsdialog.h"
 
+#include "core/evaluatorpool.h"
 #include "core/llm/providerpreset.h"
 
 #include <QComboBox>
@@ -21,7 +22,8 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent)
     , m_baseUrl(new QLineEdit(settings.llmBaseUrl, this))
     , m_model(new QLineEdit(settings.llmModel, this))
     , m_key(new QLineEdit(this))
-    , m_harness(new QLineEdit(settings.harnessCommands.join(u"; "_s), this))
+    , m_harness(new QLineEdit(EvaluatorPool::formatLaunchers(settings.harnessCommands), this))
+    , m_harnessError(new QLabel(this))
     , m_gpu(new QSpinBox(this)) {
     setWindowTitle(u"Settings"_s);
     for (const auto& preset : ProviderPreset::all())
@@ -40,17 +42,28 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent)
     m_key->setPlaceholderText(u"unchanged (stored in the system keyring)"_s);
     connect(m_key, &QLineEdit::textEdited, this, [this] { m_keyChanged = true; });
     m_harness->setPlaceholderText(
-        u"kevolve-harness serve   (or: ssh gpu1 kevolve-harness serve)"_s);
-    m_harness->setToolTip(u"One command per worker, separated by ';'"_s);
+        u"kevolve-harness serve   (or: ssh gpu1 kevolve-harness serve; srun --gres=gpu:1 "
+        "kevolve-harness serve)"_s);
+    m_harness->setToolTip(
+        u"One command per worker, separated by ';' (a ';' inside double quotes stays in its "
+        "command): one worker per GPU, e.g. \"kevolve-harness serve --device 0; kevolve-harness "
+        "serve --device 1\". The same list as kevolve-cli --harness; see docs/cluster.md."_s);
+    m_harnessError->setStyleSheet(u"color: #b00020"_s);
+    m_harnessError->setWordWrap(true);
+    m_harnessError->hide();
+    connect(m_harness, &QLineEdit::textEdited, m_harnessError, &QWidget::hide);
     m_gpu->setRange(0, 63);
     m_gpu->setValue(settings.gpu);
+    m_gpu->setToolTip(u"The GPU of a single local launcher; 0 leaves the device to each launcher "
+                      "(serve --device N)"_s);
 
     auto* form = new QFormLayout;
     form->addRow(u"LLM provider"_s, m_preset);
     form->addRow(u"Base URL"_s, m_baseUrl);
     form->addRow(u"Model"_s, m_model);
     form->addRow(u"API key"_s, m_key);
-    form->addRow(u"Harness launcher"_s, m_harness);
+    form->addRow(u"Harness launchers"_s, m_harness);
+    form->addRow(QString(), m_harnessError);
     form->addRow(u"GPU"_s, m_gpu);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     auto* layout = new QVBoxLayout(this);
@@ -60,7 +73,10 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent)
         "keyring, KEVOLVE_API_KEY or the preset's variable (e.g. OPENAI_API_KEY) is used.</small>"_s,
         this));
     layout->addWidget(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+        if (validateLaunchers())
+            accept();
+    });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 }
 
@@ -70,12 +86,28 @@ AppSettings SettingsDialog::settings() const {
     s.llmBaseUrl = m_baseUrl->text().trimmed();
     s.llmModel = m_model->text().trimmed();
     s.harnessCommands.clear();
-    for (const QString& command : m_harness->text().split(u';', Qt::SkipEmptyParts)) {
-        if (!command.trimmed().isEmpty())
-            s.harnessCommands << command.trimmed();
+    // Empty: the default launcher. validateLaunchers() has refused anything unusable.
+    if (!m_harness->text().trimmed().isEmpty()) {
+        if (const auto launchers = EvaluatorPool::parseLaunchers(m_harness->text(), nullptr))
+            s.harnessCommands = *launchers;
     }
     s.gpu = m_gpu->value();
     return s;
+}
+
+bool SettingsDialog::validateLaunchers() {
+    QString error;
+    if (!m_harness->text().trimmed().isEmpty()) {
+        const auto launchers = EvaluatorPool::parseLaunchers(m_harness->text(), &error);
+        if (launchers && launchers->size() > 1 && m_gpu->value() != 0)
+            error = u"with several launchers, give each its GPU (serve --device N) and leave GPU "
+                    "at 0"_s;
+    }
+    m_harnessError->setText(error);
+    m_harnessError->setVisible(!error.isEmpty());
+    if (!error.isEmpty())
+        m_harness->setFocus();
+    return error.isEmpty();
 }
 
 QString SettingsDialog::newKey() const {

@@ -1,5 +1,6 @@
 // The workbench's settings: the LLM endpoint (preset, base URL, model), its key (kept in the
-// system keyring, never in a file), the harness launcher and the GPU.
+// system keyring, never in a file), the harness launchers (one worker each; the same list
+// kevolve-cli's --harness takes, docs/cluster.md) and the GPU.
 #pragma once
 
 #include "appsettings.h"
@@ -7,6 +8,7 @@
 #include <QDialog>
 
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QSpinBox;
 
@@ -23,12 +25,16 @@ public:
     bool keyChanged() const { return m_keyChanged; }
 
 private:
+    // False, with the reason shown under the field, when the launcher list cannot be used.
+    bool validateLaunchers();
+
     AppSettings m_settings;
     QComboBox* m_preset;
     QLineEdit* m_baseUrl;
     QLineEdit* m_model;
     QLineEdit* m_key;
     QLineEdit* m_harness;
+    QLabel* m_harnessError;
     QSpinBox* m_gpu;
     bool m_keyChanged = false;
 };

@@ -3,6 +3,7 @@
 #include "builtin/knowledgebase.h"
 #include "engine.h"
 #include "enginesettings.h"
+#include "evaluatorpool.h"
 #include "exporter.h"
 #include "jsonschema.h"
 #include "keystore.h"
@@ -81,10 +82,11 @@ Options of run and resume:
   --beam N                    candidates per iteration, evaluated in parallel (default 1)
   --session DIR               the session folder (run; default kevolve-sessions/TASK-TIME)
   --step                      step mode: approve, edit or reject every iteration here
-  --harness CMD               the worker launcher, e.g. "kevolve-harness serve",
-                              "ssh gpu1 kevolve-harness serve"; repeat for several GPU hosts
-                              (default: $KEVOLVE_HARNESS, else kevolve-harness next to kevolve-cli,
-                              else on PATH)
+  --harness CMD               the worker launcher, e.g. "kevolve-harness serve --device 1",
+                              "ssh gpu1 kevolve-harness serve", "srun --gres=gpu:1 kevolve-harness
+                              serve"; repeat (or separate with ';') for one worker per GPU
+                              (docs/cluster.md; default: $KEVOLVE_HARNESS, else kevolve-harness
+                              next to kevolve-cli, else on PATH)
   --time-budget S             stop after S seconds
   --plateau N                 stop when N iterations bring no gain of 1% (default 4; 0 = never)
   --json                      machine-readable output: one JSON object per line
@@ -97,7 +99,8 @@ Exit codes:
   0    finished (target, iteration limit, budget, plateau or stop)
   1    other failure (session folder unreadable or unwritable, harness protocol error)
   2    usage error or bad task (the message names the field)
-  3    the harness could not be started (see --harness)
+  3    no harness worker could be started or reached (see --harness): a missing program, a
+       refused ssh host, a Slurm job cancelled before it started; the message quotes the launcher
   4    no CUDA device: the harness found no GPU (the session folder is valid and can be resumed
        on a GPU host)
   5    agent failure (an unavailable backend, a backend that cannot serve the task, e.g.
@@ -266,8 +269,17 @@ QString applyRunOptions(const QCommandLineParser& p, const RunOptions& o, Engine
     }
     if (p.isSet(o.step))
         s->stepMode = true;
-    if (p.isSet(o.harness))
-        s->harnessCommands = p.values(o.harness);
+    if (p.isSet(o.harness)) {
+        // Each --harness may itself be a list, as the workbench's setting is.
+        s->harnessCommands.clear();
+        for (const QString& value : p.values(o.harness)) {
+            QString error;
+            const auto launchers = EvaluatorPool::parseLaunchers(value, &error);
+            if (!launchers)
+                return QStringLiteral("--harness: ") + error;
+            s->harnessCommands += *launchers;
+        }
+    }
     for (const auto& backend : {s->plannerBackend, s->coderBackend, s->reviewerBackend}) {
         if (!AgentFactory::hasBackend(backend)) {
             QStringList known = AgentFactory::backends();
@@ -599,8 +611,13 @@ private:
         switch (failure) {
         case Engine::Failure::HarnessMissing:
             code = ExitHarnessMissing;
-            hint = QStringLiteral(
-                "\n(install kevolve-harness, or give --harness CMD or $KEVOLVE_HARNESS)");
+            // A launcher that ran but never reached a harness (ssh, srun) needs another remedy.
+            hint = message.contains(QLatin1String("never answered"))
+                       ? QStringLiteral("\n(the launcher ran, but no harness answered through it: "
+                                        "check the host or the job, and that kevolve-harness is "
+                                        "on the remote PATH; docs/cluster.md)")
+                       : QStringLiteral("\n(install kevolve-harness, or give --harness CMD or "
+                                        "$KEVOLVE_HARNESS)");
             break;
         case Engine::Failure::BadTask:
             code = ExitUsage;

@@ -1,7 +1,9 @@
 #include "supervisor.h"
 
 #include "compile.h"
+#include "device_select.h"
 #include "elf_lint.h"
+#include "gpu_lock.h"
 #include "kevolve/harness_version.h"
 #include "metrics.h"
 #include "nvml.h"
@@ -257,6 +259,9 @@ struct Supervisor::Eval {
     // list: cached under a key of all of them, they are profiled once, not per candidate.
     std::string referenceCacheKey, referenceCachePath;
     json::Value cachedReference;
+    // Held from the GPU child's start to the evaluation's end (gpu_lock.h).
+    GpuLock gpuLock;
+    bool gpuWaitReported = false;
     bool done = false;
 };
 
@@ -395,7 +400,7 @@ void Supervisor::service() {
                     other->req.options.device == e.req.options.device)
                     deviceBusy = true;
             }
-            if (!deviceBusy)
+            if (!deviceBusy && takeGpu(e))
                 startChild(e);
             break;
         }
@@ -551,6 +556,29 @@ void Supervisor::afterReferenceCompile(Eval& e) {
         return;
     }
     e.state = Eval::State::WaitingGpu;
+}
+
+bool Supervisor::takeGpu(Eval& e) {
+    const std::string key = !e.gpu->uuid.empty() ? e.gpu->uuid : e.gpu->pciBusId;
+    int holder = 0;
+    std::string error;
+    if (key.empty() || e.gpuLock.tryAcquire(GpuLock::defaultDir(), key, &holder, &error))
+        return true;
+    const bool first = !e.gpuWaitReported;
+    e.gpuWaitReported = true;
+    if (!error.empty()) {
+        // A lock that cannot be used must not stop the referee: measure, and say so.
+        if (first)
+            progress(e, "validate", "measuring without the per-GPU lock: " + error, 0.0);
+        return true;
+    }
+    if (first)
+        progress(e, "validate",
+                 "waiting for GPU " + key + ": another kevolve-harness" +
+                     (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
+                     " is measuring on it",
+                 0.0);
+    return false;
 }
 
 void Supervisor::startChild(Eval& e) {
@@ -1121,7 +1149,15 @@ int serve(int defaultDevice, const std::string& archOverride) {
             e["id"] = id;
             e["protocol"] = 1;
             e["harness_version"] = KEVOLVE_HARNESS_VERSION;
-            e["devices"] = *probeJson().find("devices");
+            const json::Value probe = probeJson();
+            e["devices"] = *probe.find("devices");
+            // The GPU this server measures on, so that a client can refuse a second worker on it.
+            e["device"] = defaultDevice;
+            const std::string uuid = servedDeviceUuid(*probe.find("devices"), defaultDevice,
+                                                      std::getenv("CUDA_VISIBLE_DEVICES"),
+                                                      std::getenv("CUDA_DEVICE_ORDER"));
+            if (!uuid.empty())
+                e["device_uuid"] = uuid;
             writer.write(std::move(e));
         } else if (name == "probe") {
             json::Value e = event("probe", std::string());

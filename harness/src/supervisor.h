@@ -86,6 +86,8 @@ private:
     void startCompile(Eval& e);
     void afterCompile(Eval& e);
     void afterReferenceCompile(Eval& e);
+    // The per-GPU lock across harness processes; false while another one measures on the GPU.
+    bool takeGpu(Eval& e);
     void startChild(Eval& e);
     void afterChild(Eval& e);
     void handleChildLine(Eval& e, const std::string& line);

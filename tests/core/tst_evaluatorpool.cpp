@@ -3,6 +3,8 @@
 #include "evaluatorpool.h"
 #include "metatypes.h"
 
+#include <QJsonObject>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -191,6 +193,141 @@ private slots:
                  EvaluatorPool::Failure::Protocol);
         QVERIFY2(failures.first().at(2).toString().contains(QStringLiteral("report.status")),
                  qPrintable(failures.first().at(2).toString()));
+    }
+
+    void launcherListsParseAsPeopleWriteThem() {
+        QString error;
+        const auto list = EvaluatorPool::parseLaunchers(
+            QStringLiteral(" kevolve-harness serve --device 0 ;kevolve-harness serve --device 1;\n"
+                           "srun --gres=gpu:1 bash -lc \"module load cuda; exec kevolve-harness "
+                           "serve\"\n\n"),
+            &error);
+        QVERIFY2(list, qPrintable(error));
+        QCOMPARE(*list,
+                 (QStringList{QStringLiteral("kevolve-harness serve --device 0"),
+                              QStringLiteral("kevolve-harness serve --device 1"),
+                              QStringLiteral("srun --gres=gpu:1 bash -lc \"module load cuda; exec "
+                                             "kevolve-harness serve\"")}));
+        QCOMPARE(EvaluatorPool::parseLaunchers(EvaluatorPool::formatLaunchers(*list), &error),
+                 list);
+
+        QVERIFY(
+            !EvaluatorPool::parseLaunchers(QStringLiteral("a serve; ssh \"gpu1 serve"), &error));
+        QVERIFY2(error.contains(QStringLiteral("launcher 2")) &&
+                     error.contains(QStringLiteral("quote")),
+                 qPrintable(error));
+        QVERIFY(!EvaluatorPool::parseLaunchers(QStringLiteral(" ; ;\n"), &error));
+        QVERIFY2(error.contains(QStringLiteral("no launcher")), qPrintable(error));
+        QVERIFY(!EvaluatorPool::parseLaunchers(QStringLiteral("a serve; \"\""), &error));
+        QVERIFY2(error.contains(QStringLiteral("has no program")), qPrintable(error));
+    }
+
+    void workersOnTwoGpusBothMeasureAndSaySo() {
+        EvaluatorPool pool;
+        pool.setCommands(
+            {command(QStringLiteral("--device 0")), command(QStringLiteral("--device 1"))});
+        QSignalSpy results(&pool, &EvaluatorPool::resultAvailable);
+        QSignalSpy failures(&pool, &EvaluatorPool::evaluationFailed);
+        pool.evaluate(task(), source("ok delay_ms=200 speedup=0.5"), QStringLiteral("a.cu"), {});
+        pool.evaluate(task(), source("ok delay_ms=200 speedup=0.6"), QStringLiteral("b.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(results.size(), 2, 10000);
+        QCOMPARE(failures.size(), 0);
+        QSet<int> workers;
+        QSet<QString> gpus;
+        for (const auto& result : results) {
+            const QJsonObject by = result.at(1).value<EvaluationReport>().measuredBy;
+            workers.insert(by.value(QLatin1String("worker")).toInt(-1));
+            gpus.insert(by.value(QLatin1String("gpu_uuid")).toString());
+            QVERIFY(by.value(QLatin1String("launcher"))
+                        .toString()
+                        .contains(QStringLiteral("--device")));
+        }
+        QCOMPARE(workers, (QSet<int>{0, 1}));
+        QCOMPARE(gpus, (QSet<QString>{QStringLiteral("GPU-00000000-fake"),
+                                      QStringLiteral("GPU-00000001-fake")}));
+    }
+
+    void refusesASecondWorkerOnTheSameGpu() {
+        EvaluatorPool pool;
+        pool.setCommands(
+            {command(QStringLiteral("--device 0")), command(QStringLiteral("--device 0"))});
+        QSignalSpy results(&pool, &EvaluatorPool::resultAvailable);
+        QSignalSpy failures(&pool, &EvaluatorPool::evaluationFailed);
+        QSignalSpy messages(&pool, &EvaluatorPool::workerMessageAvailable);
+        pool.evaluate(task(), source("ok delay_ms=100 speedup=0.5"), QStringLiteral("a.cu"), {});
+        pool.evaluate(task(), source("ok delay_ms=100 speedup=0.6"), QStringLiteral("b.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(results.size(), 2, 10000);
+        QCOMPARE(failures.size(), 0);
+        int refusals = 0;
+        for (const auto& message : messages) {
+            if (message.at(1).toString().contains(
+                    QStringLiteral("refused: it measures on GPU GPU-00000000-fake")))
+                ++refusals;
+        }
+        QCOMPARE(refusals, 1);
+        // Both requests were measured by the one worker left, on its GPU.
+        QCOMPARE(
+            results.at(0).at(1).value<EvaluationReport>().measuredBy.value(QLatin1String("worker")),
+            results.at(1).at(1).value<EvaluationReport>().measuredBy.value(
+                QLatin1String("worker")));
+        QCOMPARE(pool.devices().size(), 1);
+    }
+
+    void aQueuedAllocationIsWaitedFor() {
+        // A launcher that waits in a queue far longer than the hello time-out before it starts.
+        EvaluatorPool pool;
+        pool.setHelloTimeoutMs(2000);
+        pool.setCommands(
+            {QStringLiteral("sh -c \"echo 'srun: job 7 queued and waiting for resources' >&2; "
+                            "sleep 4; echo 'srun: job 7 has been allocated resources' >&2; "
+                            "exec ") +
+             command() + u'"'});
+        QSignalSpy results(&pool, &EvaluatorPool::resultAvailable);
+        QSignalSpy allocation(&pool, &EvaluatorPool::allocationChanged);
+        QSignalSpy messages(&pool, &EvaluatorPool::workerMessageAvailable);
+        pool.evaluate(task(), source("ok speedup=0.7"), QStringLiteral("k.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(results.size(), 1, 30000);
+        QVERIFY(allocation.size() >= 2);
+        QCOMPARE(allocation.at(0).at(1).toBool(), true);
+        QVERIFY(allocation.at(0).at(2).toString().contains(QStringLiteral("queued")));
+        QCOMPARE(allocation.at(1).at(1).toBool(), false);
+        for (const auto& message : messages)
+            QVERIFY2(!message.at(1).toString().contains(QStringLiteral("restarting")),
+                     qPrintable(message.at(1).toString()));
+    }
+
+    void aWaitingWorkersRequestGoesToAWorkerThatIsUp() {
+        EvaluatorPool pool;
+        pool.setCommands(
+            {QStringLiteral("sh -c \"echo 'srun: job 8 queued and waiting for resources' >&2; "
+                            "exec sleep 600\""),
+             command()});
+        QSignalSpy results(&pool, &EvaluatorPool::resultAvailable);
+        pool.evaluate(task(), source("ok speedup=0.4"), QStringLiteral("a.cu"), {});
+        pool.evaluate(task(), source("ok speedup=0.45"), QStringLiteral("b.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(results.size(), 2, 15000);
+        for (const auto& result : results)
+            QCOMPARE(result.at(1)
+                         .value<EvaluationReport>()
+                         .measuredBy.value(QLatin1String("worker"))
+                         .toInt(),
+                     1);
+    }
+
+    void aWorkerThatNeverAnswersIsGivenUpWithItsReason() {
+        EvaluatorPool pool;
+        pool.setMaxRestarts(2);
+        pool.setCommands({QStringLiteral("sh -c \"echo 'ssh: connect to host 127.0.0.1 port 9: "
+                                         "Connection refused' >&2; exit 255\"")});
+        QSignalSpy failures(&pool, &EvaluatorPool::evaluationFailed);
+        pool.evaluate(task(), source("ok"), QStringLiteral("k.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 1, 15000);
+        QCOMPARE(failures.first().at(1).value<EvaluatorPool::Failure>(),
+                 EvaluatorPool::Failure::HarnessMissing);
+        const QString message = failures.first().at(2).toString();
+        QVERIFY2(message.contains(QStringLiteral("Connection refused")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("never answered")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("3 times in a row")), qPrintable(message));
     }
 };
 

@@ -3,6 +3,7 @@
 // crashing, hanging, tripping the sandbox). What is tested is how the real `serve` turns each
 // child outcome into a report.
 #include "compile.h"
+#include "gpu_lock.h"
 #include "task.h"
 #include "serve_client.h"
 
@@ -12,7 +13,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <sys/stat.h>
@@ -135,7 +138,9 @@ protected:
                 {"KEVOLVE_TEST_CHILD", (s_dir / "child.sh").string()},
                 {"KEV_PREBUILT", (s_dir / "clean.so").string()},
                 {"KEV_JOB_DIR", (s_dir / "jobs").string()},
-                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()}};
+                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()},
+                // The per-GPU lock of this suite only: other suites use the same fake GPU.
+                {"KEVOLVE_LOCK_DIR", (s_dir / "locks").string()}};
     }
 
     static Value eval(const std::string& id, double runTimeout = 60) {
@@ -400,4 +405,61 @@ TEST_F(Supervisor, CancelKillsARunningChild) {
     server.send(request("shutdown", "s"));
     EXPECT_TRUE(server.waitFor("bye", Value("s"), 30));
     EXPECT_EQ(server.wait(30).exitCode, 0);
+}
+
+TEST_F(Supervisor, HelloNamesTheGpuItMeasuresOn) {
+    ServeClient server(env());
+    server.send(request("hello", "h"));
+    const auto hello = server.waitFor("hello", Value("h"), 30);
+    ASSERT_TRUE(hello);
+    ASSERT_NE(hello->find("device"), nullptr) << hello->dump();
+    EXPECT_EQ(hello->find("device")->asInt(), 0);
+    EXPECT_EQ(str(hello->find("device_uuid")), "GPU-00000000-fake");
+    server.send(request("shutdown", "s"));
+    EXPECT_TRUE(server.waitFor("bye", Value("s"), 30));
+
+    // Under CUDA_VISIBLE_DEVICES=1, CUDA's device 0 is NVML's device 1, which this host lacks.
+    auto hidden = env();
+    hidden.emplace_back("CUDA_VISIBLE_DEVICES", "1");
+    ServeClient other(hidden);
+    other.send(request("hello", "h"));
+    const auto second = other.waitFor("hello", Value("h"), 30);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->find("device_uuid"), nullptr) << second->dump();
+    other.send(request("shutdown", "s"));
+    EXPECT_TRUE(other.waitFor("bye", Value("s"), 30));
+}
+
+TEST_F(Supervisor, AGpuAnotherHarnessMeasuresOnIsWaitedFor) {
+    ASSERT_TRUE(s_prebuilt);
+    // This test plays another kevolve-harness process that measures on the fake GPU.
+    kev::GpuLock other;
+    int holder = 0;
+    std::string error;
+    ASSERT_TRUE(other.tryAcquire((s_dir / "locks").string(), "GPU-00000000-fake", &holder, &error))
+        << error;
+    fs::remove(s_dir / "jobs" / "ok.json");
+    ServeClient server(env());
+    server.send(eval("ok"));
+    bool waiting = false;
+    while (!waiting) {
+        const auto p = server.waitFor("progress", Value("ok"), 120);
+        ASSERT_TRUE(p) << "no \"waiting for GPU\" progress";
+        const std::string message = str(p->find("message"));
+        waiting = message.find("waiting for GPU GPU-00000000-fake") != std::string::npos;
+        if (waiting) {
+            EXPECT_NE(message.find("(pid " + std::to_string(::getpid()) + ")"), std::string::npos)
+                << message;
+        }
+    }
+    // While the lock is held the GPU child never starts (it would leave its job file).
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    EXPECT_FALSE(fs::exists(s_dir / "jobs" / "ok.json"));
+    other.release();
+    const auto result = server.waitFor("result", Value("ok"), 120);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(str(result->find("report")->find("status")), "ok");
+    EXPECT_TRUE(fs::exists(s_dir / "jobs" / "ok.json"));
+    server.send(request("shutdown", "s"));
+    EXPECT_TRUE(server.waitFor("bye", Value("s"), 30));
 }

@@ -48,10 +48,17 @@ QJsonObject parseDirective(const QString& text) {
     return d;
 }
 
-QJsonObject gpu() {
-    return {{QStringLiteral("index"), 0},
+// Device N of a fake host: its UUID tells the devices apart, as NVML's do.
+QString uuidOf(int device) {
+    return QStringLiteral("GPU-%1-fake").arg(device, 8, 10, QLatin1Char('0'));
+}
+
+QJsonObject gpu(int device) {
+    return {{QStringLiteral("index"), device},
             {QStringLiteral("name"), QStringLiteral("NVIDIA H200")},
-            {QStringLiteral("uuid"), QStringLiteral("GPU-00000000-fake")},
+            {QStringLiteral("uuid"), uuidOf(device)},
+            {QStringLiteral("pci_bus_id"),
+             QStringLiteral("00000000:%1:00.0").arg(0x19 + device, 2, 16, QLatin1Char('0'))},
             {QStringLiteral("cc"), QStringLiteral("9.0")},
             {QStringLiteral("sm_count"), 132},
             {QStringLiteral("l2_bytes"), 62914560},
@@ -105,7 +112,7 @@ void FakeHarness::reply(const QJsonObject& event) {
 QJsonArray FakeHarness::devices() const {
     QJsonArray list;
     if (m_config.value(QLatin1String("devices")).toInt(1) > 0)
-        list.append(gpu());
+        list.append(gpu(m_config.value(QLatin1String("device")).toInt(0)));
     return list;
 }
 
@@ -133,11 +140,15 @@ void FakeHarness::onLine(const QByteArray& line) {
     }
     const QString op = request.value(QLatin1String("op")).toString();
     if (op == QLatin1String("hello")) {
-        const QJsonObject hello{{QStringLiteral("event"), QStringLiteral("hello")},
-                                {QStringLiteral("id"), id},
-                                {QStringLiteral("protocol"), 1},
-                                {QStringLiteral("harness_version"), kVersion},
-                                {QStringLiteral("devices"), devices()}};
+        const int device = m_config.value(QLatin1String("device")).toInt(0);
+        QJsonObject hello{{QStringLiteral("event"), QStringLiteral("hello")},
+                          {QStringLiteral("id"), id},
+                          {QStringLiteral("protocol"), 1},
+                          {QStringLiteral("harness_version"), kVersion},
+                          {QStringLiteral("devices"), devices()},
+                          {QStringLiteral("device"), device}};
+        if (!devices().isEmpty())
+            hello.insert(QStringLiteral("device_uuid"), uuidOf(device));
         const int delay = m_config.value(QLatin1String("hello_delay_ms")).toInt(0);
         if (delay > 0)
             QTimer::singleShot(delay, this, [this, hello] { reply(hello); });
@@ -313,15 +324,18 @@ QJsonObject FakeHarness::report(const QString& id, const QJsonObject& directive,
          QJsonObject{{QStringLiteral("lint"), options.value(QLatin1String("lint")).toBool(true)},
                      {QStringLiteral("self_check"),
                       options.value(QLatin1String("self_check")).toBool(false)},
-                     {QStringLiteral("device"), options.value(QLatin1String("device")).toInt(0)}}},
+                     {QStringLiteral("device"),
+                      options.value(QLatin1String("device"))
+                          .toInt(m_config.value(QLatin1String("device")).toInt(0))}}},
         {QStringLiteral("environment"),
          QJsonObject{{QStringLiteral("host"), QStringLiteral("fake-host")},
                      {QStringLiteral("harness_version"), kVersion},
                      {QStringLiteral("nvcc"), QStringLiteral("13.0.88")},
                      {QStringLiteral("arch"), QStringLiteral("sm_90a")},
-                     {QStringLiteral("gpu"), m_config.value(QLatin1String("devices")).toInt(1) > 0
-                                                 ? QJsonValue(gpu())
-                                                 : QJsonValue(QJsonValue::Null)},
+                     {QStringLiteral("gpu"),
+                      m_config.value(QLatin1String("devices")).toInt(1) > 0
+                          ? QJsonValue(gpu(m_config.value(QLatin1String("device")).toInt(0)))
+                          : QJsonValue(QJsonValue::Null)},
                      {QStringLiteral("driver_version"), QStringLiteral("580.159.04")},
                      {QStringLiteral("cuda_driver_version"), 13000},
                      {QStringLiteral("cuda_runtime_version"), 13000},

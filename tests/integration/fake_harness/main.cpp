@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
                                          QStringLiteral("dir"));
     const QCommandLineOption noDeviceOption(QStringLiteral("no-device"),
                                             QStringLiteral("report no CUDA device"));
-    parser.addOptions({scriptOption, stateOption, noDeviceOption});
+    const QCommandLineOption deviceOption(QStringLiteral("device"),
+                                          QStringLiteral("the fake GPU this server measures on"),
+                                          QStringLiteral("N"));
+    parser.addOptions({scriptOption, stateOption, noDeviceOption, deviceOption});
     parser.process(app);
     if (parser.positionalArguments() != QStringList{QStringLiteral("serve")}) {
         std::fprintf(
@@ -65,6 +68,15 @@ int main(int argc, char** argv) {
     }
     if (parser.isSet(noDeviceOption))
         config.insert(QStringLiteral("devices"), 0);
+    if (parser.isSet(deviceOption)) {
+        bool ok = false;
+        const int device = parser.value(deviceOption).toInt(&ok);
+        if (!ok || device < 0) {
+            std::fprintf(stderr, "kev-fake-harness: --device needs a device index\n");
+            return 2;
+        }
+        config.insert(QStringLiteral("device"), device);
+    }
     QString stateDir = parser.value(stateOption);
     if (stateDir.isEmpty())
         stateDir =

@@ -1,6 +1,7 @@
 #include "agenttextview.h"
 
 #include <QScrollBar>
+#include <QTextBlock>
 #include <QTextCursor>
 
 namespace kev {
@@ -33,10 +34,43 @@ void AgentTextView::appendChunk(const QString& chunk) {
 
 void AgentTextView::startTurn(const QString& header) {
     flush();
+    // A blank line between turns, whether or not the last reply ended its line.
     if (!document()->isEmpty())
-        m_pending += u"\n"_s;
+        m_pending += document()->lastBlock().text().isEmpty() ? u"\n"_s : u"\n\n"_s;
     m_pending += u"── "_s + header + u" ──\n"_s;
     flush();
+}
+
+void AgentTextView::showRecorded(const QString& role, int version,
+                                 const QVector<AgentTurn>& turns) {
+    clearText();
+    int shown = 0;
+    for (const AgentTurn& turn : turns) {
+        if (turn.role != role)
+            continue;
+        QString header = u"%1, v%2 — %3"_s.arg(role).arg(version).arg(turn.backend);
+        if (!turn.model.isEmpty())
+            header += u" ("_s + turn.model + u')';
+        if (turn.tokensIn + turn.tokensOut > 0)
+            header += u", %1 + %2 tokens"_s.arg(turn.tokensIn).arg(turn.tokensOut);
+        startTurn(header);
+        if (!turn.prompt.isEmpty())
+            m_pending += u"▶ asked:\n"_s + turn.prompt.trimmed() + u"\n\n"_s;
+        m_pending += u"◀ answered:\n"_s +
+                     (turn.reply.trimmed().isEmpty() ? u"(no text)"_s : turn.reply.trimmed()) +
+                     u'\n';
+        ++shown;
+    }
+    if (shown == 0)
+        m_pending = u"(no %1 turn recorded for v%2)\n"_s.arg(role).arg(version);
+    flush();
+    moveCursor(QTextCursor::Start);
+}
+
+void AgentTextView::clearText() {
+    m_flushTimer.stop();
+    m_pending.clear();
+    clear();
 }
 
 void AgentTextView::flush() {

@@ -26,10 +26,11 @@ using namespace Qt::StringLiterals;
 namespace {
 // The columns of the per-version table: the metrics a person compares across versions.
 const QStringList& columnKeys() {
-    static const QStringList keys = {u"achieved_occupancy"_s,  u"smem_bank_conflicts"_s,
-                                     u"dram_throughput_pct"_s, u"sm_throughput_pct"_s,
-                                     u"tensor_pipe_pct"_s,     u"fma_pipe_pct"_s,
-                                     u"l2_hit_rate_pct"_s};
+    // Bank conflicts as the share of wavefronts they add: a raw count grows with the problem.
+    static const QStringList keys = {
+        u"achieved_occupancy"_s,  u"smem_conflict_share"_s, u"smem_wavefronts_per_request"_s,
+        u"dram_throughput_pct"_s, u"sm_throughput_pct"_s,   u"tensor_pipe_pct"_s,
+        u"fma_pipe_pct"_s,        u"l2_hit_rate_pct"_s};
     return keys;
 }
 } // namespace
@@ -50,6 +51,19 @@ MetricsView::MetricsView(QWidget* parent)
         headers << ReportMetrics::label(key);
     m_table->setColumnCount(int(headers.size()));
     m_table->setHorizontalHeaderLabels(headers);
+    m_table->horizontalHeaderItem(0)->setToolTip(
+        u"<b>version</b>: the step. Select a row to show it in the panels."_s);
+    m_table->horizontalHeaderItem(1)->setToolTip(
+        u"<b>TFLOP/s</b>: the task's FLOPs divided by the median time the harness measured (a "
+        "timing, not a counter). The H200's dense FP16 tensor-core peak is 989 TFLOP/s; "
+        "cuBLAS reaches about 600–700 at 4096³."_s);
+    for (int i = 0; i < columnKeys().size(); ++i)
+        m_table->horizontalHeaderItem(i + 2)->setToolTip(
+            ReportMetrics::description(columnKeys()[i]));
+    // Headers wrap to two lines instead of clipping a long metric name.
+    m_table->horizontalHeader()->setDefaultAlignment(
+        Qt::Alignment::fromInt(int(Qt::AlignCenter) | int(Qt::TextWordWrap)));
+    m_table->horizontalHeader()->setMinimumHeight(2 * fontMetrics().height() + 8);
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -217,10 +231,18 @@ void MetricsView::rebuildTable() {
         for (int c = 0; c < columnKeys().size(); ++c) {
             const QString& key = columnKeys()[c];
             QString text = u"—"_s;
+            std::optional<double> conflictCount;
             for (const auto& [k, v] : it->metrics) {
                 if (k == key)
                     text = ReportMetrics::format(k, v);
+                if (k == u"smem_bank_conflicts")
+                    conflictCount = v;
             }
+            // Reports in DESIGN.md's profile shape carry only the count: shown as such, never
+            // passed off as a share.
+            if (key == u"smem_conflict_share" && text == u"—" && conflictCount)
+                text =
+                    ReportMetrics::format(u"smem_bank_conflicts"_s, *conflictCount) + u" (count)"_s;
             auto* item = new QTableWidgetItem(text);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             m_table->setItem(row, c + 2, item);
@@ -257,13 +279,24 @@ void MetricsView::rebuildChart() {
 
     const bool measured =
         std::any_of(pts.begin(), pts.end(), [](const Point& p) { return p.measuredIntensity; });
+    const auto unprofiled = std::count_if(m_entries.cbegin(), m_entries.cend(),
+                                          [](const Entry& e) { return e.metrics.isEmpty(); });
+    const QString counters =
+        unprofiled == 0 ? QString()
+        : unprofiled == m_entries.size()
+            ? u" No report carries hardware counters: the harness ran without Nsight Compute "
+              "profiling (options.profile), so the counter columns show —."_s
+            : u" %1 of %2 reports carry no hardware counters (not profiled): their counter "
+              "columns show —."_s.arg(unprofiled)
+                  .arg(m_entries.size());
     m_note->setText(
         u"Peaks: %1 TFLOP/s, %2 TB/s (ridge at %3 FLOP/B). %4"_s.arg(m_peakFlops / 1e12, 0, 'f', 0)
             .arg(m_peakBytes / 1e12, 0, 'f', 2)
             .arg(ridge, 0, 'f', 0)
             .arg(pts.isEmpty() ? u"No timed candidate yet."_s
                  : measured    ? u"Intensity from measured DRAM bytes where profiled."_s
-                               : u"Intensity from the task's minimum bytes (not profiled)."_s));
+                               : u"Intensity from the task's minimum bytes (not profiled)."_s) +
+        counters);
 }
 
 } // namespace kev

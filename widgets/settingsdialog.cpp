@@ -78,6 +78,10 @@ AppSettings SettingsDialog::settings() const {
     return s;
 }
 
+void SettingsDialog::setKeyNote(const QString& note) {
+    m_key->setPlaceholderText(note);
+}
+
 QString SettingsDialog::newKey() const {
     return m_key->text();
 }

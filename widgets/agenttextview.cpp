@@ -33,12 +33,22 @@ void AgentTextView::appendChunk(const QString& chunk) {
 }
 
 void AgentTextView::startTurn(const QString& header) {
-    flush();
-    // A blank line between turns, whether or not the last reply ended its line.
-    if (!document()->isEmpty())
-        m_pending += document()->lastBlock().text().isEmpty() ? u"\n"_s : u"\n\n"_s;
+    // Buffered like the chunks (a new version starts three turns at once). A blank line between
+    // turns, whether or not the last reply ended its line; the document ends its text with a
+    // newline exactly when its last block is empty.
+    bool empty = false;
+    bool endsLine = false;
+    if (!m_pending.isEmpty())
+        endsLine = m_pending.endsWith(u'\n');
+    else if (document()->isEmpty())
+        empty = true;
+    else
+        endsLine = document()->lastBlock().text().isEmpty();
+    if (!empty)
+        m_pending += endsLine ? u"\n"_s : u"\n\n"_s;
     m_pending += u"── "_s + header + u" ──\n"_s;
-    flush();
+    if (!m_flushTimer.isActive())
+        m_flushTimer.start();
 }
 
 void AgentTextView::showRecorded(const QString& role, int version,

@@ -73,6 +73,9 @@ MainWindow::MainWindow(std::shared_ptr<QSettings> settings, QWidget* parent)
     buildUi();
     connectEngine();
     loadKey();
+    m_liveRefresh.setSingleShot(true);
+    m_liveRefresh.setInterval(0);
+    connect(&m_liveRefresh, &QTimer::timeout, this, &MainWindow::refreshLivePanels);
     m_reportLoader.setInterval(0);
     connect(&m_reportLoader, &QTimer::timeout, this, &MainWindow::loadNextReports);
     rebuildRecentMenu();
@@ -243,6 +246,8 @@ void MainWindow::resetPanels() {
     m_review->agentView()->clearText();
     m_turnVersion.clear();
     m_turnPending.clear();
+    m_liveRefresh.stop();
+    m_pending = Pending{};
     m_stateLabel->clear();
     m_progressLabel->clear();
     statusBar()->clearMessage();

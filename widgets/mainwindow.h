@@ -230,6 +230,34 @@ private:
     // starts a new turn (the engine entered that role's state again).
     QHash<QString, int> m_turnVersion;
     QHash<QString, bool> m_turnPending;
+    // What arrived from the engine since the panels were last refreshed (mainwindowengine.cpp).
+    struct HarnessProgress {
+        QString stage;
+        QString message;
+        double fraction = -1;
+    };
+    struct LiveUpdate {
+        int version = 0;
+        Candidate candidate;
+        bool plan = false;
+        bool code = false;
+        bool report = false;
+        bool review = false;
+        std::optional<HarnessProgress> harnessProgress;
+    };
+    struct Pending {
+        LiveUpdate live;
+        std::optional<QString> stateText;
+        std::optional<QString> harnessStage;
+        std::optional<QString> progressText;
+        bool versionsChanged = false;
+    };
+    // The followed version's pending update, or null when the panels do not follow the run.
+    LiveUpdate* followed(int version);
+    void scheduleLiveRefresh();
+    void refreshLivePanels();
+    Pending m_pending;
+    QTimer m_liveRefresh;
     QString m_lastExport;
     // Per key service: where its key is, as the settings dialog's key field says it.
     QHash<QString, QString> m_keyNote;

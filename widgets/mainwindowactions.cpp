@@ -285,6 +285,8 @@ void MainWindow::chooseAndExport() {
 }
 
 void MainWindow::onGateRequested(const GateRequest& request) {
+    // The panels show everything that came before the gate.
+    refreshLivePanels();
     for (const auto& c : request.candidates) {
         m_live.insert(c.version, c);
         // A result waiting for a decision is plotted now, marked as waiting.

@@ -57,11 +57,9 @@ void MainWindow::connectEngine() {
                     m_review->clearProgress();
                     m_iterationsThisRun = 0;
                 }
-                if (state == Engine::State::Finished || state == Engine::State::Failed) {
-                    m_stateLabel->setText(EngineText::state(state, QString()));
-                } else {
-                    m_stateLabel->setText(EngineText::state(state, detail));
-                    m_runProgress->setStage(EngineText::state(state, detail));
+                if (state != Engine::State::Finished && state != Engine::State::Failed) {
+                    m_pending.stateText = EngineText::state(state, detail);
+                    scheduleLiveRefresh();
                 }
                 if (const QString role = roleOf(state); !role.isEmpty())
                     m_turnPending.insert(role, true);
@@ -69,19 +67,17 @@ void MainWindow::connectEngine() {
                     updateActions();
             });
     connect(m_engine, &Engine::sessionOpened, this, &MainWindow::setSession);
+    // The panels follow the run through m_pending: a burst of signals (a GUI thread that got no
+    // CPU for a while on a busy machine) costs one refresh of the latest state, not one per
+    // signal. That burst was the 100 ms stall of issue 17.
     connect(m_engine, &Engine::planAvailable, this, [this](int version, const Strategy& strategy) {
         Candidate& c = m_live[version];
         c.version = version;
         c.strategy = strategy;
         m_liveVersion = version;
-        if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
-            if (m_shownVersion != version) {
-                m_code->clear();
-                m_review->clear();
-                m_honesty->clear();
-            }
-            m_shownVersion = version;
-            m_strategy->setStrategy(version, strategy);
+        if (LiveUpdate* u = followed(version)) {
+            u->candidate.strategy = strategy;
+            u->plan = true;
         }
     });
     connect(m_engine, &Engine::codeAvailable, this,
@@ -91,9 +87,10 @@ void MainWindow::connectEngine() {
                 c.source = source;
                 c.codeAttempts = attempt;
                 m_liveVersion = version;
-                if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
-                    m_shownVersion = version;
-                    m_code->setSource(version, source, attempt);
+                if (LiveUpdate* u = followed(version)) {
+                    u->candidate.source = source;
+                    u->candidate.codeAttempts = attempt;
+                    u->code = true;
                 }
             });
     connect(m_engine, &Engine::reportAvailable, this,
@@ -102,19 +99,20 @@ void MainWindow::connectEngine() {
                 m_live[version].report = report;
                 m_metrics->addReport(version, report);
                 m_chart->setRooflineBound(report.bound);
-                if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
-                    m_shownVersion = version;
-                    m_code->setCompileLog(report.compileLog);
-                    m_review->setReport(version, report);
-                    m_honesty->setReport(version, report);
+                if (LiveUpdate* u = followed(version)) {
+                    u->candidate.report = report;
+                    u->report = true;
+                    u->harnessProgress.reset();
                 }
             });
     connect(m_engine, &Engine::reviewAvailable, this,
             [this](int version, const ReviewFeedback& review) {
                 m_live[version].version = version;
                 m_live[version].review = review;
-                if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None)
-                    m_review->setReview(version, review);
+                if (LiveUpdate* u = followed(version)) {
+                    u->candidate.review = review;
+                    u->review = true;
+                }
             });
     connect(m_engine, &Engine::gateRequested, this, &MainWindow::onGateRequested);
     connect(m_engine, &Engine::stepAvailable, this, [this](const IterationSummary& step) {
@@ -122,14 +120,15 @@ void MainWindow::connectEngine() {
         m_chart->addStep(step);
         m_storeStale = true;
         m_live.remove(step.version);
-        updateDiffVersions();
-        updateActions();
+        m_pending.versionsChanged = true;
+        scheduleLiveRefresh();
     });
     connect(m_engine, &Engine::iterationFinished, this, [this](int, int, int best) {
         m_bestVersion = best;
         m_timeline->setBestVersion(best);
         m_runProgress->setIterationsDone(++m_iterationsThisRun);
-        updateDiffVersions();
+        m_pending.versionsChanged = true;
+        scheduleLiveRefresh();
     });
     connect(m_engine, &Engine::agentTextAvailable, this,
             [this](const QString& role, const QString& chunk, int version) {
@@ -145,18 +144,22 @@ void MainWindow::connectEngine() {
                 }
                 view->appendChunk(chunk);
             });
-    connect(
-        m_engine, &Engine::progressAvailable, this,
-        [this](int version, const QString& stage, const QString& message, double fraction) {
-            m_progressLabel->setText(version > 0 ? u"v%1 %2: %3"_s.arg(version).arg(stage, message)
-                                                 : stage + u": "_s + message);
-            if (version > 0)
-                m_runProgress->setHarnessStage(stage);
-            if (m_follow->isChecked() && version == m_shownVersion && !m_live.value(version).report)
-                m_review->setProgress(version, stage, message, fraction);
-        });
+    connect(m_engine, &Engine::progressAvailable, this,
+            [this](int version, const QString& stage, const QString& message, double fraction) {
+                m_pending.progressText = version > 0
+                                             ? u"v%1 %2: %3"_s.arg(version).arg(stage, message)
+                                             : stage + u": "_s + message;
+                if (version > 0)
+                    m_pending.harnessStage = stage;
+                if (!m_live.value(version).report) {
+                    if (LiveUpdate* u = followed(version))
+                        u->harnessProgress = HarnessProgress{stage, message, fraction};
+                }
+                scheduleLiveRefresh();
+            });
     connect(m_engine, &Engine::finished, this,
             [this](Engine::StopReason reason, const QString& message) {
+                refreshLivePanels();
                 m_running = false;
                 m_pendingGate.reset();
                 m_gate->close();
@@ -171,6 +174,7 @@ void MainWindow::connectEngine() {
             });
     connect(m_engine, &Engine::failed, this,
             [this](Engine::Failure failure, const QString& message) {
+                refreshLivePanels();
                 m_running = false;
                 m_pendingGate.reset();
                 m_gate->close();
@@ -179,6 +183,67 @@ void MainWindow::connectEngine() {
                 updateActions();
                 showError(EngineText::failure(failure), message);
             });
+}
+
+MainWindow::LiveUpdate* MainWindow::followed(int version) {
+    if (!m_follow->isChecked() || m_gate->editing() != GateBar::Editing::None)
+        return nullptr;
+    if (m_pending.live.version != version) {
+        // A newer version takes over; what was pending for the older one is superseded.
+        m_pending.live = LiveUpdate{};
+        m_pending.live.version = version;
+        m_pending.live.candidate = m_live.value(version);
+    }
+    scheduleLiveRefresh();
+    return &m_pending.live;
+}
+
+void MainWindow::scheduleLiveRefresh() {
+    // A zero timer runs once the queued signals already posted are handled: the whole burst.
+    if (!m_liveRefresh.isActive())
+        m_liveRefresh.start();
+}
+
+void MainWindow::refreshLivePanels() {
+    m_liveRefresh.stop();
+    Pending pending = std::move(m_pending);
+    m_pending = Pending{};
+    LiveUpdate& u = pending.live;
+    if (u.version > 0 && m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
+        const Candidate& c = u.candidate;
+        if (m_shownVersion != u.version) {
+            m_code->clear();
+            m_review->clear();
+            m_honesty->clear();
+            m_shownVersion = u.version;
+        }
+        if (u.plan)
+            m_strategy->setStrategy(u.version, c.strategy);
+        if (u.code)
+            m_code->setSource(u.version, c.source, c.codeAttempts);
+        if (u.harnessProgress && !c.report)
+            m_review->setProgress(u.version, u.harnessProgress->stage, u.harnessProgress->message,
+                                  u.harnessProgress->fraction);
+        if (u.report && c.report) {
+            m_code->setCompileLog(c.report->compileLog);
+            m_review->setReport(u.version, *c.report);
+            m_honesty->setReport(u.version, *c.report);
+        }
+        if (u.review && c.review)
+            m_review->setReview(u.version, *c.review);
+    }
+    if (pending.stateText) {
+        m_stateLabel->setText(*pending.stateText);
+        m_runProgress->setStage(*pending.stateText);
+    }
+    if (pending.harnessStage)
+        m_runProgress->setHarnessStage(*pending.harnessStage);
+    if (pending.progressText)
+        m_progressLabel->setText(*pending.progressText);
+    if (pending.versionsChanged) {
+        updateDiffVersions();
+        updateActions();
+    }
 }
 
 } // namespace kev

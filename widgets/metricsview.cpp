@@ -179,8 +179,18 @@ void MetricsView::addReport(int version, const EvaluationReport& report) {
     }
     if (entry.metrics.isEmpty() && !entry.point)
         return;
+    // Versions arrive in order (a run, a session opening): one new row, not the whole table again,
+    // so a 1,000-step session costs the same per report at its end as at its start.
+    const bool appended = m_entries.isEmpty() || version > m_entries.lastKey();
     m_entries.insert(version, entry);
-    rebuildTable();
+    if (appended) {
+        const QSignalBlocker block(m_table);
+        const int row = m_table->rowCount();
+        m_table->setRowCount(row + 1);
+        fillRow(row, version, entry);
+    } else {
+        rebuildTable();
+    }
     rebuildChart();
 }
 
@@ -221,32 +231,36 @@ void MetricsView::rebuildTable() {
     const QSignalBlocker block(m_table);
     m_table->setRowCount(int(m_entries.size()));
     int row = 0;
-    for (auto it = m_entries.cbegin(); it != m_entries.cend(); ++it, ++row) {
-        auto* version = new QTableWidgetItem(u"v%1"_s.arg(it.key()));
-        version->setData(Qt::UserRole, it.key());
-        m_table->setItem(row, 0, version);
-        m_table->setItem(
-            row, 1,
-            new QTableWidgetItem(it->point ? QString::number(it->point->tflops, 'f', 1) : u"—"_s));
-        for (int c = 0; c < columnKeys().size(); ++c) {
-            const QString& key = columnKeys()[c];
-            QString text = u"—"_s;
-            std::optional<double> conflictCount;
-            for (const auto& [k, v] : it->metrics) {
-                if (k == key)
-                    text = ReportMetrics::format(k, v);
-                if (k == u"smem_bank_conflicts")
-                    conflictCount = v;
-            }
-            // Reports in DESIGN.md's profile shape carry only the count: shown as such, never
-            // passed off as a share.
-            if (key == u"smem_conflict_share" && text == u"—" && conflictCount)
-                text =
-                    ReportMetrics::format(u"smem_bank_conflicts"_s, *conflictCount) + u" (count)"_s;
-            auto* item = new QTableWidgetItem(text);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(row, c + 2, item);
+    for (auto it = m_entries.cbegin(); it != m_entries.cend(); ++it, ++row)
+        fillRow(row, it.key(), *it);
+}
+
+void MetricsView::fillRow(int row, int versionNumber, const Entry& entry) {
+    auto* version = new QTableWidgetItem(u"v%1"_s.arg(versionNumber));
+    version->setData(Qt::UserRole, versionNumber);
+    m_table->setItem(row, 0, version);
+    m_table->setItem(
+        row, 1,
+        new QTableWidgetItem(entry.point ? QString::number(entry.point->tflops, 'f', 1) : u"—"_s));
+    for (int c = 0; c < columnKeys().size(); ++c) {
+        const QString& key = columnKeys()[c];
+        QString text = u"—"_s;
+        std::optional<double> conflictCount;
+        for (const auto& [k, v] : entry.metrics) {
+            if (k == key)
+                text = ReportMetrics::format(k, v);
+            if (k == u"smem_bank_conflicts")
+                conflictCount = v;
         }
+        // Reports in DESIGN.md's profile shape carry only the count: shown as such, never
+        // passed off as a share.
+        if (key == u"smem_conflict_share" && text == u"—" && conflictCount)
+            text = ReportMetrics::format(u"smem_bank_conflicts"_s, *conflictCount) + u" (count)"_s;
+        auto* item = new QTableWidgetItem(text);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        if (entry.metrics.isEmpty())
+            item->setToolTip(u"Not profiled: this report carries no hardware counters"_s);
+        m_table->setItem(row, c + 2, item);
     }
 }
 

@@ -7,6 +7,9 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QHash>
+#include <QPair>
+#include <QStringList>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -28,6 +31,15 @@ public:
     qint64 worstDelayMs() const { return m_worstDelay; }
     // CPU time the GUI thread itself spent inside the worst gap (what our code did there).
     qint64 worstCpuMs() const { return m_worstCpu; }
+    // With an EventTimingApplication: the events the GUI thread ran inside the worst gap, grouped
+    // by event type and receiver class, costliest first ("412 × MetaCall → kev::AgentTextView:
+    // 61 ms").
+    QStringList worstGapEvents() const { return m_worstEvents; }
+    // The gap in which the GUI thread itself worked longest (CPU time, whatever the machine's
+    // load), and the events it ran there: the figure our own code is responsible for.
+    qint64 busiestGapCpuMs() const { return m_busiestCpu; }
+    qint64 busiestGapDelayMs() const { return m_busiestDelay; }
+    QStringList busiestGapEvents() const { return m_busiestEvents; }
     double medianDelayMs() const;
     int samples() const { return int(m_delays.size()); }
     qint64 elapsedMs() const { return m_clock.isValid() ? m_clock.elapsed() : 0; }
@@ -35,8 +47,9 @@ public:
     // over 21.3 s".
     QString summary() const;
 
-    // CPU time of the calling thread, in milliseconds.
+    // CPU time of the calling thread, in milliseconds and microseconds.
     static qint64 threadCpuMs();
+    static qint64 threadCpuUs();
 
 private:
     void tick();
@@ -49,6 +62,10 @@ private:
     qint64 m_worstDelay = 0;
     qint64 m_worstCpu = 0;
     QVector<qint64> m_delays;
+    QStringList m_worstEvents;
+    qint64 m_busiestCpu = 0;
+    qint64 m_busiestDelay = 0;
+    QStringList m_busiestEvents;
 };
 
 // A QApplication that times each event it delivers on the GUI thread (outermost events only: a
@@ -73,8 +90,19 @@ public:
 
     bool notify(QObject* receiver, QEvent* event) override;
 
+    // The events since the last call, grouped by type and receiver class, costliest first; a
+    // StallProbe calls it on every tick, so it describes one gap of the event loop.
+    QStringList takeGap(int top = 6);
+
 private:
+    struct GapEntry {
+        const char* className = nullptr;
+        int type = 0;
+        int count = 0;
+        qint64 cpuUs = 0;
+    };
     QVector<SlowEvent> m_slowest;
+    QHash<QPair<const char*, int>, GapEntry> m_gap;
     int m_depth = 0;
     bool m_timing = false;
 };

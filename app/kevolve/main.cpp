@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
                 return;
             probe.stop();
             qInfo("kevolve: stall probe: %s", qPrintable(probe.summary()));
+            for (const QString& line : probe.worstGapEvents())
+                qInfo("kevolve: stall probe: in the worst gap: %s", qPrintable(line));
+            for (const QString& line : probe.busiestGapEvents())
+                qInfo("kevolve: stall probe: in the busiest gap: %s", qPrintable(line));
             for (const auto& e : app.slowest())
                 qInfo("kevolve: stall probe: %4lld ms GUI-thread CPU (%lld ms wall) in %s", e.cpuMs,
                       e.wallMs, qPrintable(e.what));

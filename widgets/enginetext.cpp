@@ -20,8 +20,8 @@ QString EngineText::state(Engine::State state, const QString& detail) {
     case Engine::State::Reviewing:
         return u"Reviewing"_s + on;
     case Engine::State::AwaitingGate:
-        return detail == u"plan" ? u"Waiting for you: approve, edit or reject the plan"_s
-                                 : u"Waiting for you: approve, edit or reject the result"_s;
+        return detail == u"plan" ? u"Waiting for your decision on the plan"_s
+                                 : u"Waiting for your decision on the result"_s;
     case Engine::State::Persisting:
         return u"Saving"_s + on;
     case Engine::State::Finished:

@@ -33,13 +33,14 @@ IterationTimeline::IterationTimeline(QWidget* parent)
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     // Widths from the font, so neither a header nor a long family name is clipped at any DPI.
     const QFontMetrics metrics = m_view->fontMetrics();
-    const int pad = 3 * metrics.averageCharWidth();
+    const int pad = 2 * metrics.averageCharWidth();
     m_view->setColumnWidth(TimelineModel::VersionColumn,
-                           metrics.horizontalAdvance(u"v1000 (it 1000)"_s) + 2 * pad + 16);
+                           metrics.horizontalAdvance(u"v999 (it 999)"_s) + pad);
+    // The status has its icon in front.
     m_view->setColumnWidth(TimelineModel::StatusColumn,
-                           metrics.horizontalAdvance(u"compile error"_s) + 2 * pad);
+                           metrics.horizontalAdvance(u"compile error"_s) + pad + 20);
     m_view->setColumnWidth(TimelineModel::FamilyColumn,
-                           metrics.horizontalAdvance(u"mma_sync_splitk"_s) + pad);
+                           metrics.horizontalAdvance(u"wgmma_tma"_s) + pad);
     fitSpeedupColumn();
     m_view->setAlternatingRowColors(true);
     m_view->setMinimumWidth(480);

@@ -154,16 +154,15 @@ void MainWindow::buildUi() {
     dock->setWidget(m_timeline);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
-    resizeDocks({dock}, {420}, Qt::Horizontal);
+    resizeDocks({dock}, {500}, Qt::Horizontal);
 
     m_stateLabel = new QLabel(this);
     m_stateLabel->setObjectName(u"stateLabel"_s);
     m_progressLabel = new QLabel(this);
     m_progressLabel->setObjectName(u"progressLabel"_s);
     // A long message is cut at the window's edge instead of widening the window.
-    for (QLabel* label : {m_stateLabel, m_progressLabel})
-        label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_stateLabel->setMinimumWidth(240);
+    m_progressLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_progressLabel->setMinimumWidth(120);
     m_runProgress = new RunProgress(this);
     statusBar()->addWidget(m_stateLabel);
     statusBar()->addWidget(m_progressLabel, 1);

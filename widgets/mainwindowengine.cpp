@@ -232,12 +232,13 @@ void MainWindow::refreshLivePanels() {
         if (u.review && c.review)
             m_review->setReview(u.version, *c.review);
     }
+    // The harness's stage first: a state that changed since (a gate) replaces it.
+    if (pending.harnessStage)
+        m_runProgress->setHarnessStage(*pending.harnessStage);
     if (pending.stateText) {
         m_stateLabel->setText(*pending.stateText);
         m_runProgress->setStage(*pending.stateText);
     }
-    if (pending.harnessStage)
-        m_runProgress->setHarnessStage(*pending.harnessStage);
     if (pending.progressText)
         m_progressLabel->setText(*pending.progressText);
     if (pending.versionsChanged) {

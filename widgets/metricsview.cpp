@@ -63,11 +63,17 @@ MetricsView::MetricsView(QWidget* parent)
     // Headers wrap to two lines instead of clipping a long metric name.
     m_table->horizontalHeader()->setDefaultAlignment(
         Qt::Alignment::fromInt(int(Qt::AlignCenter) | int(Qt::TextWordWrap)));
-    m_table->horizontalHeader()->setMinimumHeight(2 * fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setMinimumHeight(4 * fontMetrics().height() + 8);
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Narrow columns with wrapped headers: eight metrics fit beside the roofline at 1600 px.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    const int digits = fontMetrics().horizontalAdvance(u"0000.0 %"_s);
+    m_table->horizontalHeader()->setDefaultSectionSize(digits +
+                                                       2 * fontMetrics().averageCharWidth());
+    m_table->setColumnWidth(0, fontMetrics().horizontalAdvance(u"v1000"_s) + 12);
+    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setObjectName(u"metricsTable"_s);
 
     m_roof->setName(u"roofline"_s);
@@ -107,6 +113,7 @@ MetricsView::MetricsView(QWidget* parent)
     splitter->addWidget(m_view);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
+    m_view->setMinimumWidth(340);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(splitter);

@@ -281,7 +281,9 @@ void PerformanceChart::refresh() {
         }
         if (y && step.status == u"ok")
             line.append({x, *y});
-        if (y && step.isTrustworthy() && step.decision != u"rejected")
+        // A result still waiting at the gate is drawn, but is nobody's best yet.
+        if (y && step.isTrustworthy() && step.decision != u"rejected" &&
+            step.decision != u"pending")
             bestValue = std::max(bestValue, *y);
         if (bestValue > 0)
             best.append({x, bestValue});

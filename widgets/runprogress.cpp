@@ -24,7 +24,7 @@ RunProgress::RunProgress(QWidget* parent)
     setObjectName(u"runProgress"_s);
     m_bar->setObjectName(u"runProgressBar"_s);
     m_bar->setTextVisible(true);
-    m_bar->setMinimumWidth(420);
+    m_bar->setMinimumWidth(460);
     m_bar->setToolTip(u"Iterations of this run against its limit, what the engine does now, and "
                       "the time since the run started"_s);
     auto* layout = new QHBoxLayout(this);

@@ -45,7 +45,7 @@ void fill(QListWidget* list, const QStringList& dirs) {
     for (const QString& dir : dirs) {
         bool ok = false;
         const QString what = describe(dir, &ok);
-        auto* item = new QListWidgetItem(QFileInfo(dir).fileName() + u"\n"_s + what + u"  ·  "_s +
+        auto* item = new QListWidgetItem(QFileInfo(dir).fileName() + u"\n"_s + what + u"\n"_s +
                                          QDir::toNativeSeparators(dir));
         item->setData(Qt::UserRole, dir);
         item->setToolTip(QDir::toNativeSeparators(dir));
@@ -74,6 +74,11 @@ StartPage::StartPage(QWidget* parent)
     , m_recentNote(new QLabel(this)) {
     setObjectName(u"startPage"_s);
     m_recent->setObjectName(u"startRecent"_s);
+    for (QListWidget* list : {m_recent, m_examples}) {
+        list->setSpacing(4);
+        list->setTextElideMode(Qt::ElideMiddle);
+        list->setAlternatingRowColors(true);
+    }
     m_examples->setObjectName(u"startExamples"_s);
     m_example->setObjectName(u"startExample"_s);
     m_newSession->setObjectName(u"startNewSession"_s);

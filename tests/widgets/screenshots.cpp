@@ -194,6 +194,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     const QString out = args.at(1);
+    // The start page lists the shipped examples from the source tree.
+    if (qEnvironmentVariableIsEmpty("KEVOLVE_EXAMPLES"))
+        qputenv("KEVOLVE_EXAMPLES", QByteArray(KEV_SOURCE_DIR) + "/resources/examples");
     QDir().mkpath(out);
     QTemporaryDir tmp;
     const QString session = args.size() > 2 ? args.at(2) : buildSession(tmp.filePath(u"session"_s));

@@ -334,7 +334,8 @@ private slots:
         RunProgress* progress = window.runProgress();
         QVERIFY(progress->isVisible());
         QVERIFY2(progress->text().startsWith(u"Iteration 1 of 3"_s), qPrintable(progress->text()));
-        QVERIFY2(progress->text().contains(u"Waiting for you"_s), qPrintable(progress->text()));
+        QVERIFY2(progress->text().contains(u"Waiting for your decision"_s),
+                 qPrintable(progress->text()));
         QVERIFY(!window.statusText().contains(u"AwaitingGate"_s));
         // The result waiting for a decision is plotted already.
         window.chart()->refresh();

@@ -330,20 +330,26 @@ void PerformanceChart::refresh() {
     const double top = niceCeiling(maxY * 1.05);
     m_yTop = std::max(m_yTop, top);
     m_axisY->setRange(0, m_yTop);
-    m_axisY->setTickCount(6);
+    m_axisY->setTickCount(int(std::lround(m_yTop / niceUnit(m_yTop))) + 1);
+}
+
+double PerformanceChart::niceUnit(double value) {
+    // The smallest round interval (1, 2, 2.5 or 5 times a power of ten) that covers value in at
+    // most six steps.
+    const double raw = value / 6;
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    for (const double step : {1.0, 2.0, 2.5, 5.0}) {
+        if (step * decade >= raw - 1e-12 * decade)
+            return step * decade;
+    }
+    return 10 * decade;
 }
 
 double PerformanceChart::niceCeiling(double value) {
     if (!(value > 0))
         return 1;
-    // Five intervals of 1, 2, 2.5 or 5 times a power of ten.
-    const double raw = value / 5;
-    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
-    for (const double step : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-        if (step * decade >= raw)
-            return 5 * step * decade;
-    }
-    return 50 * decade;
+    const double unit = niceUnit(value);
+    return std::ceil(value / unit - 1e-9) * unit;
 }
 
 } // namespace kev

@@ -62,8 +62,9 @@ public:
 
     // The text a point's tooltip shows: version, status, plan and what was measured.
     QString pointToolTip(int version) const;
-    // A round axis top at or above value (1, 2, 2.5 or 5 times a power of ten, in five steps).
+    // A round axis top at or above value: whole steps of niceUnit(value), at most six.
     static double niceCeiling(double value);
+    static double niceUnit(double value);
 
 signals:
     void versionClicked(int version);

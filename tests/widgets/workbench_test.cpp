@@ -22,6 +22,7 @@
 #include "core/sessionstore.h"
 
 #include <QAction>
+#include <QChartView>
 #include <QComboBox>
 #include <QDir>
 #include <QHeaderView>
@@ -38,6 +39,7 @@
 #include <QTest>
 #include <QTextBlock>
 #include <QTextBrowser>
+#include <QValueAxis>
 
 using namespace Qt::StringLiterals;
 using namespace kev;
@@ -393,6 +395,47 @@ private slots:
         QCOMPARE(asked, 2);
         QVERIFY(waitFor([&] { return !finished.isEmpty(); }, 10000));
         QCOMPARE(finished.first().at(0).value<Engine::StopReason>(), Engine::StopReason::Cancelled);
+    }
+
+    void settingsProblemsAreNamed() {
+        AppSettings app;
+        QVERIFY(app.problems().isEmpty());
+        app.llmBaseUrl = u"localhost:8000/v1"_s;
+        app.harnessCommands = {u"/nonexistent/kevolve-harness serve"_s, u"sh -c true"_s};
+        const QStringList problems = app.problems();
+        QCOMPARE(problems.size(), 2);
+        QVERIFY2(problems[0].contains(u"localhost:8000/v1"_s), qPrintable(problems[0]));
+        QVERIFY2(problems[1].contains(u"/nonexistent/kevolve-harness"_s), qPrintable(problems[1]));
+        app.llmBaseUrl = u"http://gpu1:8000/v1"_s;
+        app.harnessCommands = {u"sh -c true"_s};
+        QVERIFY(app.problems().isEmpty());
+        // ~/.local/share/kevolve/sessions, the program's name once.
+        QVERIFY2(AppSettings::defaultSessionsRoot().endsWith(u"/kevolve/sessions"_s),
+                 qPrintable(AppSettings::defaultSessionsRoot()));
+        QVERIFY(!AppSettings::defaultSessionsRoot().contains(u"kevolve/kevolve"_s));
+    }
+
+    void chartAxisOnlyGrows() {
+        PerformanceChart chart;
+        QCOMPARE(PerformanceChart::niceCeiling(1.26), 1.5);
+        QCOMPARE(PerformanceChart::niceCeiling(0.93), 1.0);
+        QCOMPARE(PerformanceChart::niceCeiling(230), 250.0);
+        IterationSummary step;
+        step.status = u"ok"_s;
+        step.version = 1;
+        step.speedup = 2.2;
+        chart.addStep(step);
+        chart.refresh();
+        auto* axis = qobject_cast<QValueAxis*>(
+            chart.findChild<QChartView*>()->chart()->axes(Qt::Vertical).first());
+        QVERIFY(axis);
+        const double top = axis->max();
+        QVERIFY(top >= 2.2);
+        step.version = 2;
+        step.speedup = 0.5;
+        chart.addStep(step);
+        chart.refresh();
+        QCOMPARE(axis->max(), top);
     }
 
     void layoutChartModeAndTabAreKept() {

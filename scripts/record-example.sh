@@ -10,7 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/release}
-cli="$build/app/kevolve-cli/kevolve-cli"
+cli="$build/app/kevolve-cli"
 harness="$build/harness/kevolve-harness"
 for exe in "$cli" "$harness"; do
     [[ -x $exe ]] || { echo "record-example: $exe is missing; build with cmake --preset release" >&2; exit 2; }

@@ -14,15 +14,6 @@ QString versionLabel(int version) {
     return QStringLiteral("v") + QString::number(version);
 }
 
-double bestTrustworthySpeedup(const QVector<IterationSummary>& steps) {
-    double best = 0;
-    for (const auto& s : steps) {
-        if (s.isTrustworthy() && s.decision != QLatin1String("rejected"))
-            best = std::max(best, *s.speedup);
-    }
-    return best;
-}
-
 bool floorTargetApplies(const IterationSummary& step, const EngineSettings& settings) {
     return settings.targetFloorPercent > 0 && step.bound == QLatin1String("memory");
 }
@@ -63,6 +54,15 @@ QString targetMessage(const IterationSummary& step, const EngineSettings& settin
 }
 
 } // namespace
+
+double EngineRun::bestTrustworthySpeedup(const QVector<IterationSummary>& steps) {
+    double best = 0;
+    for (const auto& s : steps) {
+        if (s.isTrustworthy() && s.decision != QLatin1String("rejected"))
+            best = std::max(best, *s.speedup);
+    }
+    return best;
+}
 
 EngineRun::EngineRun(QObject* parent)
     : QObject(parent) {}
@@ -203,81 +203,6 @@ bool EngineRun::open(SessionStore store) {
     m_pool->start();
 
     QTimer::singleShot(0, this, &EngineRun::beginIteration);
-    return true;
-}
-
-bool EngineRun::ensureAgents(int index) {
-    while (m_agents.size() <= index)
-        m_agents.append(Agents{});
-    Agents& agents = m_agents[index];
-    QString error;
-    const auto settingsFor = [this](const QString& role) {
-        AgentSettings s = m_settings.agentSettings(role);
-        s.keyStore = m_keyStore;
-        return s;
-    };
-    if (!agents.planner) {
-        agents.planner =
-            AgentFactory::createPlanner(settingsFor(QStringLiteral("planner")), &error);
-        if (!agents.planner) {
-            fail(Engine::Failure::Agent, error);
-            return false;
-        }
-        agents.planner->setParent(this);
-        connect(agents.planner, &Planner::planAvailable, this,
-                [this, index](const Strategy& s, const AgentTurn& t) { onPlan(index, s, t); });
-        connect(agents.planner, &Planner::planFailed, this, [this, index](const QString& e) {
-            if (index < m_slots.size() && m_slots[index].phase == Phase::Planning)
-                fail(Engine::Failure::Agent, QStringLiteral("the planner failed: ") + e);
-        });
-        connect(agents.planner, &Planner::textAvailable, this, [this, index](const QString& chunk) {
-            if (index < m_slots.size())
-                emit agentTextAvailable(QStringLiteral("planner"), chunk,
-                                        m_slots[index].candidate.version);
-        });
-    }
-    if (!agents.coder) {
-        agents.coder = AgentFactory::createCoder(settingsFor(QStringLiteral("coder")), &error);
-        if (!agents.coder) {
-            fail(Engine::Failure::Agent, error);
-            return false;
-        }
-        agents.coder->setParent(this);
-        connect(
-            agents.coder, &Coder::codeAvailable, this,
-            [this, index](const QString& source, const AgentTurn& t) { onCode(index, source, t); });
-        connect(agents.coder, &Coder::codeFailed, this, [this, index](const QString& e) {
-            if (index < m_slots.size() && m_slots[index].phase == Phase::Coding)
-                fail(Engine::Failure::Agent, QStringLiteral("the coder failed: ") + e);
-        });
-        connect(agents.coder, &Coder::textAvailable, this, [this, index](const QString& chunk) {
-            if (index < m_slots.size())
-                emit agentTextAvailable(QStringLiteral("coder"), chunk,
-                                        m_slots[index].candidate.version);
-        });
-    }
-    if (!agents.reviewer) {
-        agents.reviewer =
-            AgentFactory::createReviewer(settingsFor(QStringLiteral("reviewer")), &error);
-        if (!agents.reviewer) {
-            fail(Engine::Failure::Agent, error);
-            return false;
-        }
-        agents.reviewer->setParent(this);
-        connect(
-            agents.reviewer, &Reviewer::reviewAvailable, this,
-            [this, index](const ReviewFeedback& f, const AgentTurn& t) { onReview(index, f, t); });
-        connect(agents.reviewer, &Reviewer::reviewFailed, this, [this, index](const QString& e) {
-            if (index < m_slots.size() && m_slots[index].phase == Phase::Reviewing)
-                fail(Engine::Failure::Agent, QStringLiteral("the reviewer failed: ") + e);
-        });
-        connect(agents.reviewer, &Reviewer::textAvailable, this,
-                [this, index](const QString& chunk) {
-                    if (index < m_slots.size())
-                        emit agentTextAvailable(QStringLiteral("reviewer"), chunk,
-                                                m_slots[index].candidate.version);
-                });
-    }
     return true;
 }
 
@@ -457,7 +382,8 @@ void EngineRun::codeSlot(int index) {
     if (slot.candidate.failedSources.isEmpty()) {
         coder->code(context(index), slot.candidate.strategy);
     } else {
-        const QString log = slot.candidate.report ? slot.candidate.report->compileLog : QString();
+        slot.compileError = slot.candidate.report;
+        const QString log = slot.compileError ? slot.compileError->compileLog : QString();
         slot.candidate.report.reset();
         coder->fixCompile(context(index), slot.candidate.strategy,
                           slot.candidate.failedSources.last(), log);
@@ -733,173 +659,6 @@ void EngineRun::resolveIteration(int chosenVersion, bool approved, const QString
     QTimer::singleShot(0, this, &EngineRun::beginIteration);
 }
 
-void EngineRun::approve(int version) {
-    if (!m_active || !m_gate)
-        return;
-    if (*m_gate == GateRequest::Kind::Plan) {
-        m_gate.reset();
-        for (int i = 0; i < m_slots.size(); ++i) {
-            if (m_slots[i].phase == Phase::Planned)
-                codeSlot(i);
-        }
-        return;
-    }
-    const int index = slotIndexOf(version);
-    if (index < 0) {
-        emit progressAvailable(version, QStringLiteral("gate"),
-                               versionLabel(version) + QStringLiteral(" is not in this iteration"),
-                               -1);
-        return;
-    }
-    m_slots[index].candidate.decision = Decision{Decision::Kind::Approved, QString()};
-    resolveIteration(version, true, QString());
-}
-
-void EngineRun::reject(int version, const QString& reason) {
-    if (!m_active || !m_gate)
-        return;
-    if (*m_gate == GateRequest::Kind::Plan) {
-        m_gate.reset();
-        m_humanNote = reason;
-        for (int i = 0; i < m_slots.size() && m_active; ++i)
-            planSlot(i);
-        return;
-    }
-    const int index = slotIndexOf(version);
-    if (index < 0) {
-        emit progressAvailable(version, QStringLiteral("gate"),
-                               versionLabel(version) + QStringLiteral(" is not in this iteration"),
-                               -1);
-        return;
-    }
-    m_slots[index].candidate.decision = Decision{Decision::Kind::Rejected, reason};
-    if (m_slots.size() == 1)
-        m_forceReplan = m_lastFeedback && m_lastFeedback->blamesStrategy();
-    resolveIteration(0, false, reason);
-}
-
-void EngineRun::submitCode(int version, const QString& source) {
-    if (!m_active || m_gate != GateRequest::Kind::Result)
-        return;
-    const int index = slotIndexOf(version);
-    if (index < 0) {
-        emit progressAvailable(version, QStringLiteral("gate"),
-                               versionLabel(version) + QStringLiteral(" is not in this iteration"),
-                               -1);
-        return;
-    }
-    m_slots[index].candidate.decision =
-        Decision{Decision::Kind::Edited,
-                 QStringLiteral("code edited as v") + QString::number(m_nextVersion)};
-    startEditIteration(version, QStringLiteral("human_code"), m_slots[index].candidate.strategy,
-                       source);
-}
-
-void EngineRun::submitPlan(int version, const Strategy& strategy) {
-    if (!m_active || !m_gate)
-        return;
-    const QStringList problems = strategy.validate();
-    const int index = slotIndexOf(version);
-    if (!problems.isEmpty() || index < 0) {
-        emit progressAvailable(
-            version, QStringLiteral("gate"),
-            index < 0 ? versionLabel(version) + QStringLiteral(" is not in this iteration")
-                      : QStringLiteral("the edited plan is invalid:\n") + problems.join(u'\n'),
-            -1);
-        return;
-    }
-    if (*m_gate == GateRequest::Kind::Plan) {
-        m_gate.reset();
-        Slot& slot = m_slots[index];
-        slot.candidate.strategy = strategy;
-        slot.candidate.origin = QStringLiteral("human_plan");
-        slot.phase = Phase::Planned;
-        emit planAvailable(slot.candidate.version, strategy);
-        for (int i = 0; i < m_slots.size() && m_active; ++i) {
-            if (m_slots[i].phase == Phase::Planned)
-                codeSlot(i);
-        }
-        return;
-    }
-    m_slots[index].candidate.decision =
-        Decision{Decision::Kind::Edited,
-                 QStringLiteral("plan edited as v") + QString::number(m_nextVersion)};
-    startEditIteration(version, QStringLiteral("human_plan"), strategy, QString());
-}
-
-void EngineRun::startEditIteration(int parentVersion, const QString& origin,
-                                   const Strategy& strategy, const QString& source) {
-    for (auto& slot : m_slots) {
-        if (!persist(slot))
-            return;
-    }
-    if (auto parent = candidateFor(parentVersion))
-        m_parent = parent;
-    m_lastFeedback = m_parent ? m_parent->review : std::nullopt;
-    m_humanNote.clear();
-    m_bestHistory.append(bestTrustworthySpeedup(m_store->steps()));
-    emit iterationFinished(m_iteration, parentVersion, m_store->bestVersion().value_or(0));
-    m_gate.reset();
-
-    ++m_iteration;
-    ++m_iterationsThisRun;
-    m_slots.clear();
-    Slot slot;
-    slot.candidate.version = m_nextVersion++;
-    slot.candidate.iteration = m_iteration;
-    slot.candidate.parentVersion = parentVersion;
-    slot.candidate.origin = origin;
-    slot.candidate.strategy = strategy;
-    slot.clock.start();
-    m_slots.append(slot);
-    if (!ensureAgents(0))
-        return;
-    emit planAvailable(slot.candidate.version, strategy);
-    if (origin == QLatin1String("human_code")) {
-        Slot& s = m_slots[0];
-        s.candidate.source = source;
-        s.candidate.codeAttempts = 1;
-        AgentTurn turn;
-        turn.role = QStringLiteral("coder");
-        turn.backend = QStringLiteral("human");
-        turn.reply = source;
-        s.candidate.turns.append(turn);
-        emit codeAvailable(s.candidate.version, source, 1);
-        evaluateSlot(0);
-    } else {
-        codeSlot(0);
-    }
-}
-
-void EngineRun::stop() {
-    if (!m_active)
-        return;
-    m_stopRequested = true;
-    if (m_gate) {
-        for (auto& slot : m_slots) {
-            if (slot.phase == Phase::Done) {
-                slot.candidate.decision = Decision{Decision::Kind::Pending, QString()};
-                if (!persist(slot))
-                    return;
-            }
-        }
-        finish(Engine::StopReason::UserStop, QStringLiteral("stopped by the user at the gate"));
-    }
-}
-
-void EngineRun::cancel() {
-    if (!m_active)
-        return;
-    for (auto& slot : m_slots) {
-        if (slot.phase == Phase::Done && !slot.persisted) {
-            slot.candidate.decision = Decision{Decision::Kind::Pending, QString()};
-            if (!persist(slot))
-                return;
-        }
-    }
-    finish(Engine::StopReason::Cancelled, QStringLiteral("cancelled; completed steps are saved"));
-}
-
 void EngineRun::halt() {
     for (auto& agents : m_agents) {
         if (Planner* planner = agents.planner.data())
@@ -909,6 +668,8 @@ void EngineRun::halt() {
         if (Reviewer* reviewer = agents.reviewer.data())
             reviewer->cancel();
     }
+    // The next start or resume builds its agents from its own session's settings.
+    dropAgents();
     if (m_pool) {
         m_pool->killAll();
         m_pool->deleteLater();

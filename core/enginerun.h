@@ -73,10 +73,14 @@ private:
         QString requestId;
         QElapsedTimer clock;
         bool persisted = false;
+        // The harness's report of the last source that did not compile, while the coder repairs
+        // it: what the step records if the repair fails.
+        std::optional<EvaluationReport> compileError;
     };
 
     bool open(SessionStore store);
     bool ensureAgents(int index);
+    void dropAgents();
     AgentContext context(int beamIndex) const;
     void setState(Engine::State state, const QString& detail);
 
@@ -86,6 +90,7 @@ private:
     void onPlan(int index, const Strategy& strategy, const AgentTurn& turn);
     void codeSlot(int index);
     void onCode(int index, const QString& source, const AgentTurn& turn);
+    void onCodeFailed(int index, const QString& error);
     void evaluateSlot(int index);
     void onResult(const QString& requestId, const EvaluationReport& report);
     void learnDevice(const EvaluationReport& report);
@@ -103,6 +108,8 @@ private:
     std::optional<Engine::StopReason> stopTest(QString* message) const;
     int suggestedVersion() const;
     int slotIndexOf(int version) const;
+    // The best speedup of a trustworthy step nobody rejected (0 = none), for the plateau rule.
+    static double bestTrustworthySpeedup(const QVector<IterationSummary>& steps);
     std::optional<Candidate> candidateFor(int version) const;
 
     void finish(Engine::StopReason reason, const QString& message);

@@ -1,6 +1,7 @@
 #include "agenttextview.h"
 
 #include <QScrollBar>
+#include <QTextBlock>
 #include <QTextCursor>
 
 namespace kev {
@@ -32,11 +33,54 @@ void AgentTextView::appendChunk(const QString& chunk) {
 }
 
 void AgentTextView::startTurn(const QString& header) {
-    flush();
-    if (!document()->isEmpty())
-        m_pending += u"\n"_s;
+    // Buffered like the chunks (a new version starts three turns at once). A blank line between
+    // turns, whether or not the last reply ended its line; the document ends its text with a
+    // newline exactly when its last block is empty.
+    bool empty = false;
+    bool endsLine = false;
+    if (!m_pending.isEmpty())
+        endsLine = m_pending.endsWith(u'\n');
+    else if (document()->isEmpty())
+        empty = true;
+    else
+        endsLine = document()->lastBlock().text().isEmpty();
+    if (!empty)
+        m_pending += endsLine ? u"\n"_s : u"\n\n"_s;
     m_pending += u"── "_s + header + u" ──\n"_s;
+    if (!m_flushTimer.isActive())
+        m_flushTimer.start();
+}
+
+void AgentTextView::showRecorded(const QString& role, int version,
+                                 const QVector<AgentTurn>& turns) {
+    clearText();
+    int shown = 0;
+    for (const AgentTurn& turn : turns) {
+        if (turn.role != role)
+            continue;
+        QString header = u"%1, v%2 — %3"_s.arg(role).arg(version).arg(turn.backend);
+        if (!turn.model.isEmpty())
+            header += u" ("_s + turn.model + u')';
+        if (turn.tokensIn + turn.tokensOut > 0)
+            header += u", %1 + %2 tokens"_s.arg(turn.tokensIn).arg(turn.tokensOut);
+        startTurn(header);
+        if (!turn.prompt.isEmpty())
+            m_pending += u"▶ asked:\n"_s + turn.prompt.trimmed() + u"\n\n"_s;
+        m_pending += u"◀ answered:\n"_s +
+                     (turn.reply.trimmed().isEmpty() ? u"(no text)"_s : turn.reply.trimmed()) +
+                     u'\n';
+        ++shown;
+    }
+    if (shown == 0)
+        m_pending = u"(no %1 turn recorded for v%2)\n"_s.arg(role).arg(version);
     flush();
+    moveCursor(QTextCursor::Start);
+}
+
+void AgentTextView::clearText() {
+    m_flushTimer.stop();
+    m_pending.clear();
+    clear();
 }
 
 void AgentTextView::flush() {

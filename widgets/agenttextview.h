@@ -2,8 +2,11 @@
 // buffered and flushed on a timer, so a fast stream costs one repaint per tick, not one per token.
 #pragma once
 
+#include "core/agentturn.h"
+
 #include <QPlainTextEdit>
 #include <QTimer>
+#include <QVector>
 
 namespace kev {
 
@@ -15,6 +18,11 @@ public:
     void appendChunk(const QString& chunk);
     // Starts a new turn: a header line, then the chunks that follow.
     void startTurn(const QString& header);
+    // A recorded version's turns of one role (prompt and reply, from logs/run_vN.json), in place
+    // of the live text.
+    void showRecorded(const QString& role, int version, const QVector<kev::AgentTurn>& turns);
+    // Drops the text and anything buffered (a new session).
+    void clearText();
     // Writes what is buffered now (tests and the end of a turn).
     void flush();
 

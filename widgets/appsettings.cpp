@@ -2,7 +2,9 @@
 
 #include <QDir>
 #include <QSettings>
+#include <QFileInfo>
 #include <QStandardPaths>
+#include <QUrl>
 
 namespace kev {
 
@@ -16,13 +18,15 @@ AppSettings AppSettings::load(QSettings& settings) {
     s.harnessCommands = settings.value(u"harness/commands"_s).toStringList();
     s.gpu = settings.value(u"harness/gpu"_s, 0).toInt();
     s.recentSessions = settings.value(u"sessions/recent"_s).toStringList();
-    s.sessionsRoot =
-        settings
-            .value(u"sessions/root"_s,
-                   QDir(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation))
-                       .filePath(u"sessions"_s))
-            .toString();
+    s.sessionsRoot = settings.value(u"sessions/root"_s, defaultSessionsRoot()).toString();
     return s;
+}
+
+QString AppSettings::defaultSessionsRoot() {
+    // ~/.local/share/kevolve/sessions: the generic data folder plus the program's name once
+    // (AppLocalDataLocation would repeat it as organisation and application).
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation))
+        .filePath(u"kevolve/sessions"_s);
 }
 
 void AppSettings::save(QSettings& settings) const {
@@ -41,6 +45,29 @@ void AppSettings::addRecent(const QString& dir) {
     recentSessions.prepend(path);
     while (recentSessions.size() > kMaxRecent)
         recentSessions.removeLast();
+}
+
+QStringList AppSettings::problems() const {
+    QStringList problems;
+    if (!llmBaseUrl.isEmpty()) {
+        const QUrl url(llmBaseUrl, QUrl::StrictMode);
+        if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") ||
+            url.host().isEmpty())
+            problems << u"Base URL \"%1\" is not an http:// or https:// URL with a host"_s.arg(
+                llmBaseUrl);
+    }
+    for (const QString& command : harnessCommands) {
+        // The first word is the program (kevolve-harness, ssh, srun); what it runs remotely is
+        // its business.
+        const QString program = command.section(u' ', 0, 0, QString::SectionSkipEmpty);
+        const bool found = program.contains(u'/')
+                               ? QFileInfo(program).isExecutable()
+                               : !QStandardPaths::findExecutable(program).isEmpty();
+        if (!found)
+            problems << u"Harness launcher \"%1\": the program \"%2\" is not found"_s.arg(command,
+                                                                                          program);
+    }
+    return problems;
 }
 
 QString AppSettings::keyService() const {

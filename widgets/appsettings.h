@@ -26,8 +26,13 @@ struct AppSettings {
     static constexpr int kMaxRecent = 10;
 
     static AppSettings load(QSettings& settings);
+    // Where new sessions go unless the settings say otherwise: ~/.local/share/kevolve/sessions.
+    static QString defaultSessionsRoot();
     void save(QSettings& settings) const;
     void addRecent(const QString& dir);
+    // What is wrong, each naming its field: a base URL that is not http(s), a harness launcher
+    // whose program is not found. Empty = nothing found wrong.
+    QStringList problems() const;
 
     // The keyring service of the LLM key: the preset's id.
     QString keyService() const;

@@ -3,14 +3,18 @@
 #include "reportmetrics.h"
 #include "statusstyle.h"
 
+#include <QComboBox>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QTableWidget>
 #include <QTextBlock>
 #include <QVBoxLayout>
@@ -74,15 +78,61 @@ DiffView::DiffView(QWidget* parent)
     , m_left(makeEditor(this))
     , m_right(makeEditor(this))
     , m_fields(makeTable({u"Strategy field"_s, u"before"_s, u"after"_s}, this))
-    , m_metrics(makeTable({u"Measured"_s, u"before"_s, u"after"_s, u"change"_s}, this)) {
+    , m_metrics(makeTable({u"Measured"_s, u"before"_s, u"after"_s, u"change"_s}, this))
+    , m_leftPicker(new QComboBox(this))
+    , m_rightPicker(new QComboBox(this))
+    , m_bestButton(new QPushButton(u"Against the &best"_s, this))
+    , m_versions(new QStandardItemModel(this)) {
+    m_leftPicker->setModel(m_versions);
+    m_rightPicker->setModel(m_versions);
+    m_leftPicker->setObjectName(u"diffLeftVersion"_s);
+    m_rightPicker->setObjectName(u"diffRightVersion"_s);
+    m_leftPicker->setToolTip(u"The older side of the diff: any version of the session"_s);
+    m_rightPicker->setToolTip(u"The newer side of the diff: any version of the session"_s);
+    m_bestButton->setToolTip(u"Compare the right-hand version with the session's best"_s);
+    for (QComboBox* picker : {m_leftPicker, m_rightPicker}) {
+        picker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        picker->setMinimumContentsLength(10);
+        connect(picker, &QComboBox::activated, this, [this] {
+            const int a = m_leftPicker->currentData().toInt();
+            const int b = m_rightPicker->currentData().toInt();
+            if (a > 0 && b > 0 && a != b)
+                emit diffRequested(std::min(a, b), std::max(a, b));
+        });
+    }
+    connect(m_bestButton, &QPushButton::clicked, this, [this] {
+        const int other = m_rightPicker->currentData().toInt();
+        if (m_bestVersion > 0 && other > 0 && other != m_bestVersion)
+            emit diffRequested(std::min(other, m_bestVersion), std::max(other, m_bestVersion));
+    });
+    auto* compareLabel = new QLabel(u"&Compare"_s, this);
+    compareLabel->setBuddy(m_leftPicker);
+    auto* pickers = new QHBoxLayout;
+    pickers->addWidget(compareLabel);
+    pickers->addWidget(m_leftPicker);
+    pickers->addWidget(new QLabel(u"with"_s, this));
+    pickers->addWidget(m_rightPicker);
+    pickers->addWidget(m_bestButton);
+    pickers->addSpacing(12);
+    pickers->addWidget(m_header, 1);
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Wraps rather than widening the window: the diff tab shares it with the timeline.
+    m_header->setWordWrap(true);
+    m_header->setMinimumWidth(160);
     m_left->setObjectName(u"diffLeft"_s);
     m_right->setObjectName(u"diffRight"_s);
     m_fields->setObjectName(u"diffStrategy"_s);
     m_metrics->setObjectName(u"diffMetrics"_s);
 
+    // Equal halves that never collapse: a side squeezed to nothing hides what changed.
     auto* sources = new QSplitter(Qt::Horizontal, this);
     sources->addWidget(m_left);
     sources->addWidget(m_right);
+    sources->setChildrenCollapsible(false);
+    sources->setStretchFactor(0, 1);
+    sources->setStretchFactor(1, 1);
+    m_left->setMinimumWidth(200);
+    m_right->setMinimumWidth(200);
     auto* tables = new QSplitter(Qt::Horizontal, this);
     tables->addWidget(m_fields);
     tables->addWidget(m_metrics);
@@ -94,8 +144,8 @@ DiffView::DiffView(QWidget* parent)
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
-    layout->addWidget(m_header);
-    layout->addWidget(all);
+    layout->addLayout(pickers);
+    layout->addWidget(all, 1);
 
     // The two sides are aligned row for row, so one scroll position fits both.
     for (auto [from, to] : {std::pair{m_left, m_right}, std::pair{m_right, m_left}}) {
@@ -117,6 +167,10 @@ void DiffView::setCandidates(const Candidate& left, const Candidate& right) {
             .arg(changedLineCount())
             .arg(m_fieldChanges.size()));
     showSources();
+    const QSignalBlocker blockLeft(m_leftPicker);
+    const QSignalBlocker blockRight(m_rightPicker);
+    m_leftPicker->setCurrentIndex(m_leftPicker->findData(left.version));
+    m_rightPicker->setCurrentIndex(m_rightPicker->findData(right.version));
 
     m_fields->setRowCount(int(m_fieldChanges.size()));
     for (int i = 0; i < m_fieldChanges.size(); ++i) {
@@ -135,6 +189,28 @@ void DiffView::setCandidates(const Candidate& left, const Candidate& right) {
     }
 }
 
+void DiffView::setVersions(const QVector<int>& versions, int bestVersion) {
+    m_bestVersion = bestVersion;
+    const int left = m_leftPicker->currentData().toInt();
+    const int right = m_rightPicker->currentData().toInt();
+    const QSignalBlocker blockLeft(m_leftPicker);
+    const QSignalBlocker blockRight(m_rightPicker);
+    // One model for both pickers, filled in one insertion: a 1,000-step session stays cheap.
+    QList<QStandardItem*> items;
+    items.reserve(versions.size());
+    for (int v : versions) {
+        auto* item = new QStandardItem(v == bestVersion ? u"v%1 (best)"_s.arg(v) : u"v%1"_s.arg(v));
+        item->setData(v, Qt::UserRole);
+        items.append(item);
+    }
+    m_versions->clear();
+    m_versions->invisibleRootItem()->appendRows(items);
+    m_leftPicker->setCurrentIndex(std::max(0, m_leftPicker->findData(left)));
+    m_rightPicker->setCurrentIndex(right > 0 ? std::max(0, m_rightPicker->findData(right))
+                                             : m_rightPicker->count() - 1);
+    m_bestButton->setEnabled(bestVersion > 0);
+}
+
 void DiffView::clear() {
     m_rows.clear();
     m_fieldChanges.clear();
@@ -143,7 +219,8 @@ void DiffView::clear() {
     m_right->clear();
     m_fields->setRowCount(0);
     m_metrics->setRowCount(0);
-    m_header->setText(u"<b>Diff</b> — select two versions in the timeline and choose Diff"_s);
+    m_header->setText(u"pick two versions here, or select two rows in the timeline and press "
+                      "Ctrl+D (Ctrl+Shift+D: the shown version against the best)"_s);
 }
 
 int DiffView::changedLineCount() const {

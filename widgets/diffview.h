@@ -7,7 +7,10 @@
 
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
+class QPushButton;
+class QStandardItemModel;
 class QPlainTextEdit;
 class QTableWidget;
 
@@ -32,6 +35,10 @@ public:
 
     void setCandidates(const kev::Candidate& left, const kev::Candidate& right);
     void clear();
+    // The versions the pickers offer (ascending) and the session's best (0 = none yet).
+    void setVersions(const QVector<int>& versions, int bestVersion);
+    QComboBox* leftPicker() const { return m_leftPicker; }
+    QComboBox* rightPicker() const { return m_rightPicker; }
 
     QVector<DiffRow> rows() const { return m_rows; }
     QVector<FieldChange> strategyChanges() const { return m_fieldChanges; }
@@ -49,6 +56,11 @@ public:
     QPlainTextEdit* leftEditor() const { return m_left; }
     QPlainTextEdit* rightEditor() const { return m_right; }
 
+signals:
+    // A version picked in the pickers (left < right): the window loads both and calls
+    // setCandidates.
+    void diffRequested(int left, int right);
+
 private:
     void showSources();
 
@@ -57,6 +69,11 @@ private:
     QPlainTextEdit* m_right;
     QTableWidget* m_fields;
     QTableWidget* m_metrics;
+    QComboBox* m_leftPicker;
+    QComboBox* m_rightPicker;
+    QPushButton* m_bestButton;
+    QStandardItemModel* m_versions;
+    int m_bestVersion = 0;
     QVector<DiffRow> m_rows;
     QVector<FieldChange> m_fieldChanges;
     QVector<MetricDelta> m_metricDeltas;

@@ -31,10 +31,17 @@ IterationTimeline::IterationTimeline(QWidget* parent)
     m_view->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_view->setColumnWidth(TimelineModel::VersionColumn, 90);
-    m_view->setColumnWidth(TimelineModel::StatusColumn, 120);
-    m_view->setColumnWidth(TimelineModel::FamilyColumn, 100);
-    m_view->setColumnWidth(TimelineModel::SpeedupColumn, 80);
+    // Widths from the font, so neither a header nor a long family name is clipped at any DPI.
+    const QFontMetrics metrics = m_view->fontMetrics();
+    const int pad = 2 * metrics.averageCharWidth();
+    m_view->setColumnWidth(TimelineModel::VersionColumn,
+                           metrics.horizontalAdvance(u"v999 (it 999)"_s) + pad);
+    // The status has its icon in front.
+    m_view->setColumnWidth(TimelineModel::StatusColumn,
+                           metrics.horizontalAdvance(u"compile error"_s) + pad + 20);
+    m_view->setColumnWidth(TimelineModel::FamilyColumn,
+                           metrics.horizontalAdvance(u"wgmma_tma"_s) + pad);
+    fitSpeedupColumn();
     m_view->setAlternatingRowColors(true);
     m_view->setMinimumWidth(480);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -53,15 +60,20 @@ IterationTimeline::IterationTimeline(QWidget* parent)
                 emit versionSelected(current.data(TimelineModel::VersionRole).toInt());
             });
     connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
-        const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+        const QVector<int> versions = selectedVersions();
+        const int best = m_model->bestVersion();
         QMenu menu(this);
         QAction* diff = menu.addAction(u"Diff the two selected versions"_s);
-        diff->setEnabled(rows.size() == 2);
-        if (menu.exec(m_view->viewport()->mapToGlobal(pos)) == diff && rows.size() == 2) {
-            int a = rows[0].data(TimelineModel::VersionRole).toInt();
-            int b = rows[1].data(TimelineModel::VersionRole).toInt();
-            emit diffRequested(std::min(a, b), std::max(a, b));
-        }
+        diff->setShortcut(u"Ctrl+D"_s);
+        diff->setEnabled(versions.size() == 2);
+        QAction* diffBest = menu.addAction(u"Diff against the best (v%1)"_s.arg(best));
+        diffBest->setShortcut(u"Ctrl+Shift+D"_s);
+        diffBest->setEnabled(versions.size() == 1 && best > 0 && versions.first() != best);
+        QAction* chosen = menu.exec(m_view->viewport()->mapToGlobal(pos));
+        if (chosen == diff)
+            emit diffRequested(versions[0], versions[1]);
+        else if (chosen == diffBest)
+            emit diffRequested(std::min(best, versions.first()), std::max(best, versions.first()));
     });
     updateSummary();
 }
@@ -87,7 +99,19 @@ void IterationTimeline::setBestVersion(int version) {
 
 void IterationTimeline::setReferenceName(const QString& name) {
     m_model->setReferenceName(name);
+    fitSpeedupColumn();
     updateSummary();
+}
+
+void IterationTimeline::fitSpeedupColumn() {
+    const QFontMetrics metrics = m_view->horizontalHeader()->fontMetrics();
+    const QString header =
+        m_model->headerData(TimelineModel::SpeedupColumn, Qt::Horizontal, Qt::DisplayRole)
+            .toString();
+    m_view->setColumnWidth(
+        TimelineModel::SpeedupColumn,
+        std::max(metrics.horizontalAdvance(u"0.000× (CI)"_s), metrics.horizontalAdvance(header)) +
+            4 * metrics.averageCharWidth());
 }
 
 void IterationTimeline::clear() {
@@ -98,12 +122,35 @@ void IterationTimeline::clear() {
 
 void IterationTimeline::selectVersion(int version) {
     const int row = m_model->rowOfVersion(version);
-    if (row < 0)
+    // The current row already shows it: keep the selection (a Ctrl+click adds a second row for a
+    // diff; re-selecting here would clear it).
+    if (row < 0 || m_view->currentIndex().row() == row)
         return;
     m_selecting = true;
     m_view->selectionModel()->setCurrentIndex(
         m_model->index(row, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     m_view->scrollTo(m_model->index(row, 0));
+    m_selecting = false;
+}
+
+QVector<int> IterationTimeline::selectedVersions() const {
+    QVector<int> versions;
+    for (const QModelIndex& row : m_view->selectionModel()->selectedRows())
+        versions << row.data(TimelineModel::VersionRole).toInt();
+    std::sort(versions.begin(), versions.end());
+    return versions;
+}
+
+void IterationTimeline::selectVersions(const QVector<int>& versions) {
+    m_selecting = true;
+    QItemSelection selection;
+    for (int version : versions) {
+        const int row = m_model->rowOfVersion(version);
+        if (row >= 0)
+            selection.select(m_model->index(row, 0),
+                             m_model->index(row, m_model->columnCount() - 1));
+    }
+    m_view->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
     m_selecting = false;
 }
 
@@ -119,7 +166,8 @@ void IterationTimeline::updateSummary() {
     for (const auto& step : steps) {
         if (step.status == u"ok")
             ++correct;
-        if (step.isTrustworthy())
+        // A version a person rejected is never the best, whatever it measured.
+        if (step.isTrustworthy() && step.decision != u"rejected")
             best = std::max(best, *step.speedup);
     }
     QString text = u"%1 versions, %2 correct"_s.arg(steps.size()).arg(correct);

@@ -28,16 +28,21 @@ public:
     // Selects the row of a version without emitting versionSelected.
     void selectVersion(int version);
     int selectedVersion() const;
+    // The selected rows' versions, ascending (two of them make a diff).
+    QVector<int> selectedVersions() const;
+    void selectVersions(const QVector<int>& versions);
     TimelineModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
 
 signals:
     void versionSelected(int version);
-    // The person asked to compare two versions (two rows selected, "Diff" from the context menu).
+    // The person asked to compare two versions (left < right): two rows selected, or one against
+    // the best, from the context menu or the window's Diff actions.
     void diffRequested(int left, int right);
 
 private:
     void updateSummary();
+    void fitSpeedupColumn();
 
     TimelineModel* m_model;
     QTableView* m_view;

@@ -7,17 +7,19 @@
 #include "iterationtimeline.h"
 #include "keyringkeystore.h"
 #include "metricsview.h"
-#include "newsessiondialog.h"
 #include "performancechart.h"
 #include "reviewpanel.h"
-#include "settingsdialog.h"
+#include "runprogress.h"
+#include "startpage.h"
 #include "strategypanel.h"
+#include "statusstyle.h"
 #include "timelinemodel.h"
 
 #include "core/exporter.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -25,14 +27,15 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QToolBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace kev {
 
@@ -43,10 +46,6 @@ namespace {
 // tick stays far below the 50 ms a person notices.
 constexpr int kReportsPerTick = 8;
 
-bool isActive(Engine::State state) {
-    return state != Engine::State::Idle && state != Engine::State::Finished &&
-           state != Engine::State::Failed;
-}
 } // namespace
 
 MainWindow::MainWindow(std::shared_ptr<QSettings> settings, QWidget* parent)
@@ -56,7 +55,6 @@ MainWindow::MainWindow(std::shared_ptr<QSettings> settings, QWidget* parent)
     , m_keys(std::make_shared<KeyringKeyStore>())
     , m_engine(new Engine(this)) {
     m_engine->setKeyStore(m_keys);
-    m_keys->load(m_app.keyService());
     m_reasonProvider = [this](int version) {
         bool ok = false;
         const QString reason = QInputDialog::getMultiLineText(
@@ -64,12 +62,26 @@ MainWindow::MainWindow(std::shared_ptr<QSettings> settings, QWidget* parent)
             u"Why? The reason is fed back to the agents for the next iteration."_s, QString(), &ok);
         return ok ? reason.trimmed() : QString();
     };
+    m_quitConfirmer = [this] {
+        return QMessageBox::question(
+                   this, u"Quit during a run?"_s,
+                   u"A session is running. Quit and stop it? Completed steps are saved; the "
+                   "iteration in progress is lost. Run continues the session later."_s,
+                   QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+    };
     buildActions();
     buildUi();
     connectEngine();
+    loadKey();
+    m_liveRefresh.setSingleShot(true);
+    m_liveRefresh.setInterval(0);
+    connect(&m_liveRefresh, &QTimer::timeout, this, &MainWindow::refreshLivePanels);
     m_reportLoader.setInterval(0);
     connect(&m_reportLoader, &QTimer::timeout, this, &MainWindow::loadNextReports);
     rebuildRecentMenu();
+    rebuildExamples();
+    restoreWindowState();
+    showStartPage();
     updateActions();
     updateTitle();
 }
@@ -77,119 +89,6 @@ MainWindow::MainWindow(std::shared_ptr<QSettings> settings, QWidget* parent)
 MainWindow::~MainWindow() {
     if (m_engine->isRunning())
         m_engine->cancel();
-}
-
-void MainWindow::buildActions() {
-    QMenu* file = menuBar()->addMenu(u"&Session"_s);
-    m_newSession = file->addAction(u"&New session…"_s);
-    m_newSession->setShortcut(QKeySequence::New);
-    m_open = file->addAction(u"&Open session…"_s);
-    m_open->setShortcut(QKeySequence::Open);
-    m_recentMenu = file->addMenu(u"Open &recent"_s);
-    m_examplesMenu = file->addMenu(u"Open e&xample"_s);
-    for (const QString& dir : exampleSessions()) {
-        QAction* a = m_examplesMenu->addAction(QFileInfo(dir).fileName());
-        connect(a, &QAction::triggered, this, [this, dir] {
-            QString error;
-            if (!openSession(dir, &error))
-                showError(u"Open example"_s, error);
-        });
-    }
-    m_examplesMenu->setEnabled(!m_examplesMenu->isEmpty());
-    m_export = file->addAction(u"&Export kernel…"_s);
-    m_export->setShortcut(u"Ctrl+E"_s);
-    file->addSeparator();
-    m_settingsAction = file->addAction(u"Se&ttings…"_s);
-    file->addSeparator();
-    QAction* quit = file->addAction(u"&Quit"_s);
-    quit->setShortcut(QKeySequence::Quit);
-
-    QMenu* run = menuBar()->addMenu(u"&Run"_s);
-    m_run = run->addAction(u"Run"_s);
-    m_run->setShortcut(u"F5"_s);
-    m_run->setToolTip(u"Start a session, or continue the open one"_s);
-    m_pause = run->addAction(u"Pause"_s);
-    m_pause->setShortcut(u"F6"_s);
-    m_pause->setToolTip(u"Stop after the iteration in progress"_s);
-    m_stop = run->addAction(u"Stop"_s);
-    m_stop->setShortcut(u"Shift+F5"_s);
-    m_stop->setToolTip(u"Stop now: kill agent requests and harness children"_s);
-    run->addSeparator();
-    m_automatic = run->addAction(u"Automatic"_s);
-    m_automatic->setCheckable(true);
-    m_automatic->setToolTip(u"Approve the engine's choice at every gate instead of waiting"_s);
-    m_follow = run->addAction(u"Follow the run"_s);
-    m_follow->setCheckable(true);
-    m_follow->setChecked(true);
-
-    QToolBar* bar = addToolBar(u"Main"_s);
-    bar->setObjectName(u"mainToolBar"_s);
-    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    for (QAction* a : {m_newSession, m_open, m_export})
-        bar->addAction(a);
-    bar->addSeparator();
-    for (QAction* a : {m_run, m_pause, m_stop, m_automatic, m_follow})
-        bar->addAction(a);
-
-    connect(quit, &QAction::triggered, this, &QWidget::close);
-    connect(m_newSession, &QAction::triggered, this, [this] {
-        NewSessionDialog dialog(m_app, !isAutomatic(), this);
-        if (dialog.exec() != QDialog::Accepted || !dialog.task())
-            return;
-        startSession(*dialog.task(), dialog.settings(), dialog.sessionDir());
-    });
-    connect(m_open, &QAction::triggered, this, [this] {
-        const QString dir =
-            QFileDialog::getExistingDirectory(this, u"Open session"_s, m_app.sessionsRoot);
-        QString error;
-        if (!dir.isEmpty() && !openSession(dir, &error))
-            showError(u"Open session"_s, error);
-    });
-    connect(m_export, &QAction::triggered, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, u"Export to"_s);
-        if (dir.isEmpty())
-            return;
-        QString error;
-        const std::optional<int> version =
-            m_shownVersion > 0 ? std::optional<int>(m_shownVersion) : std::nullopt;
-        if (!exportTo(dir, version, &error))
-            showError(u"Export"_s, error);
-        else
-            statusBar()->showMessage(u"Exported to "_s + dir, 5000);
-    });
-    connect(m_settingsAction, &QAction::triggered, this, [this] {
-        SettingsDialog dialog(m_app, this);
-        if (dialog.exec() != QDialog::Accepted)
-            return;
-        m_app = dialog.settings();
-        saveAppSettings();
-        if (dialog.keyChanged()) {
-            m_keys->store(
-                m_app.keyService(), dialog.newKey(), [this](bool ok, const QString& error) {
-                    if (!ok)
-                        showError(u"Keyring"_s, u"The key could not be stored in the keyring: "_s +
-                                                    error + u". It is kept for this run only."_s);
-                });
-        } else {
-            m_keys->load(m_app.keyService());
-        }
-    });
-    connect(m_run, &QAction::triggered, this, [this] {
-        if (m_sessionDir.isEmpty())
-            m_newSession->trigger();
-        else
-            resumeSession();
-    });
-    connect(m_pause, &QAction::triggered, m_engine, &Engine::stop);
-    connect(m_stop, &QAction::triggered, m_engine, &Engine::cancel);
-    connect(m_automatic, &QAction::toggled, this, [this](bool automatic) {
-        if (automatic && m_pendingGate && m_gate->editing() == GateBar::Editing::None)
-            approve(m_gate->version());
-    });
-    connect(m_follow, &QAction::toggled, this, [this](bool follow) {
-        if (follow && m_liveVersion > 0)
-            showVersion(m_liveVersion);
-    });
 }
 
 void MainWindow::buildUi() {
@@ -207,8 +106,15 @@ void MainWindow::buildUi() {
     m_lowerTabs->addTab(m_honesty, u"Honesty"_s);
     m_lowerTabs->addTab(m_metrics, u"Metrics"_s);
     m_lowerTabs->addTab(m_diff, u"Diff"_s);
+    m_lowerTabs->setTabToolTip(0,
+                               u"Speed-up (or TFLOP/s, % of the DRAM floor) per version (Alt+1)"_s);
+    m_lowerTabs->setTabToolTip(1, u"What the harness checked before trusting a time (Alt+2)"_s);
+    m_lowerTabs->setTabToolTip(2, u"Hardware counters per version and the roofline (Alt+3)"_s);
+    m_lowerTabs->setTabToolTip(3, u"Any two versions side by side (Alt+4)"_s);
 
     auto* agents = new QSplitter(Qt::Horizontal, this);
+    agents->setObjectName(u"agentSplitter"_s);
+    m_agentSplitter = agents;
     agents->addWidget(m_strategy);
     agents->addWidget(m_code);
     agents->addWidget(m_review);
@@ -216,35 +122,61 @@ void MainWindow::buildUi() {
     agents->setStretchFactor(1, 3);
     agents->setStretchFactor(2, 2);
     auto* vertical = new QSplitter(Qt::Vertical, this);
+    vertical->setObjectName(u"verticalSplitter"_s);
+    m_verticalSplitter = vertical;
     vertical->addWidget(agents);
     vertical->addWidget(m_lowerTabs);
     vertical->setStretchFactor(0, 3);
     vertical->setStretchFactor(1, 2);
 
-    auto* central = new QWidget(this);
-    auto* layout = new QVBoxLayout(central);
+    m_workbench = new QWidget(this);
+    auto* layout = new QVBoxLayout(m_workbench);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(m_gate);
     layout->addWidget(vertical, 1);
-    setCentralWidget(central);
+    m_start = new StartPage(this);
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(m_start);
+    m_pages->addWidget(m_workbench);
+    setCentralWidget(m_pages);
+    connect(m_start, &StartPage::openRequested, this, [this](const QString& dir) {
+        QString error;
+        if (!openSession(dir, &error))
+            showError(u"Open session"_s, error);
+    });
+    connect(m_start, &StartPage::newSessionRequested, m_newSession, &QAction::trigger);
+    connect(m_start, &StartPage::browseRequested, m_open, &QAction::trigger);
 
     auto* dock = new QDockWidget(u"Timeline"_s, this);
+    m_timelineDock = dock;
     dock->setObjectName(u"timelineDock"_s);
     dock->setWidget(m_timeline);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
-    resizeDocks({dock}, {420}, Qt::Horizontal);
+    resizeDocks({dock}, {500}, Qt::Horizontal);
 
     m_stateLabel = new QLabel(this);
+    m_stateLabel->setObjectName(u"stateLabel"_s);
     m_progressLabel = new QLabel(this);
+    m_progressLabel->setObjectName(u"progressLabel"_s);
+    // A long message is cut at the window's edge instead of widening the window.
+    m_progressLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_progressLabel->setMinimumWidth(120);
+    m_runProgress = new RunProgress(this);
     statusBar()->addWidget(m_stateLabel);
     statusBar()->addWidget(m_progressLabel, 1);
+    statusBar()->addPermanentWidget(m_runProgress);
     setWindowIcon(QIcon(u":/icons/kevolve.svg"_s));
     resize(1600, 1000);
 
     connect(m_timeline, &IterationTimeline::versionSelected, this, &MainWindow::showVersion);
     connect(m_timeline, &IterationTimeline::diffRequested, this, &MainWindow::showDiff);
+    connect(m_diff, &DiffView::diffRequested, this, &MainWindow::showDiff);
+    connect(m_chart, &PerformanceChart::modeChosen, this, [this](PerformanceChart::Mode mode) {
+        m_windowState.chartMode = static_cast<int>(mode);
+        saveWindowState();
+    });
     connect(m_chart, &PerformanceChart::versionClicked, this, &MainWindow::showVersion);
     connect(m_metrics, &MetricsView::versionSelected, this, &MainWindow::showVersion);
     connect(m_gate, &GateBar::approveRequested, this, &MainWindow::approve);
@@ -258,113 +190,6 @@ void MainWindow::buildUi() {
     });
 }
 
-void MainWindow::connectEngine() {
-    connect(m_engine, &Engine::stateChanged, this,
-            [this](Engine::State state, const QString& detail) {
-                m_running = isActive(state);
-                m_stateLabel->setText(Engine::stateName(state) +
-                                      (detail.isEmpty() ? QString() : u": "_s + detail));
-                updateActions();
-            });
-    connect(m_engine, &Engine::sessionOpened, this, &MainWindow::setSession);
-    connect(m_engine, &Engine::planAvailable, this, [this](int version, const Strategy& strategy) {
-        Candidate& c = m_live[version];
-        c.version = version;
-        c.strategy = strategy;
-        m_liveVersion = version;
-        if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
-            if (m_shownVersion != version) {
-                m_code->clear();
-                m_review->clear();
-                m_honesty->clear();
-            }
-            m_shownVersion = version;
-            m_strategy->setStrategy(version, strategy);
-        }
-    });
-    connect(m_engine, &Engine::codeAvailable, this,
-            [this](int version, const QString& source, int attempt) {
-                Candidate& c = m_live[version];
-                c.version = version;
-                c.source = source;
-                c.codeAttempts = attempt;
-                m_liveVersion = version;
-                if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
-                    m_shownVersion = version;
-                    m_code->setSource(version, source, attempt);
-                }
-            });
-    connect(m_engine, &Engine::reportAvailable, this,
-            [this](int version, const EvaluationReport& report) {
-                m_live[version].version = version;
-                m_live[version].report = report;
-                m_metrics->addReport(version, report);
-                m_chart->setRooflineBound(report.bound);
-                if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None) {
-                    m_shownVersion = version;
-                    m_code->setCompileLog(report.compileLog);
-                    m_review->setReport(version, report);
-                    m_honesty->setReport(version, report);
-                }
-            });
-    connect(m_engine, &Engine::reviewAvailable, this,
-            [this](int version, const ReviewFeedback& review) {
-                m_live[version].version = version;
-                m_live[version].review = review;
-                if (m_follow->isChecked() && m_gate->editing() == GateBar::Editing::None)
-                    m_review->setReview(version, review);
-            });
-    connect(m_engine, &Engine::gateRequested, this, &MainWindow::onGateRequested);
-    connect(m_engine, &Engine::stepAvailable, this, [this](const IterationSummary& step) {
-        m_timeline->addStep(step);
-        m_chart->addStep(step);
-        m_storeStale = true;
-        m_live.remove(step.version);
-    });
-    connect(m_engine, &Engine::iterationFinished, this, [this](int, int, int best) {
-        m_bestVersion = best;
-        m_timeline->setBestVersion(best);
-    });
-    connect(m_engine, &Engine::agentTextAvailable, this,
-            [this, turns = QHash<QString, int>()](const QString& role, const QString& chunk,
-                                                  int version) mutable {
-                AgentTextView* view = role == u"planner" ? m_strategy->agentView()
-                                      : role == u"coder" ? m_code->agentView()
-                                                         : m_review->agentView();
-                if (turns.value(role) != version) {
-                    turns.insert(role, version);
-                    view->startTurn(u"%1, v%2"_s.arg(role).arg(version));
-                }
-                view->appendChunk(chunk);
-            });
-    connect(m_engine, &Engine::progressAvailable, this,
-            [this](int version, const QString& stage, const QString& message, double fraction) {
-                m_progressLabel->setText(u"v%1 %2: %3"_s.arg(version).arg(stage, message));
-                if (m_follow->isChecked() && version == m_shownVersion &&
-                    !m_live.value(version).report)
-                    m_review->setProgress(version, stage, message, fraction);
-            });
-    connect(m_engine, &Engine::finished, this,
-            [this](Engine::StopReason reason, const QString& message) {
-                m_running = false;
-                m_pendingGate.reset();
-                m_gate->close();
-                m_strategy->setEditing(false);
-                m_code->setEditing(false);
-                m_stateLabel->setText(u"Finished (%1)"_s.arg(Engine::stopReasonName(reason)));
-                m_progressLabel->setText(message);
-                updateActions();
-            });
-    connect(m_engine, &Engine::failed, this,
-            [this](Engine::Failure failure, const QString& message) {
-                m_running = false;
-                m_pendingGate.reset();
-                m_gate->close();
-                updateActions();
-                showError(u"Session failed: "_s + Engine::failureName(failure), message);
-            });
-}
-
 void MainWindow::updateActions() {
     const bool running = m_running;
     m_newSession->setEnabled(!running);
@@ -374,7 +199,25 @@ void MainWindow::updateActions() {
     m_run->setEnabled(!running);
     m_pause->setEnabled(running);
     m_stop->setEnabled(running);
-    m_export->setEnabled(!m_sessionDir.isEmpty() && !m_timeline->model()->steps().isEmpty());
+    const bool hasSteps = !m_sessionDir.isEmpty() && !m_timeline->model()->steps().isEmpty();
+    m_export->setEnabled(hasSteps);
+    m_export->setText(m_bestVersion > 0 ? u"&Export the best kernel (v%1)…"_s.arg(m_bestVersion)
+                                        : u"&Export the shown kernel…"_s);
+    m_diffAction->setEnabled(hasSteps);
+    m_diffBestAction->setEnabled(hasSteps && m_bestVersion > 0);
+    const bool atGate = m_pendingGate.has_value();
+    for (QAction* a : {m_approveAction, m_rejectAction, m_editPlanAction})
+        a->setEnabled(atGate);
+    m_editCodeAction->setEnabled(atGate && m_pendingGate->kind == GateRequest::Kind::Result);
+}
+
+QString MainWindow::statusText() const {
+    QString text = m_stateLabel->text();
+    if (!m_progressLabel->text().isEmpty())
+        text += u" | "_s + m_progressLabel->text();
+    if (!statusBar()->currentMessage().isEmpty())
+        text += u" | "_s + statusBar()->currentMessage();
+    return text;
 }
 
 void MainWindow::updateTitle() {
@@ -396,6 +239,17 @@ void MainWindow::resetPanels() {
     m_diff->clear();
     m_timeline->clear();
     m_chart->clear();
+    // The transcripts belong to the session they came from.
+    m_strategy->agentView()->clearText();
+    m_code->agentView()->clearText();
+    m_review->agentView()->clearText();
+    m_turnVersion.clear();
+    m_turnPending.clear();
+    m_liveRefresh.stop();
+    m_pending = Pending{};
+    m_stateLabel->clear();
+    m_progressLabel->clear();
+    statusBar()->clearMessage();
     m_shownVersion = 0;
     m_liveVersion = 0;
     m_bestVersion = 0;
@@ -419,10 +273,13 @@ void MainWindow::setSession(const QString& dir, const SessionInfo& info,
     m_diff->setReferenceName(reference);
     m_review->setReferenceName(reference);
     m_timeline->setSteps(steps);
-    if (same)
+    if (same) {
         m_chart->setTaskFlops(info.task.flops());
-    else
+    } else {
         m_chart->setTask(info.task);
+        if (m_windowState.chartMode >= 0)
+            m_chart->setChosenMode(static_cast<PerformanceChart::Mode>(m_windowState.chartMode));
+    }
     m_metrics->setTaskCounts(info.task.flops(), info.task.minBytes());
     m_chart->setSteps(steps);
     if (SessionStore* s = store()) {
@@ -439,6 +296,10 @@ void MainWindow::setSession(const QString& dir, const SessionInfo& info,
             m_reportLoader.start();
     }
     rememberRecent(dir);
+    m_windowState.lastSession = QDir(dir).absolutePath();
+    m_windowState.save(*m_settings);
+    showWorkbench();
+    updateDiffVersions();
     updateTitle();
     updateActions();
     emit sessionShown(dir);
@@ -503,6 +364,7 @@ bool MainWindow::openSession(const QString& dir, QString* error) {
         return false;
     }
     m_sessionDir.clear();
+    m_runProgress->reset();
     setSession(opened->dir(), opened->info(), opened->steps());
     const auto& steps = opened->steps();
     if (!steps.isEmpty())
@@ -518,6 +380,8 @@ void MainWindow::startSession(const Task& task, const EngineSettings& settings,
     m_automatic->setChecked(!settings.stepMode);
     m_follow->setChecked(true);
     m_running = true;
+    showWorkbench();
+    m_runProgress->begin(settings.maxIterations);
     updateActions();
     m_engine->start(task, settings, dir);
 }
@@ -529,6 +393,8 @@ void MainWindow::resumeSession() {
     settings.stepMode = !isAutomatic();
     m_follow->setChecked(true);
     m_running = true;
+    m_review->clearProgress();
+    m_runProgress->begin(settings.maxIterations);
     updateActions();
     m_engine->resume(m_sessionDir, settings);
 }
@@ -540,8 +406,32 @@ bool MainWindow::exportTo(const QString& outDir, std::optional<int> version, QSt
             *error = u"no session is open"_s;
         return false;
     }
+    const int chosen = version.value_or(exportVersion());
     QStringList written;
-    return Exporter::exportSession(*s, outDir, version, &written, error);
+    if (!Exporter::exportSession(*s, outDir, chosen > 0 ? std::optional<int>(chosen) : version,
+                                 &written, error))
+        return false;
+    QString summary = u"v%1"_s.arg(chosen);
+    const int best = s->bestVersion().value_or(0);
+    for (const auto& step : s->steps()) {
+        if (step.version != chosen)
+            continue;
+        summary += chosen == best ? u", the session's best"_s : u", not the session's best"_s;
+        if (step.speedup)
+            summary += u" ("_s + StatusStyle::speedup(*step.speedup) + u' ' +
+                       referenceName(s->task()) + u')';
+    }
+    m_lastExport = summary;
+    return true;
+}
+
+int MainWindow::exportVersion() {
+    SessionStore* s = store();
+    if (s) {
+        if (const auto best = s->bestVersion())
+            return *best;
+    }
+    return m_shownVersion;
 }
 
 QStringList MainWindow::exampleSessions() {
@@ -587,6 +477,7 @@ void MainWindow::showVersion(int version) {
     }
     if (c->review)
         m_review->setReview(version, *c->review);
+    showRecordedTurns(version, *c);
     m_metrics->selectVersion(version);
     m_timeline->selectVersion(version);
     if (m_pendingGate) {
@@ -598,12 +489,134 @@ void MainWindow::showVersion(int version) {
 }
 
 void MainWindow::showDiff(int left, int right) {
-    const auto a = candidate(left);
-    const auto b = candidate(right);
+    if (left <= 0 || right <= 0 || left == right)
+        return;
+    const auto a = candidate(std::min(left, right));
+    const auto b = candidate(std::max(left, right));
     if (!a || !b)
         return;
     m_diff->setCandidates(*a, *b);
     m_lowerTabs->setCurrentWidget(m_diff);
+}
+
+void MainWindow::diffSelected() {
+    const QVector<int> versions = m_timeline->selectedVersions();
+    if (versions.size() >= 2) {
+        showDiff(versions.first(), versions.last());
+        return;
+    }
+    diffAgainstBest();
+}
+
+void MainWindow::diffAgainstBest() {
+    const int shown = m_shownVersion > 0 ? m_shownVersion : m_timeline->selectedVersion();
+    if (m_bestVersion <= 0 || shown <= 0) {
+        statusBar()->showMessage(u"No best version yet to compare with"_s, 5000);
+        return;
+    }
+    if (shown == m_bestVersion) {
+        statusBar()->showMessage(
+            u"v%1 is the best: select another version, or two rows with Ctrl+click"_s.arg(shown),
+            5000);
+        return;
+    }
+    showDiff(shown, m_bestVersion);
+}
+
+void MainWindow::updateDiffVersions() {
+    QVector<int> versions;
+    versions.reserve(m_timeline->model()->steps().size());
+    for (const auto& step : m_timeline->model()->steps())
+        versions.append(step.version);
+    std::sort(versions.begin(), versions.end());
+    m_diff->setVersions(versions, m_bestVersion);
+}
+
+void MainWindow::showRecordedTurns(int version, const Candidate& candidate) {
+    // A live version's text streams in; a recorded one shows what logs/run_vN.json kept.
+    if (candidate.turns.isEmpty() || (m_running && version == m_liveVersion))
+        return;
+    m_strategy->agentView()->showRecorded(u"planner"_s, version, candidate.turns);
+    m_code->agentView()->showRecorded(u"coder"_s, version, candidate.turns);
+    m_review->agentView()->showRecorded(u"reviewer"_s, version, candidate.turns);
+    // The next live chunk starts a fresh turn below the recorded text.
+    m_turnVersion.clear();
+}
+
+void MainWindow::showStartPage() {
+    if (m_running)
+        return;
+    m_pages->setCurrentWidget(m_start);
+    // The timeline has nothing to list without a session.
+    m_timelineDock->hide();
+}
+
+bool MainWindow::isStartPageShown() const {
+    return m_pages->currentWidget() == m_start;
+}
+
+bool MainWindow::restoreLastSession() {
+    const QString last = m_windowState.lastSession;
+    if (last.isEmpty())
+        return false;
+    QString error;
+    if (!openSession(last, &error)) {
+        statusBar()->showMessage(u"The last session could not be opened again: "_s + error, 15000);
+        m_windowState.lastSession.clear();
+        m_windowState.save(*m_settings);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::restoreWindowState() {
+    m_windowState = WindowState::load(*m_settings);
+    if (!m_windowState.geometry.isEmpty())
+        restoreGeometry(m_windowState.geometry);
+    if (!m_windowState.dockState.isEmpty())
+        restoreState(m_windowState.dockState);
+    if (m_windowState.lowerTab >= 0 && m_windowState.lowerTab < m_lowerTabs->count())
+        m_lowerTabs->setCurrentIndex(m_windowState.lowerTab);
+}
+
+void MainWindow::showWorkbench() {
+    m_pages->setCurrentWidget(m_workbench);
+    m_timelineDock->show();
+    if (m_splittersRestored)
+        return;
+    m_splittersRestored = true;
+    // Once the page has its real size: a splitter restored while hidden lays its panels out
+    // again when first shown, and loses the proportions.
+    QTimer::singleShot(0, this, [this] {
+        if (!m_windowState.agentSplitter.isEmpty())
+            m_agentSplitter->restoreState(m_windowState.agentSplitter);
+        if (!m_windowState.verticalSplitter.isEmpty())
+            m_verticalSplitter->restoreState(m_windowState.verticalSplitter);
+    });
+}
+
+void MainWindow::saveWindowState() {
+    m_windowState.geometry = saveGeometry();
+    m_windowState.dockState = saveState();
+    m_windowState.agentSplitter = m_agentSplitter->saveState();
+    m_windowState.verticalSplitter = m_verticalSplitter->saveState();
+    m_windowState.lowerTab = m_lowerTabs->currentIndex();
+    m_windowState.save(*m_settings);
+}
+
+void MainWindow::setQuitConfirmer(std::function<bool()> confirmer) {
+    m_quitConfirmer = std::move(confirmer);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (m_running && m_quitConfirmer && !m_quitConfirmer()) {
+        event->ignore();
+        return;
+    }
+    if (m_running)
+        m_engine->cancel();
+    saveWindowState();
+    event->accept();
 }
 
 void MainWindow::setAutomatic(bool automatic) {
@@ -616,98 +629,6 @@ bool MainWindow::isAutomatic() const {
 
 void MainWindow::setReasonProvider(std::function<QString(int)> provider) {
     m_reasonProvider = std::move(provider);
-}
-
-void MainWindow::onGateRequested(const GateRequest& request) {
-    for (const auto& c : request.candidates)
-        m_live.insert(c.version, c);
-    m_pendingGate = request;
-    int version = request.suggestedVersion;
-    if (version == 0 && !request.candidates.isEmpty())
-        version = request.candidates.first().version;
-    if (isAutomatic()) {
-        m_engine->approve(version);
-        m_pendingGate.reset();
-        return;
-    }
-    m_gate->showRequest(request, version);
-    m_follow->setChecked(true);
-    showVersion(version);
-    QApplication::alert(this);
-}
-
-void MainWindow::approve(int version) {
-    if (!m_pendingGate)
-        return;
-    m_pendingGate.reset();
-    m_gate->close();
-    m_engine->approve(version);
-}
-
-void MainWindow::beginEdit(GateBar::Editing editing, int version) {
-    showVersion(version);
-    if (editing == GateBar::Editing::Code)
-        m_code->setEditing(true);
-    else
-        m_strategy->setEditing(true);
-}
-
-void MainWindow::evaluateEdit(GateBar::Editing editing, int version) {
-    if (!m_pendingGate)
-        return;
-    if (editing == GateBar::Editing::Code) {
-        const QString source = m_code->source();
-        m_pendingGate.reset();
-        m_gate->close();
-        m_code->setEditing(false);
-        m_engine->submitCode(version, source);
-        return;
-    }
-    m_strategy->validateNow();
-    const auto plan = m_strategy->editedStrategy();
-    if (!plan) {
-        m_gate->setEvaluateEnabled(false);
-        return;
-    }
-    m_pendingGate.reset();
-    m_gate->close();
-    m_strategy->setEditing(false);
-    m_engine->submitPlan(version, *plan);
-}
-
-void MainWindow::cancelEdit() {
-    m_code->setEditing(false);
-    m_strategy->setEditing(false);
-}
-
-void MainWindow::reject(int version) {
-    if (!m_pendingGate)
-        return;
-    const QString reason = m_reasonProvider ? m_reasonProvider(version) : QString();
-    if (reason.isEmpty())
-        return;
-    m_pendingGate.reset();
-    m_gate->close();
-    m_engine->reject(version, reason);
-}
-
-void MainWindow::rememberRecent(const QString& dir) {
-    m_app.addRecent(dir);
-    saveAppSettings();
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-    m_recentMenu->clear();
-    for (const QString& dir : m_app.recentSessions) {
-        QAction* a = m_recentMenu->addAction(dir);
-        connect(a, &QAction::triggered, this, [this, dir] {
-            QString error;
-            if (!openSession(dir, &error))
-                showError(u"Open session"_s, error);
-        });
-    }
-    m_recentMenu->setEnabled(!m_app.recentSessions.isEmpty());
 }
 
 void MainWindow::saveAppSettings() {

@@ -1,11 +1,15 @@
 // The workbench: the timeline beside the three agent panels (Strategy, Code, Review) and the live
 // chart, with the honesty, metrics and diff views; gate controls in step mode; Run / Pause / Stop
-// and automatic mode; new, open, recent sessions and export. It talks to the Engine through
-// queued signals and fire-and-forget calls only, so the GUI thread never waits on the engine.
+// and automatic mode; new, open, recent sessions and export; a start page while no session is
+// open, the run's progress in the status bar, and the window's layout kept between starts. It
+// talks to the Engine through queued signals and fire-and-forget calls only, so the GUI thread
+// never waits on the engine. mainwindowactions.cpp holds the menus and shortcuts,
+// mainwindowengine.cpp how the window follows the engine.
 #pragma once
 
 #include "appsettings.h"
 #include "gatebar.h"
+#include "windowstate.h"
 
 #include "core/candidate.h"
 #include "core/engine.h"
@@ -21,9 +25,13 @@
 #include <optional>
 
 class QAction;
+class QCloseEvent;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QSettings;
+class QSplitter;
+class QStackedWidget;
 class QTabWidget;
 
 namespace kev {
@@ -36,6 +44,8 @@ class KeyringKeyStore;
 class MetricsView;
 class PerformanceChart;
 class ReviewPanel;
+class RunProgress;
+class StartPage;
 class StrategyPanel;
 
 class MainWindow : public QMainWindow {
@@ -51,7 +61,18 @@ public:
                       const QString& dir);
     // Continues the open session (Run).
     void resumeSession();
+    // Exports a version (nullopt = exportVersion()); lastExportSummary() then names what was
+    // written ("v5, the session's best (1.23× cuBLAS)").
     bool exportTo(const QString& outDir, std::optional<int> version, QString* error = nullptr);
+    // What Export writes by default: the session's best trustworthy version, else the one shown.
+    int exportVersion();
+    QString lastExportSummary() const { return m_lastExport; }
+    // Opens the session that was open when the window last closed; false (start page stays) when
+    // there was none or it cannot be opened any more.
+    bool restoreLastSession();
+    // The start page (no session open) or the workbench.
+    void showStartPage();
+    bool isStartPageShown() const;
 
     // Sessions shipped with the program (<prefix>/share/kevolve/examples/*, or the folders in
     // $KEVOLVE_EXAMPLES), so a person without a GPU can step through a real run.
@@ -60,12 +81,18 @@ public:
     // Shows a version in the panels (from the live run or loaded from the session).
     void showVersion(int version);
     void showDiff(int left, int right);
+    // Diff of the two versions selected in the timeline (Ctrl+D); with one selected, or none,
+    // the shown version against the best (Ctrl+Shift+D does that always).
+    void diffSelected();
+    void diffAgainstBest();
 
     void setAutomatic(bool automatic);
     bool isAutomatic() const;
 
     // Asked for a rejection reason; the default opens a dialog. Empty = the person cancelled.
     void setReasonProvider(std::function<QString(int version)> provider);
+    // Asked before closing during a run; the default asks in a dialog. false = keep running.
+    void setQuitConfirmer(std::function<bool()> confirmer);
 
     Engine* engine() const { return m_engine; }
     QString sessionDir() const { return m_sessionDir; }
@@ -83,17 +110,44 @@ public:
     MetricsView* metricsView() const { return m_metrics; }
     DiffView* diffView() const { return m_diff; }
     GateBar* gateBar() const { return m_gate; }
+    StartPage* startPage() const { return m_start; }
+    RunProgress* runProgress() const { return m_runProgress; }
+    QSplitter* agentSplitter() const { return m_agentSplitter; }
+    // The state line of the status bar and any message shown over it, as a person reads them.
+    QString statusText() const;
     QTabWidget* lowerTabs() const { return m_lowerTabs; }
     QAction* runAction() const { return m_run; }
     QAction* pauseAction() const { return m_pause; }
     QAction* stopAction() const { return m_stop; }
+    QAction* approveAction() const { return m_approveAction; }
+    QAction* rejectAction() const { return m_rejectAction; }
+    QAction* editCodeAction() const { return m_editCodeAction; }
+    QAction* editPlanAction() const { return m_editPlanAction; }
+    QAction* diffAction() const { return m_diffAction; }
+    QAction* diffBestAction() const { return m_diffBestAction; }
+    QAction* exportAction() const { return m_export; }
+    QAction* aboutAction() const { return m_about; }
 
 signals:
     // A session was opened or started and its steps are shown.
     void sessionShown(const QString& dir);
 
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
 private:
     void buildUi();
+    void buildGateActions(QMenu* menu);
+    void buildViewActions(QMenu* menu);
+    void buildHelpMenu();
+    void restoreWindowState();
+    void showWorkbench();
+    void saveWindowState();
+    void showRecordedTurns(int version, const Candidate& candidate);
+    void updateDiffVersions();
+    void chooseAndExport();
+    // Reads the current preset's key from the keyring and notes where it is.
+    void loadKey();
     void buildActions();
     void connectEngine();
     void updateActions();
@@ -106,6 +160,7 @@ private:
     void loadNextReports();
     void rememberRecent(const QString& dir);
     void rebuildRecentMenu();
+    void rebuildExamples();
     void saveAppSettings();
     void showError(const QString& title, const QString& message);
 
@@ -132,6 +187,13 @@ private:
     DiffView* m_diff = nullptr;
     GateBar* m_gate = nullptr;
     QTabWidget* m_lowerTabs = nullptr;
+    QStackedWidget* m_pages = nullptr;
+    StartPage* m_start = nullptr;
+    QWidget* m_workbench = nullptr;
+    QSplitter* m_agentSplitter = nullptr;
+    QSplitter* m_verticalSplitter = nullptr;
+    QDockWidget* m_timelineDock = nullptr;
+    RunProgress* m_runProgress = nullptr;
     QLabel* m_stateLabel = nullptr;
     QLabel* m_progressLabel = nullptr;
     QMenu* m_recentMenu = nullptr;
@@ -146,6 +208,13 @@ private:
     QAction* m_automatic = nullptr;
     QAction* m_follow = nullptr;
     QAction* m_settingsAction = nullptr;
+    QAction* m_approveAction = nullptr;
+    QAction* m_rejectAction = nullptr;
+    QAction* m_editCodeAction = nullptr;
+    QAction* m_editPlanAction = nullptr;
+    QAction* m_diffAction = nullptr;
+    QAction* m_diffBestAction = nullptr;
+    QAction* m_about = nullptr;
 
     QString m_sessionDir;
     std::optional<SessionInfo> m_info;
@@ -155,6 +224,45 @@ private:
     QHash<int, Candidate> m_live;
     std::optional<GateRequest> m_pendingGate;
     std::function<QString(int)> m_reasonProvider;
+    std::function<bool()> m_quitConfirmer;
+    WindowState m_windowState;
+    // Live agent text: the version each role's view shows a turn of, and roles whose next chunk
+    // starts a new turn (the engine entered that role's state again).
+    QHash<QString, int> m_turnVersion;
+    QHash<QString, bool> m_turnPending;
+    // What arrived from the engine since the panels were last refreshed (mainwindowengine.cpp).
+    struct HarnessProgress {
+        QString stage;
+        QString message;
+        double fraction = -1;
+    };
+    struct LiveUpdate {
+        int version = 0;
+        Candidate candidate;
+        bool plan = false;
+        bool code = false;
+        bool report = false;
+        bool review = false;
+        std::optional<HarnessProgress> harnessProgress;
+    };
+    struct Pending {
+        LiveUpdate live;
+        std::optional<QString> stateText;
+        std::optional<QString> harnessStage;
+        std::optional<QString> progressText;
+        bool versionsChanged = false;
+    };
+    // The followed version's pending update, or null when the panels do not follow the run.
+    LiveUpdate* followed(int version);
+    void scheduleLiveRefresh();
+    void refreshLivePanels();
+    Pending m_pending;
+    QTimer m_liveRefresh;
+    QString m_lastExport;
+    // Per key service: where its key is, as the settings dialog's key field says it.
+    QHash<QString, QString> m_keyNote;
+    int m_iterationsThisRun = 0;
+    bool m_splittersRestored = false;
     QVector<int> m_reportQueue;
     QTimer m_reportLoader;
     QString m_lastError;

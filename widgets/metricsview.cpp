@@ -26,10 +26,11 @@ using namespace Qt::StringLiterals;
 namespace {
 // The columns of the per-version table: the metrics a person compares across versions.
 const QStringList& columnKeys() {
-    static const QStringList keys = {u"achieved_occupancy"_s,  u"smem_bank_conflicts"_s,
-                                     u"dram_throughput_pct"_s, u"sm_throughput_pct"_s,
-                                     u"tensor_pipe_pct"_s,     u"fma_pipe_pct"_s,
-                                     u"l2_hit_rate_pct"_s};
+    // Bank conflicts as the share of wavefronts they add: a raw count grows with the problem.
+    static const QStringList keys = {
+        u"achieved_occupancy"_s,  u"smem_conflict_share"_s, u"smem_wavefronts_per_request"_s,
+        u"dram_throughput_pct"_s, u"sm_throughput_pct"_s,   u"tensor_pipe_pct"_s,
+        u"fma_pipe_pct"_s,        u"l2_hit_rate_pct"_s};
     return keys;
 }
 } // namespace
@@ -50,10 +51,29 @@ MetricsView::MetricsView(QWidget* parent)
         headers << ReportMetrics::label(key);
     m_table->setColumnCount(int(headers.size()));
     m_table->setHorizontalHeaderLabels(headers);
+    m_table->horizontalHeaderItem(0)->setToolTip(
+        u"<b>version</b>: the step. Select a row to show it in the panels."_s);
+    m_table->horizontalHeaderItem(1)->setToolTip(
+        u"<b>TFLOP/s</b>: the task's FLOPs divided by the median time the harness measured (a "
+        "timing, not a counter). The H200's dense FP16 tensor-core peak is 989 TFLOP/s; "
+        "cuBLAS reaches about 600–700 at 4096³."_s);
+    for (int i = 0; i < columnKeys().size(); ++i)
+        m_table->horizontalHeaderItem(i + 2)->setToolTip(
+            ReportMetrics::description(columnKeys()[i]));
+    // Headers wrap to two lines instead of clipping a long metric name.
+    m_table->horizontalHeader()->setDefaultAlignment(
+        Qt::Alignment::fromInt(int(Qt::AlignCenter) | int(Qt::TextWordWrap)));
+    m_table->horizontalHeader()->setMinimumHeight(4 * fontMetrics().height() + 8);
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Narrow columns with wrapped headers: eight metrics fit beside the roofline at 1600 px.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    const int digits = fontMetrics().horizontalAdvance(u"0000.0 %"_s);
+    m_table->horizontalHeader()->setDefaultSectionSize(digits +
+                                                       2 * fontMetrics().averageCharWidth());
+    m_table->setColumnWidth(0, fontMetrics().horizontalAdvance(u"v1000"_s) + 12);
+    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setObjectName(u"metricsTable"_s);
 
     m_roof->setName(u"roofline"_s);
@@ -93,6 +113,7 @@ MetricsView::MetricsView(QWidget* parent)
     splitter->addWidget(m_view);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
+    m_view->setMinimumWidth(340);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(splitter);
@@ -165,8 +186,18 @@ void MetricsView::addReport(int version, const EvaluationReport& report) {
     }
     if (entry.metrics.isEmpty() && !entry.point)
         return;
+    // Versions arrive in order (a run, a session opening): one new row, not the whole table again,
+    // so a 1,000-step session costs the same per report at its end as at its start.
+    const bool appended = m_entries.isEmpty() || version > m_entries.lastKey();
     m_entries.insert(version, entry);
-    rebuildTable();
+    if (appended) {
+        const QSignalBlocker block(m_table);
+        const int row = m_table->rowCount();
+        m_table->setRowCount(row + 1);
+        fillRow(row, version, entry);
+    } else {
+        rebuildTable();
+    }
     rebuildChart();
 }
 
@@ -207,24 +238,36 @@ void MetricsView::rebuildTable() {
     const QSignalBlocker block(m_table);
     m_table->setRowCount(int(m_entries.size()));
     int row = 0;
-    for (auto it = m_entries.cbegin(); it != m_entries.cend(); ++it, ++row) {
-        auto* version = new QTableWidgetItem(u"v%1"_s.arg(it.key()));
-        version->setData(Qt::UserRole, it.key());
-        m_table->setItem(row, 0, version);
-        m_table->setItem(
-            row, 1,
-            new QTableWidgetItem(it->point ? QString::number(it->point->tflops, 'f', 1) : u"—"_s));
-        for (int c = 0; c < columnKeys().size(); ++c) {
-            const QString& key = columnKeys()[c];
-            QString text = u"—"_s;
-            for (const auto& [k, v] : it->metrics) {
-                if (k == key)
-                    text = ReportMetrics::format(k, v);
-            }
-            auto* item = new QTableWidgetItem(text);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(row, c + 2, item);
+    for (auto it = m_entries.cbegin(); it != m_entries.cend(); ++it, ++row)
+        fillRow(row, it.key(), *it);
+}
+
+void MetricsView::fillRow(int row, int versionNumber, const Entry& entry) {
+    auto* version = new QTableWidgetItem(u"v%1"_s.arg(versionNumber));
+    version->setData(Qt::UserRole, versionNumber);
+    m_table->setItem(row, 0, version);
+    m_table->setItem(
+        row, 1,
+        new QTableWidgetItem(entry.point ? QString::number(entry.point->tflops, 'f', 1) : u"—"_s));
+    for (int c = 0; c < columnKeys().size(); ++c) {
+        const QString& key = columnKeys()[c];
+        QString text = u"—"_s;
+        std::optional<double> conflictCount;
+        for (const auto& [k, v] : entry.metrics) {
+            if (k == key)
+                text = ReportMetrics::format(k, v);
+            if (k == u"smem_bank_conflicts")
+                conflictCount = v;
         }
+        // Reports in DESIGN.md's profile shape carry only the count: shown as such, never
+        // passed off as a share.
+        if (key == u"smem_conflict_share" && text == u"—" && conflictCount)
+            text = ReportMetrics::format(u"smem_bank_conflicts"_s, *conflictCount) + u" (count)"_s;
+        auto* item = new QTableWidgetItem(text);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        if (entry.metrics.isEmpty())
+            item->setToolTip(u"Not profiled: this report carries no hardware counters"_s);
+        m_table->setItem(row, c + 2, item);
     }
 }
 
@@ -257,13 +300,24 @@ void MetricsView::rebuildChart() {
 
     const bool measured =
         std::any_of(pts.begin(), pts.end(), [](const Point& p) { return p.measuredIntensity; });
+    const auto unprofiled = std::count_if(m_entries.cbegin(), m_entries.cend(),
+                                          [](const Entry& e) { return e.metrics.isEmpty(); });
+    const QString counters =
+        unprofiled == 0 ? QString()
+        : unprofiled == m_entries.size()
+            ? u" No report carries hardware counters: the harness ran without Nsight Compute "
+              "profiling (options.profile), so the counter columns show —."_s
+            : u" %1 of %2 reports carry no hardware counters (not profiled): their counter "
+              "columns show —."_s.arg(unprofiled)
+                  .arg(m_entries.size());
     m_note->setText(
         u"Peaks: %1 TFLOP/s, %2 TB/s (ridge at %3 FLOP/B). %4"_s.arg(m_peakFlops / 1e12, 0, 'f', 0)
             .arg(m_peakBytes / 1e12, 0, 'f', 2)
             .arg(ridge, 0, 'f', 0)
             .arg(pts.isEmpty() ? u"No timed candidate yet."_s
                  : measured    ? u"Intensity from measured DRAM bytes where profiled."_s
-                               : u"Intensity from the task's minimum bytes (not profiled)."_s));
+                               : u"Intensity from the task's minimum bytes (not profiled)."_s) +
+        counters);
 }
 
 } // namespace kev

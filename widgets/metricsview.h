@@ -55,6 +55,7 @@ private:
         std::optional<Point> point;
     };
     void rebuildTable();
+    void fillRow(int row, int version, const Entry& entry);
     void rebuildChart();
 
     QTableWidget* m_table;

@@ -27,6 +27,10 @@ namespace {
 QComboBox* backendBox(QWidget* parent) {
     auto* box = new QComboBox(parent);
     for (const QString& name : AgentFactory::backends()) {
+        // The scripted backend answers from a test script; offered only to a developer who set
+        // one up.
+        if (name == u"scripted" && qEnvironmentVariableIsEmpty("KEVOLVE_SCRIPTED_AGENTS"))
+            continue;
         box->addItem(name);
         box->setItemData(box->count() - 1, AgentFactory::description(name), Qt::ToolTipRole);
     }

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QScatterSeries>
+#include <QToolTip>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
@@ -103,9 +104,18 @@ PerformanceChart::PerformanceChart(QWidget* parent)
     connect(m_modeBox, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(static_cast<Mode>(index)); });
     connect(m_modeBox, &QComboBox::activated, this, [this] { m_modeChosen = true; });
+    connect(m_modeBox, &QComboBox::activated, this,
+            [this](int index) { emit modeChosen(static_cast<Mode>(index)); });
     for (QScatterSeries* s : {m_correct, m_failed, m_rejected, m_suspicious}) {
         connect(s, &QScatterSeries::clicked, this,
                 [this](const QPointF& point) { emit versionClicked(int(std::lround(point.x()))); });
+        connect(s, &QScatterSeries::hovered, this, [this](const QPointF& point, bool state) {
+            if (!state) {
+                QToolTip::hideText();
+                return;
+            }
+            QToolTip::showText(QCursor::pos(), pointToolTip(int(std::lround(point.x()))), m_view);
+        });
     }
 
     m_refreshTimer.setSingleShot(true);
@@ -159,6 +169,7 @@ void PerformanceChart::setMode(Mode mode) {
     if (mode == Mode::Tflops && m_flops <= 0)
         mode = Mode::Speedup;
     m_mode = mode;
+    m_yTop = 0;
     m_modeBox->setCurrentIndex(static_cast<int>(mode));
     m_axisY->setTitleText(axisTitle());
     m_line->setName(mode == Mode::Tflops           ? u"TFLOP/s"_s
@@ -167,8 +178,14 @@ void PerformanceChart::setMode(Mode mode) {
     refresh();
 }
 
+void PerformanceChart::setChosenMode(Mode mode) {
+    setMode(mode);
+    m_modeChosen = true;
+}
+
 void PerformanceChart::setSteps(const QVector<IterationSummary>& steps) {
     m_steps = steps;
+    m_yTop = 0;
     refresh();
 }
 
@@ -184,12 +201,38 @@ void PerformanceChart::addStep(const IterationSummary& step) {
 
 void PerformanceChart::clear() {
     m_steps.clear();
+    m_yTop = 0;
     refresh();
 }
 
 void PerformanceChart::scheduleRefresh() {
     if (!m_refreshTimer.isActive())
         m_refreshTimer.start();
+}
+
+QString PerformanceChart::pointToolTip(int version) const {
+    const auto it = std::find_if(m_steps.begin(), m_steps.end(),
+                                 [&](const IterationSummary& s) { return s.version == version; });
+    if (it == m_steps.end())
+        return u"v%1"_s.arg(version);
+    const IterationSummary& step = *it;
+    QString text = u"<b>v%1</b> — %2"_s.arg(version).arg(StatusStyle::label(step.status));
+    if (!step.plan.isEmpty())
+        text += u"<br>"_s + step.plan.toHtmlEscaped();
+    if (step.speedup)
+        text += u"<br>%1 %2"_s.arg(StatusStyle::speedup(*step.speedup), m_referenceName);
+    if (step.medianMs)
+        text += u", %1 ms"_s.arg(*step.medianMs, 0, 'f', 4);
+    if (step.percentOfFloor)
+        text += u", %1 % of the DRAM floor"_s.arg(*step.percentOfFloor, 0, 'f', 1);
+    if (step.suspicious)
+        text += u"<br>⚠ suspicious: not best until confirmed"_s;
+    if (step.decision == u"pending")
+        text += u"<br><i>awaiting your decision</i>"_s;
+    else if (step.decision == u"rejected")
+        text += u"<br>rejected: "_s + step.decisionReason.toHtmlEscaped();
+    text += u"<br><small>click to show this version</small>"_s;
+    return text;
 }
 
 std::optional<double> PerformanceChart::valueOf(const IterationSummary& step) const {
@@ -238,7 +281,9 @@ void PerformanceChart::refresh() {
         }
         if (y && step.status == u"ok")
             line.append({x, *y});
-        if (y && step.isTrustworthy() && step.decision != u"rejected")
+        // A result still waiting at the gate is drawn, but is nobody's best yet.
+        if (y && step.isTrustworthy() && step.decision != u"rejected" &&
+            step.decision != u"pending")
             bestValue = std::max(bestValue, *y);
         if (bestValue > 0)
             best.append({x, bestValue});
@@ -280,8 +325,31 @@ void PerformanceChart::refresh() {
         m_axisX->setRange(0.5, lastX + 0.5);
         m_axisX->setTickInterval(interval);
     }
-    m_axisY->setRange(0, maxY * 1.1);
-    m_axisY->applyNiceNumbers();
+    // A round top that only grows while the mode and session stay the same: the axis does not
+    // jump back and forth as points arrive.
+    const double top = niceCeiling(maxY * 1.05);
+    m_yTop = std::max(m_yTop, top);
+    m_axisY->setRange(0, m_yTop);
+    m_axisY->setTickCount(int(std::lround(m_yTop / niceUnit(m_yTop))) + 1);
+}
+
+double PerformanceChart::niceUnit(double value) {
+    // The smallest round interval (1, 2, 2.5 or 5 times a power of ten) that covers value in at
+    // most six steps.
+    const double raw = value / 6;
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    for (const double step : {1.0, 2.0, 2.5, 5.0}) {
+        if (step * decade >= raw - 1e-12 * decade)
+            return step * decade;
+    }
+    return 10 * decade;
+}
+
+double PerformanceChart::niceCeiling(double value) {
+    if (!(value > 0))
+        return 1;
+    const double unit = niceUnit(value);
+    return std::ceil(value / unit - 1e-9) * unit;
 }
 
 } // namespace kev

@@ -38,6 +38,8 @@ public:
     // unless the person already picked a mode for this task.
     void setRooflineBound(const QString& bound);
     void setMode(Mode mode);
+    // A mode the person chose before (restored from the settings): it wins over the default.
+    void setChosenMode(Mode mode);
     Mode mode() const { return m_mode; }
 
     void setSteps(const QVector<kev::IterationSummary>& steps);
@@ -58,8 +60,16 @@ public:
     QScatterSeries* suspiciousSeries() const { return m_suspicious; }
     QChartView* chartView() const { return m_view; }
 
+    // The text a point's tooltip shows: version, status, plan and what was measured.
+    QString pointToolTip(int version) const;
+    // A round axis top at or above value: whole steps of niceUnit(value), at most six.
+    static double niceCeiling(double value);
+    static double niceUnit(double value);
+
 signals:
     void versionClicked(int version);
+    // The person picked a mode in the chart's box (the window remembers it).
+    void modeChosen(kev::PerformanceChart::Mode mode);
 
 private:
     std::optional<double> valueOf(const IterationSummary& step) const;
@@ -86,6 +96,7 @@ private:
     QString m_bound;
     bool m_modeChosen = false;
     int m_refreshCount = 0;
+    double m_yTop = 0;
 };
 
 } // namespace kev

@@ -31,6 +31,9 @@ struct ReportMetrics {
     static const QStringList& knownKeys();
     // "achieved occupancy", "DRAM throughput", ...; the key itself for unknown metrics.
     static QString label(const QString& key);
+    // A tooltip: what the metric is, the Nsight Compute counters it comes from, and which values
+    // are good or bad.
+    static QString description(const QString& key);
     // Fractions as percentages, byte counts in MiB, percentages with one decimal.
     static QString format(const QString& key, double value);
 };

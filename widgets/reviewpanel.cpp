@@ -26,16 +26,27 @@ QString num(double value, int precision = 4) {
 }
 
 QString shapeText(const QJsonObject& shape) {
-    return u"%1×%2×%3"_s.arg(shape.value(u"M"_s).toInteger())
-        .arg(shape.value(u"N"_s).toInteger())
-        .arg(shape.value(u"K"_s).toInteger());
+    if (shape.contains(u"M"_s) && shape.contains(u"N"_s) && shape.contains(u"K"_s))
+        return u"%1×%2×%3"_s.arg(shape.value(u"M"_s).toInteger())
+            .arg(shape.value(u"N"_s).toInteger())
+            .arg(shape.value(u"K"_s).toInteger());
+    // Other ops name their dimensions (rows, cols, n, ...): keep the names.
+    QStringList parts;
+    for (auto it = shape.begin(); it != shape.end(); ++it) {
+        if (it->isDouble())
+            parts << it.key() + u' ' + QString::number(it->toInteger());
+    }
+    return parts.join(u" × "_s);
 }
 
-QString row(const QStringList& cells, bool header = false) {
+// nowrap: a table of short figures (shapes, errors) whose cells must not break inside a number
+// when the panel is narrow; the browser scrolls sideways instead.
+QString row(const QStringList& cells, bool header = false, bool nowrap = false) {
     const QString tag = header ? u"th"_s : u"td"_s;
+    const QString style = nowrap ? u" style='white-space:nowrap'"_s : QString();
     QString html = u"<tr>"_s;
     for (const auto& cell : cells)
-        html += u"<%1>%2</%1>"_s.arg(tag, cell);
+        html += u"<%1%3>%2</%1>"_s.arg(tag, cell, style);
     return html + u"</tr>"_s;
 }
 
@@ -51,7 +62,7 @@ QString correctnessHtml(const QJsonObject& correctness) {
     html += u"<table border='0' cellspacing='0' cellpadding='2'>"_s;
     html += row(
         {u"phase"_s, u"shape"_s, u"inputs"_s, u"error / bound"_s, u"margin"_s, u"NaN"_s, QString()},
-        true);
+        true, true);
     for (const auto& value : correctness.value(u"trials"_s).toArray()) {
         const QJsonObject t = value.toObject();
         const QJsonObject cand = t.value(u"candidate"_s).toObject();
@@ -64,7 +75,8 @@ QString correctnessHtml(const QJsonObject& correctness) {
                      num(t.value(u"margin"_s).toDouble(), 2),
                      nans > 0 ? u"<b style='color:#d03b3b'>%1</b>"_s.arg(nans) : u"0"_s,
                      pass ? u"<span style='color:#3fa34d'>pass</span>"_s
-                          : u"<b style='color:#d03b3b'>FAIL</b>"_s});
+                          : u"<b style='color:#d03b3b'>FAIL</b>"_s},
+                    false, true);
     }
     return html + u"</table>"_s;
 }
@@ -149,6 +161,7 @@ void ReviewPanel::setReview(int version, const ReviewFeedback& review) {
         m_report.reset();
     m_version = version;
     m_review = review;
+    m_progress.clear();
     render();
 }
 
@@ -161,6 +174,13 @@ void ReviewPanel::setProgress(int version, const QString& stage, const QString& 
     }
     m_progress = fraction >= 0 ? u"%1 (%2 %): %3"_s.arg(stage).arg(int(fraction * 100)).arg(message)
                                : u"%1: %2"_s.arg(stage, message);
+    render();
+}
+
+void ReviewPanel::clearProgress() {
+    if (m_progress.isEmpty())
+        return;
+    m_progress.clear();
     render();
 }
 
@@ -193,7 +213,8 @@ void ReviewPanel::render() {
     m_header->setText(header);
 
     QString html;
-    if (!m_progress.isEmpty())
+    // Progress describes work in flight: once a report is in, it is history.
+    if (!m_progress.isEmpty() && !m_report)
         html += u"<p><i>harness: "_s + esc(m_progress) + u"</i></p>"_s;
     if (m_review) {
         const ReviewFeedback& f = *m_review;

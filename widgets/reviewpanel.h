@@ -29,6 +29,8 @@ public:
     void setReview(int version, const kev::ReviewFeedback& review);
     // Shown while the harness works on a version.
     void setProgress(int version, const QString& stage, const QString& message, double fraction);
+    // Drops the in-flight note (the run ended, or another begins).
+    void clearProgress();
     void clear();
 
     int version() const { return m_version; }

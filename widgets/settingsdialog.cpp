@@ -110,6 +110,10 @@ bool SettingsDialog::validateLaunchers() {
     return error.isEmpty();
 }
 
+void SettingsDialog::setKeyNote(const QString& note) {
+    m_key->setPlaceholderText(note);
+}
+
 QString SettingsDialog::newKey() const {
     return m_key->text();
 }

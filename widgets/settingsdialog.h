@@ -23,6 +23,9 @@ public:
     // The key typed in, or empty when the person left the field untouched.
     QString newKey() const;
     bool keyChanged() const { return m_keyChanged; }
+    // Where the key of the current preset is now, shown in the empty key field ("stored in the
+    // system keyring", "not stored: the environment is used", ...).
+    void setKeyNote(const QString& note);
 
 private:
     // False, with the reason shown under the field, when the launcher list cannot be used.

@@ -30,6 +30,7 @@ public:
     // What the speed-up column is against (referenceName(task)); "cuBLAS" until set.
     void setReferenceName(const QString& name);
     QString referenceName() const { return m_referenceName; }
+    int bestVersion() const { return m_bestVersion; }
 
     const QVector<IterationSummary>& steps() const { return m_steps; }
     int rowOfVersion(int version) const;

@@ -608,6 +608,113 @@ private slots:
                  qPrintable(run.failure()));
     }
 
+    void compileErrorTheCoderCannotRepairIsARecordedStep() {
+        // The second coder call (the repair of v1's compile error) fails: v1 is recorded as a
+        // compile_error step with its log and the coder's refusal, and the session goes on.
+        Run run;
+        QJsonObject script = sources({marker(QStringLiteral("compile_error")),
+                                      marker(QStringLiteral("ok speedup=0.5")),
+                                      marker(QStringLiteral("ok speedup=0.6"))});
+        script.insert(QStringLiteral("fail_coder_at"), 2);
+        EngineSettings s = settings(script);
+        s.maxIterations = 3;
+        s.targetSpeedup = 0;
+        const QString dir = sessionDir();
+        run.engine.start(headline(), s, dir);
+        QVERIFY(run.waitForEnd());
+        QVERIFY2(run.failed.isEmpty(), qPrintable(run.failure()));
+        QCOMPARE(run.reason(), Engine::StopReason::IterationLimit);
+        QString error;
+        const auto store = SessionStore::open(dir, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->steps().size(), 3);
+        QCOMPARE(store->steps()[0].status, QStringLiteral("compile_error"));
+        QCOMPARE(store->steps()[1].status, QStringLiteral("ok"));
+        const auto first = store->loadCandidate(1, &error);
+        QVERIFY2(first, qPrintable(error));
+        QVERIFY(first->report);
+        QVERIFY(!first->report->compileLog.isEmpty());
+        QVERIFY(first->source.contains(QStringLiteral("compile_error")));
+        QCOMPARE(first->codeAttempts, 2);
+        QVERIFY(first->review);
+        const AgentTurn& refusal = first->turns[2];
+        QCOMPARE(refusal.role, QStringLiteral("coder"));
+        QCOMPARE(refusal.backend, QStringLiteral("scripted"));
+        QVERIFY2(refusal.reply.contains(QStringLiteral("scripted coder failure")),
+                 qPrintable(refusal.reply));
+        // The next iteration asked the planner again instead of re-coding the failed plan.
+        const auto second = store->loadCandidate(2, &error);
+        QVERIFY2(second, qPrintable(error));
+        QCOMPARE(second->turns.first().role, QStringLiteral("planner"));
+    }
+
+    void sessionsInOneEngineUseTheirOwnAgents() {
+        // One engine, two sessions: the first plans with the built-in planner, the second with the
+        // scripted one (and other scripted sources); each session's turns name its own backends.
+        Engine engine;
+        QSignalSpy finished(&engine, &Engine::finished);
+        QSignalSpy failed(&engine, &Engine::failed);
+        const auto runTo = [&](int ends) {
+            QElapsedTimer t;
+            t.start();
+            while (finished.size() + failed.size() < ends && t.elapsed() < 30000)
+                QTest::qWait(20);
+            return failed.isEmpty() && finished.size() == ends;
+        };
+        EngineSettings first = settings(sources({marker(QStringLiteral("ok speedup=0.5 first"))}));
+        first.plannerBackend = QStringLiteral("builtin");
+        first.plannerOptions = {};
+        first.maxIterations = 1;
+        first.targetSpeedup = 0;
+        const QString firstDir = sessionDir();
+        engine.start(headline(), first, firstDir);
+        QVERIFY2(runTo(1),
+                 failed.isEmpty() ? "no end" : qPrintable(failed.first().at(1).toString()));
+
+        EngineSettings second =
+            settings(sources({marker(QStringLiteral("ok speedup=0.6 second"))}));
+        second.maxIterations = 1;
+        second.targetSpeedup = 0;
+        const QString secondDir = sessionDir();
+        engine.start(headline(), second, secondDir);
+        QVERIFY2(runTo(2),
+                 failed.isEmpty() ? "no end" : qPrintable(failed.first().at(1).toString()));
+
+        const auto backendsOf = [](const QString& dir) {
+            QString error;
+            const auto store = SessionStore::open(dir, &error);
+            const auto c = store ? store->loadCandidate(1, &error) : std::nullopt;
+            QStringList backends;
+            if (c) {
+                for (const auto& t : c->turns)
+                    backends << t.role + u'=' + t.backend;
+                backends << c->source;
+            }
+            return backends;
+        };
+        const QStringList a = backendsOf(firstDir);
+        const QStringList b = backendsOf(secondDir);
+        QVERIFY2(a.contains(QStringLiteral("planner=builtin")), qPrintable(a.join(u',')));
+        QVERIFY2(b.contains(QStringLiteral("planner=scripted")), qPrintable(b.join(u',')));
+        QVERIFY(!b.contains(QStringLiteral("planner=builtin")));
+        QVERIFY(a.last().contains(QStringLiteral("first")));
+        QVERIFY(b.last().contains(QStringLiteral("second")));
+
+        // Resuming the first session with its settings brings its planner back.
+        engine.resume(firstDir);
+        QVERIFY2(runTo(3),
+                 failed.isEmpty() ? "no end" : qPrintable(failed.first().at(1).toString()));
+        QString error;
+        const auto resumed = SessionStore::open(firstDir, &error);
+        QVERIFY2(resumed, qPrintable(error));
+        const auto v2 = resumed->loadCandidate(2, &error);
+        QVERIFY2(v2, qPrintable(error));
+        QStringList roles;
+        for (const auto& t : v2->turns)
+            roles << t.role + u'=' + t.backend;
+        QVERIFY2(!roles.contains(QStringLiteral("planner=scripted")), qPrintable(roles.join(u',')));
+    }
+
     void unknownBackendFails() {
         Run run;
         EngineSettings s = settings({});

@@ -1,6 +1,8 @@
 // The whole window against scripted agents and kev-fake-harness (the real harness protocol): a
-// step-mode session driven through the gate buttons (approve, edit, reject), an event-loop
-// latency probe during a run, and a 1,000-step session opened in the window.
+// step-mode session driven through the gate buttons (approve, edit, reject), an automatic run
+// through compile errors, and a 1,000-step session opened in the window. How fast (event-loop
+// delay, opening time) is measured by kev-bench-workbench, not asserted here: a busy machine
+// moves those figures, and docs/benchmarks.md records them.
 #include "fixtures.h"
 
 #include "codepanel.h"
@@ -28,8 +30,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <ctime>
-
 using namespace Qt::StringLiterals;
 using namespace kev;
 
@@ -37,13 +37,6 @@ namespace {
 
 QString marker(const QString& directive) {
     return u"// fake: "_s + directive + u"\n#include <kevolve/abi.h>\n"_s;
-}
-
-// CPU time of the calling thread: what the GUI thread itself spent, whatever else the machine runs.
-qint64 threadCpuMs() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 Task headline() {
@@ -192,7 +185,7 @@ private slots:
         QVERIFY(QFileInfo::exists(out + u"/kernel.cu"_s));
     }
 
-    void eventLoopStaysResponsiveDuringARun() {
+    void automaticRunThroughCompileErrors() {
         MainWindow window(settingsFile());
         window.show();
         QSignalSpy finished(window.engine(), &Engine::finished);
@@ -203,37 +196,13 @@ private slots:
         sources << marker(u"compile_error"_s) << marker(u"incorrect"_s);
         window.startSession(headline(), scripted(sources, false, 10),
                             m_root.filePath(u"auto-session"_s));
-        // A 5 ms timer: a gap between two ticks is time the event loop did not come back. The
-        // assertion is on the GUI thread's own CPU time inside a gap (work our code did there);
-        // the wall-clock gap is printed too, and also includes time the OS gave other processes.
-        QElapsedTimer clock;
-        clock.start();
-        qint64 lastWall = clock.elapsed();
-        qint64 lastCpu = threadCpuMs();
-        qint64 worstWall = 0;
-        qint64 worstCpu = 0;
-        QTimer probe;
-        probe.setInterval(5);
-        connect(&probe, &QTimer::timeout, this, [&] {
-            const qint64 wall = clock.elapsed();
-            const qint64 cpu = threadCpuMs();
-            worstWall = std::max(worstWall, wall - lastWall);
-            worstCpu = std::max(worstCpu, cpu - lastCpu);
-            lastWall = wall;
-            lastCpu = cpu;
-        });
-        probe.start();
         QVERIFY(waitFor([&] { return !finished.isEmpty() || !failed.isEmpty(); }, 60000));
-        probe.stop();
         QVERIFY2(failed.isEmpty(), qPrintable(window.lastError()));
-        qInfo("event-loop latency probe over %lld ms of run: worst stall %lld ms of GUI-thread "
-              "work (limit 50), worst wall-clock gap %lld ms",
-              clock.elapsed(), worstCpu, worstWall);
-        QVERIFY2(worstCpu <= 50, qPrintable(u"the GUI thread was busy for %1 ms"_s.arg(worstCpu)));
         QCOMPARE(window.timeline()->model()->rowCount(), 10);
+        QVERIFY(window.runAction()->isEnabled());
     }
 
-    void thousandStepSessionOpensInASecond() {
+    void thousandStepSessionOpens() {
         const QString dir = m_root.filePath(u"synthetic-1000"_s);
         QString error;
         auto store = SessionStore::create(dir, headline(), EngineSettings(), &error);
@@ -262,15 +231,9 @@ private slots:
 
         MainWindow window(settingsFile());
         window.show();
-        QTest::qWait(50);
-        QElapsedTimer t;
-        t.start();
         QVERIFY2(window.openSession(dir, &error), qPrintable(error));
         QCoreApplication::processEvents();
         window.chart()->refresh();
-        const qint64 ms = t.elapsed();
-        qInfo("opened a 1000-step session in %lld ms wall-clock (limit 1000 ms)", ms);
-        QVERIFY2(ms <= 1000, qPrintable(u"took %1 ms"_s.arg(ms)));
         QCOMPARE(window.timeline()->model()->rowCount(), 1000);
         QVERIFY(window.shownVersion() > 0);
         QCOMPARE(window.chart()->failedSeries()->count(), 142);

@@ -1,6 +1,7 @@
 // The new-session dialog: the targets it hands the engine.
 #include "newsessiondialog.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QTest>
 
@@ -37,6 +38,19 @@ private slots:
         box->setValue(150);
         QCOMPARE(dialog.settings().targetFloorPercent, 110.0);
         QVERIFY(dialog.settings().validate().isEmpty());
+    }
+
+    void testOnlyBackendIsNotOffered() {
+        qunsetenv("KEVOLVE_SCRIPTED_AGENTS");
+        NewSessionDialog dialog(AppSettings{}, false);
+        int backendBoxes = 0;
+        for (auto* box : dialog.findChildren<QComboBox*>()) {
+            if (box->findText(u"builtin"_s) < 0)
+                continue;
+            ++backendBoxes;
+            QCOMPARE(box->findText(u"scripted"_s), -1);
+        }
+        QCOMPARE(backendBoxes, 3);
     }
 };
 

@@ -131,6 +131,8 @@ private slots:
     void honestyViewListsEveryCheck();
     void honestyViewFlagsFailures();
     void metricsViewTablesAndRoofline();
+    void metricsViewShowsBankConflictsAsAShare();
+    void timelineSummaryNeverCountsARejectedVersionAsBest();
     void agentTextViewBuffersChunks();
     void recordedH200Reports();
 };
@@ -504,8 +506,17 @@ void PanelsTest::metricsViewTablesAndRoofline() {
     QCOMPARE(view.rowCount(), 2);
     QCOMPARE(view.table()->item(0, 0)->text(), u"v3"_s);
     QCOMPARE(view.table()->item(0, 2)->text(), u"11.8 %"_s);
-    QCOMPARE(view.table()->item(0, 3)->text(), u"1048576"_s);
-    QCOMPARE(view.table()->item(1, 3)->text(), u"0"_s);
+    // Bank conflicts: the profile shape carries only a count, labelled as one.
+    QCOMPARE(view.table()->item(0, 3)->text(), u"1048576 (count)"_s);
+    QCOMPARE(view.table()->item(1, 3)->text(), u"0 (count)"_s);
+    QCOMPARE(view.table()->item(0, 4)->text(), u"1.262"_s);
+    // Every column says what it is, its Nsight Compute name and what is good.
+    for (int c = 0; c < view.table()->columnCount(); ++c) {
+        const QString tip = view.table()->horizontalHeaderItem(c)->toolTip();
+        QVERIFY2(!tip.isEmpty(), qPrintable(QString::number(c)));
+        if (c >= 2)
+            QVERIFY2(tip.contains(u"Nsight Compute"_s) && tip.contains(u"ood"_s), qPrintable(tip));
+    }
     const auto points = view.points();
     QCOMPARE(points.size(), 2);
     QVERIFY(points[0].measuredIntensity);
@@ -525,6 +536,42 @@ void PanelsTest::metricsViewTablesAndRoofline() {
     QCOMPARE(spy.at(0).at(0).toInt(), 3);
 }
 
+void PanelsTest::metricsViewShowsBankConflictsAsAShare() {
+    // A GEMM profiled on the H200: 33.5 M shared-memory wavefronts, no bank conflict.
+    QFile file(QStringLiteral(KEV_SOURCE_DIR) +
+               u"/tests/data/reports/h200_profiled_gemm_fp16_fp32_4096__mma_sync.json"_s);
+    if (!file.exists())
+        QSKIP("no profiled H200 report under tests/data/reports");
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QString error;
+    const auto r =
+        EvaluationReport::fromJson(QJsonDocument::fromJson(file.readAll()).object(), &error);
+    QVERIFY2(r, qPrintable(error));
+    MetricsView view;
+    view.addReport(1, *r);
+    QCOMPARE(view.rowCount(), 1);
+    QCOMPARE(view.table()->item(0, 3)->text(), u"0.0 %"_s);
+    QCOMPARE(view.table()->item(0, 4)->text(), u"21.33"_s);
+    QVERIFY(view.table()->item(0, 2)->text().endsWith(u" %"_s));
+}
+
+void PanelsTest::timelineSummaryNeverCountsARejectedVersionAsBest() {
+    IterationTimeline timeline;
+    IterationSummary fast;
+    fast.version = 1;
+    fast.status = u"ok"_s;
+    fast.speedup = 1.5;
+    fast.decision = u"rejected"_s;
+    IterationSummary slow = fast;
+    slow.version = 2;
+    slow.speedup = 0.8;
+    slow.decision = u"approved"_s;
+    timeline.setSteps({fast, slow});
+    const QString summary = timeline.findChild<QLabel*>()->text();
+    QVERIFY2(summary.contains(u"best 0.800×"_s), qPrintable(summary));
+    QVERIFY2(!summary.contains(u"1.500×"_s), qPrintable(summary));
+}
+
 void PanelsTest::agentTextViewBuffersChunks() {
     AgentTextView view;
     QSignalSpy spy(&view, &AgentTextView::textAvailable);
@@ -536,6 +583,30 @@ void PanelsTest::agentTextViewBuffersChunks() {
     QTRY_VERIFY_WITH_TIMEOUT(view.toPlainText().contains(u"tok99"_s), 2000);
     QCOMPARE(spy.size(), afterHeader + 1);
     QVERIFY(view.toPlainText().startsWith(u"── planner v1 ──"_s));
+    // A second turn starts on a line of its own, after a blank line, even when the last reply
+    // did not end its line.
+    view.startTurn(u"planner v1"_s);
+    view.appendChunk(u"second"_s);
+    view.flush();
+    QVERIFY2(view.toPlainText().contains(u"tok99 \n\n── planner v1 ──\nsecond"_s),
+             qPrintable(view.toPlainText().right(80)));
+
+    // A recorded version: each turn of the role with its backend, prompt and reply.
+    AgentTurn asked;
+    asked.role = u"planner"_s;
+    asked.backend = u"llm"_s;
+    asked.model = u"qwen2.5-coder"_s;
+    asked.prompt = u"plan the next GEMM"_s;
+    asked.reply = u"{\"family\": \"wgmma_tma\"}"_s;
+    AgentTurn coder = asked;
+    coder.role = u"coder"_s;
+    view.showRecorded(u"planner"_s, 4, {asked, coder, asked});
+    const QString text = view.toPlainText();
+    QCOMPARE(text.count(u"── planner, v4 — llm (qwen2.5-coder) ──"_s), 2);
+    QVERIFY(text.contains(u"plan the next GEMM"_s));
+    QVERIFY(!text.contains(u"tok99"_s));
+    view.showRecorded(u"reviewer"_s, 4, {asked});
+    QVERIFY(view.toPlainText().contains(u"no reviewer turn recorded for v4"_s));
 }
 
 void PanelsTest::recordedH200Reports() {

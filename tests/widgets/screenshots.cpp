@@ -1,4 +1,6 @@
-// kev-screenshots: draws the main states of the window into PNG files (docs/screenshots/).
+// kev-screenshots: draws the main states of the window into PNG files (docs/screenshots/), at
+// 1600×1000: the start page, the main window, the honesty and metrics views, a compile error, a
+// diff of two versions that are not neighbours, the run's progress and the step gate.
 //
 //   xvfb-run -s "-screen 0 1920x1200x24" kev-screenshots OUT_DIR [SESSION_DIR]
 //
@@ -10,6 +12,8 @@
 #include "gatebar.h"
 #include "iterationtimeline.h"
 #include "mainwindow.h"
+#include "runprogress.h"
+#include "startpage.h"
 
 #include "core/builtin/builtinreviewer.h"
 #include "core/builtin/kernelfamily.h"
@@ -24,6 +28,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSettings>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -189,14 +194,18 @@ int main(int argc, char** argv) {
         return 2;
     }
     const QString out = args.at(1);
+    // The start page lists the shipped examples from the source tree.
+    if (qEnvironmentVariableIsEmpty("KEVOLVE_EXAMPLES"))
+        qputenv("KEVOLVE_EXAMPLES", QByteArray(KEV_SOURCE_DIR) + "/resources/examples");
     QDir().mkpath(out);
     QTemporaryDir tmp;
     const QString session = args.size() > 2 ? args.at(2) : buildSession(tmp.filePath(u"session"_s));
     auto settings =
         std::make_shared<QSettings>(tmp.filePath(u"kevolve.ini"_s), QSettings::IniFormat);
 
+    const QSize size(1600, 1000);
     MainWindow window(settings);
-    window.resize(1800, 1080);
+    window.resize(size);
     window.show();
     QString error;
     if (!window.openSession(session, &error)) {
@@ -224,15 +233,31 @@ int main(int argc, char** argv) {
         window.lowerTabs()->setCurrentIndex(1);
         grab(&window, out + u"/compile-error.png"_s);
     }
-    if (best > 1) {
-        window.showDiff(best > 3 ? best - 3 : 1, best);
+    if (best > 2) {
+        // Two versions that are not neighbours: the first against the best, the lower panes
+        // given most of the height so the sources read at 1600×1000.
+        auto* vertical = window.findChild<QSplitter*>(u"verticalSplitter"_s);
+        const QList<int> before = vertical->sizes();
+        vertical->setSizes({350, 650});
+        window.showVersion(1);
+        window.showDiff(1, best);
         grab(&window, out + u"/diff.png"_s);
+        vertical->setSizes(before);
+    }
+
+    {
+        // The start page of a first start, with the session above among the recent ones.
+        MainWindow start(settings);
+        start.resize(size);
+        start.show();
+        start.showStartPage();
+        grab(&start, out + u"/start-page.png"_s);
     }
 
 #ifdef KEV_FAKE_HARNESS
     // The gate in step mode, from a short run against scripted agents and the fake harness.
     MainWindow live(settings);
-    live.resize(1800, 1080);
+    live.resize(size);
     live.show();
     EngineSettings s;
     s.plannerBackend = s.coderBackend = u"scripted"_s;
@@ -241,7 +266,9 @@ int main(int argc, char** argv) {
                                    u"/tests/harness/kernels/ok_wgmma_tma_fp16_f32.cu"_s);
     s.plannerOptions = s.coderOptions = QJsonObject{
         {u"sources"_s, QJsonArray::fromStringList({u"// fake: ok speedup=0.62\n"_s + wgmma,
-                                                   u"// fake: ok speedup=0.91\n"_s + wgmma})}};
+                                                   u"// fake: ok speedup=0.91\n"_s + wgmma})},
+        // Slow enough agents that the progress bar is caught mid-iteration.
+        {u"delay_ms"_s, 1500}};
     s.maxIterations = 3;
     s.targetSpeedup = 0;
     s.plateauIterations = 0;
@@ -252,6 +279,9 @@ int main(int argc, char** argv) {
                       tmp.filePath(u"live"_s));
     if (waitFor([&] { return live.gateBar()->isOpen(); }, 30000)) {
         live.gateBar()->approveButton()->click();
+        // Mid-iteration: the progress bar with the iteration, the stage and the clock.
+        waitFor([&] { return live.runProgress()->text().contains(u"Iteration 2"_s); }, 30000);
+        grab(&live, out + u"/run-progress.png"_s);
         if (waitFor([&] { return live.gateBar()->isOpen(); }, 30000))
             grab(&live, out + u"/step-gate.png"_s);
     } else {

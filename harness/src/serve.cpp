@@ -2,138 +2,22 @@
 
 #include "files.h"
 #include "kevolve/harness_version.h"
-#include "metrics.h"
-#include "nvml.h"
 
 #include <cerrno>
 #include <csignal>
-#include <cuda_runtime_api.h>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <poll.h>
-#include <sstream>
-#include <stdexcept>
+#include <set>
 #include <unistd.h>
+#include <vector>
 
 namespace kev {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr size_t kMaxLine = 64u << 20;
-
-json::Value event(const char* name, const std::string& id) {
-    json::Value v = json::Value::object();
-    v["v"] = 1;
-    v["event"] = name;
-    v["id"] = id;
-    return v;
-}
-
-double readPositive(const json::Value& v, const std::string& path, double max) {
-    if (!v.isNumber())
-        throw std::invalid_argument(path + ": expected a number, got " + v.dump());
-    const double d = v.asDouble();
-    if (!(d > 0) || d > max) {
-        std::ostringstream s;
-        s << path << ": " << v.dump() << " must be greater than 0 and at most " << max;
-        throw std::invalid_argument(s.str());
-    }
-    return d;
-}
-
-bool readBool(const json::Value& v, const std::string& path) {
-    if (!v.isBool())
-        throw std::invalid_argument(path + ": expected true or false, got " + v.dump());
-    return v.asBool();
-}
-
-} // namespace
-
-json::Value EvalOptions::toJson() const {
-    json::Value v = json::Value::object();
-    v["device"] = device;
-    v["self_check"] = selfCheck;
-    v["lint"] = lint;
-    v["compile_timeout_s"] = compileTimeoutS;
-    v["run_timeout_s"] = runTimeoutS;
-    if (timeBudgetS)
-        v["time_budget_s"] = *timeBudgetS;
-    if (kernelTimeoutS)
-        v["kernel_timeout_s"] = *kernelTimeoutS;
-    v["keep_dir"] = keepDir;
-    for (const auto& [key, value] : profiling.members())
-        v[key] = value;
-    return v;
-}
-
-EvalOptions parseEvalOptions(const json::Value& options, int defaultDevice) {
-    EvalOptions o;
-    o.device = defaultDevice;
-    if (options.isNull())
-        return o;
-    if (!options.isObject())
-        throw std::invalid_argument("options: expected an object, got " + options.dump());
-    for (const auto& [key, value] : options.members()) {
-        const std::string path = "options." + key;
-        if (key == "device") {
-            if (!value.isInt() || value.asInt() < 0 || value.asInt() > 1024)
-                throw std::invalid_argument(path + ": expected a device index, got " +
-                                            value.dump());
-            o.device = static_cast<int>(value.asInt());
-        } else if (key == "self_check") {
-            o.selfCheck = readBool(value, path);
-        } else if (key == "lint") {
-            o.lint = readBool(value, path);
-        } else if (key == "keep_dir") {
-            o.keepDir = readBool(value, path);
-        } else if (key == "compile_timeout_s") {
-            o.compileTimeoutS = readPositive(value, path, 3600);
-        } else if (key == "run_timeout_s") {
-            o.runTimeoutS = readPositive(value, path, 3600);
-        } else if (key == "time_budget_s") {
-            o.timeBudgetS = readPositive(value, path, 600);
-        } else if (key == "kernel_timeout_s") {
-            o.kernelTimeoutS = readPositive(value, path, 3600);
-        } else if (key == "profile" || key == "profile_best_speedup" || key == "metrics") {
-            o.profiling[key] = value;
-        } else {
-            throw std::invalid_argument(path + ": unknown option");
-        }
-    }
-    try {
-        metrics::parseOptions(&o.profiling);
-    } catch (const std::exception& e) {
-        throw std::invalid_argument(e.what());
-    }
-    return o;
-}
-
-json::Value probeJson() {
-    json::Value v = json::Value::object();
-    std::string why;
-    json::Value devices = json::Value::array();
-    const bool ok = nvml::available(&why);
-    std::string error;
-    for (const auto& d : nvml::devices(&error))
-        devices.push(nvml::toJson(d));
-    v["devices"] = std::move(devices);
-    v["driver_version"] = ok ? json::Value(nvml::driverVersion()) : json::Value();
-    const int cudaDriver = nvml::cudaDriverVersion();
-    v["cuda_driver_version"] = cudaDriver > 0 ? json::Value(cudaDriver) : json::Value();
-    // The runtime this harness was built with (and that candidates share); SM count and L2 size
-    // need CUDA, which the supervisor never initialises: the GPU child reports them.
-    v["cuda_runtime_version"] = CUDART_VERSION;
-    v["nvml"] = ok;
-    if (!ok)
-        v["reason"] = why;
-    else if (!error.empty())
-        v["reason"] = error;
-    return v;
-}
 
 namespace {
 
@@ -174,88 +58,12 @@ private:
     bool m_broken = false;
 };
 
-json::Value errorEvent(const json::Value& id, const char* code, const std::string& message) {
+json::Value event(const char* name, const json::Value& id) {
     json::Value v = json::Value::object();
     v["v"] = 1;
-    v["event"] = "error";
+    v["event"] = name;
     v["id"] = id;
-    v["code"] = code;
-    v["message"] = message;
     return v;
-}
-
-struct BadRequest {
-    const char* code;
-    std::string message;
-};
-
-EvalRequest parseEvalRequest(const json::Value& req, const std::string& id, int defaultDevice) {
-    EvalRequest r;
-    r.id = id;
-    for (const auto& [key, value] : req.members()) {
-        if (key != "v" && key != "id" && key != "op" && key != "task" && key != "task_path" &&
-            key != "kernel" && key != "options")
-            throw BadRequest{"bad_request", key + ": unknown field of an eval request"};
-    }
-    const json::Value* task = req.find("task");
-    const json::Value* taskPath = req.find("task_path");
-    if ((task == nullptr) == (taskPath == nullptr))
-        throw BadRequest{"bad_request", "eval needs exactly one of task and task_path"};
-    try {
-        if (task) {
-            r.task = parseTask(*task);
-        } else {
-            if (!taskPath->isString())
-                throw BadRequest{"bad_request", "task_path: expected a string"};
-            r.task = loadTaskFile(taskPath->asString());
-        }
-    } catch (const TaskError& e) {
-        throw BadRequest{"bad_task", e.what()};
-    }
-    if (r.task.reference.kind == Reference::Kind::File &&
-        (fs::path(r.task.reference.file).is_relative() ||
-         !fs::is_regular_file(r.task.reference.file)))
-        throw BadRequest{"bad_task", "task.reference.file: " + r.task.reference.file +
-                                         " is not an absolute path to a file on the server"};
-
-    const json::Value* kernel = req.find("kernel");
-    if (!kernel || !kernel->isObject())
-        throw BadRequest{"bad_request", "kernel: expected an object with source or path"};
-    for (const auto& [key, value] : kernel->members()) {
-        if (key != "language" && key != "source" && key != "path" && key != "name")
-            throw BadRequest{"bad_request", "kernel." + key + ": unknown field"};
-        if (!value.isString())
-            throw BadRequest{"bad_request", "kernel." + key + ": expected a string"};
-    }
-    if (const json::Value* lang = kernel->find("language")) {
-        if (lang->asString() != "cuda")
-            throw BadRequest{"bad_request",
-                             "kernel.language: \"" + lang->asString() +
-                                 "\" is not supported (this harness compiles \"cuda\")"};
-    }
-    const json::Value* source = kernel->find("source");
-    const json::Value* path = kernel->find("path");
-    if ((source == nullptr) == (path == nullptr))
-        throw BadRequest{"bad_request", "kernel: needs exactly one of source and path"};
-    if (source) {
-        r.kernelSource = source->asString();
-    } else {
-        std::string error;
-        auto text = files::readFile(path->asString(), &error);
-        if (!text)
-            throw BadRequest{"bad_request", "kernel.path: " + error};
-        r.kernelSource = std::move(*text);
-        r.kernelName = fs::path(path->asString()).filename().string();
-    }
-    if (const json::Value* name = kernel->find("name"))
-        r.kernelName = name->asString();
-    try {
-        r.options = parseEvalOptions(req.contains("options") ? *req.find("options") : json::Value(),
-                                     defaultDevice);
-    } catch (const std::invalid_argument& e) {
-        throw BadRequest{"bad_request", e.what()};
-    }
-    return r;
 }
 
 } // namespace
@@ -265,7 +73,18 @@ int serve(int defaultDevice, const std::string& archOverride) {
     Writer writer;
     SupervisorConfig config;
     config.archOverride = archOverride;
-    Supervisor supervisor(config, [&](json::Value e) { writer.write(std::move(e)); });
+    // The evaluations accepted and not yet answered, so that end of input can kill each one and
+    // say so: every eval ends in exactly one result, cancelled or error (PROTOCOL.md).
+    std::set<std::string> inFlight;
+    Supervisor supervisor(config, [&](json::Value e) {
+        const json::Value* name = e.find("event");
+        const json::Value* id = e.find("id");
+        if (name && name->isString() && id && id->isString() &&
+            (name->asString() == "result" || name->asString() == "cancelled" ||
+             name->asString() == "error"))
+            inFlight.erase(id->asString());
+        writer.write(std::move(e));
+    });
 
     ::fcntl(STDIN_FILENO, F_SETFL, ::fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     std::string buffer;
@@ -274,146 +93,119 @@ int serve(int defaultDevice, const std::string& archOverride) {
     json::Value byeId;
     bool shutdown = false;
 
-    const auto handleLine = [&](const std::string& rawLine) {
-        std::string line = rawLine;
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        if (line.find_first_not_of(" \t") == std::string::npos)
-            return;
-        std::string parseError;
-        const auto req = json::tryParse(line, &parseError);
-        if (!req) {
-            writer.write(errorEvent(json::Value(), "bad_request", "not JSON: " + parseError));
+    const auto handleLine = [&](const std::string& line) {
+        ServeRequest r = parseRequestLine(line, defaultDevice);
+        if (r.error) {
+            writer.write(std::move(*r.error));
             return;
         }
-        if (!req->isObject()) {
-            writer.write(errorEvent(json::Value(), "bad_request",
-                                    "a request must be a JSON object, got " +
-                                        std::string(json::typeName(req->type()))));
+        switch (r.op) {
+        case ServeRequest::Op::None:
             return;
-        }
-        json::Value id;
-        if (const json::Value* i = req->find("id")) {
-            if (!i->isString()) {
-                writer.write(errorEvent(json::Value(), "bad_request", "id: expected a string"));
-                return;
-            }
-            id = *i;
-        }
-        const json::Value* version = req->find("v");
-        if (!version || !version->isInt() || version->asInt() != 1) {
-            writer.write(errorEvent(id, "unsupported_version",
-                                    std::string(version ? "v: " + version->dump() + " is not"
-                                                        : "missing \"v\": this server speaks") +
-                                        " protocol version 1"));
-            return;
-        }
-        const json::Value* op = req->find("op");
-        if (!op || !op->isString()) {
-            writer.write(errorEvent(id, "bad_request", "missing \"op\""));
-            return;
-        }
-        const std::string& name = op->asString();
-        if (name == "hello") {
-            json::Value e = event("hello", id.isNull() ? std::string() : id.asString());
-            e["id"] = id;
+        case ServeRequest::Op::Hello: {
+            json::Value e = event("hello", r.id);
             e["protocol"] = 1;
             e["harness_version"] = KEVOLVE_HARNESS_VERSION;
-            e["devices"] = *probeJson().find("devices");
+            const json::Value probe = probeJson();
+            e["devices"] = *probe.find("devices");
             writer.write(std::move(e));
-        } else if (name == "probe") {
-            json::Value e = event("probe", std::string());
-            e["id"] = id;
-            for (const auto& [key, value] : probeJson().members())
+            return;
+        }
+        case ServeRequest::Op::Probe: {
+            json::Value e = event("probe", r.id);
+            // Held in a variable: the loop must not walk the members of a destroyed temporary.
+            const json::Value probe = probeJson();
+            for (const auto& [key, value] : probe.members())
                 e[key] = value;
             writer.write(std::move(e));
-        } else if (name == "eval") {
-            if (id.isNull()) {
-                writer.write(errorEvent(id, "bad_request", "eval needs an id"));
+            return;
+        }
+        case ServeRequest::Op::Eval: {
+            const std::string id = r.eval->id;
+            if (inFlight.count(id) || !supervisor.submit(std::move(*r.eval))) {
+                writer.write(
+                    errorEvent(r.id, "bad_request", "id \"" + id + "\" is already in flight"));
                 return;
             }
-            try {
-                EvalRequest r = parseEvalRequest(*req, id.asString(), defaultDevice);
-                if (!supervisor.submit(std::move(r)))
-                    writer.write(errorEvent(id, "bad_request",
-                                            "id \"" + id.asString() + "\" is already in flight"));
-            } catch (const BadRequest& b) {
-                writer.write(errorEvent(id, b.code, b.message));
-            }
-        } else if (name == "cancel") {
-            const json::Value* target = req->find("target");
-            if (!target || !target->isString()) {
-                writer.write(errorEvent(id, "bad_request", "cancel needs a target id"));
-                return;
-            }
-            if (!supervisor.cancel(target->asString()))
-                writer.write(errorEvent(id, "unknown_id",
-                                        "no evaluation \"" + target->asString() + "\" in flight"));
-        } else if (name == "shutdown") {
-            byeId = id;
+            inFlight.insert(id);
+            return;
+        }
+        case ServeRequest::Op::Cancel:
+            if (!supervisor.cancel(r.target))
+                writer.write(
+                    errorEvent(r.id, "unknown_id",
+                               "no evaluation " + json::Value(r.target).dump() + " in flight"));
+            return;
+        case ServeRequest::Op::Shutdown:
+            byeId = r.id;
             shutdown = true;
-        } else {
-            writer.write(errorEvent(id, "bad_request", "unknown op \"" + name + "\""));
+            return;
         }
     };
 
-    while (!shutdown && !writer.broken() && (inputOpen || supervisor.busy())) {
+    while (!shutdown && !writer.broken() && inputOpen) {
         std::vector<pollfd> fds;
-        if (inputOpen)
-            fds.push_back({STDIN_FILENO, POLLIN, 0});
+        fds.push_back({STDIN_FILENO, POLLIN, 0});
         supervisor.addPollFds(fds);
         ::poll(fds.data(), fds.size(), supervisor.pollTimeoutMs());
-        if (inputOpen) {
-            char chunk[65536];
-            for (;;) {
-                const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
-                if (n < 0 && errno == EINTR)
+        char chunk[65536];
+        for (;;) {
+            const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                std::cerr << "kevolve-harness serve: reading stdin: " << std::strerror(errno)
+                          << "\n";
+                inputOpen = false;
+                break;
+            }
+            if (n < 0)
+                break; // nothing more for now
+            if (n == 0) {
+                inputOpen = false;
+                break;
+            }
+            size_t start = 0;
+            const auto len = static_cast<size_t>(n);
+            for (size_t i = 0; i < len && !shutdown; ++i) {
+                if (chunk[i] != '\n')
                     continue;
-                if (n < 0)
-                    break; // EAGAIN: nothing more for now
-                if (n == 0) {
-                    inputOpen = false;
-                    break;
-                }
-                size_t start = 0;
-                const auto len = static_cast<size_t>(n);
-                for (size_t i = 0; i < len && !shutdown; ++i) {
-                    if (chunk[i] != '\n')
-                        continue;
-                    if (!skipping && buffer.size() + (i - start) > kMaxLine) {
-                        writer.write(errorEvent(json::Value(), "bad_request",
-                                                "line longer than 64 MiB refused"));
-                    } else if (!skipping) {
-                        buffer.append(chunk + start, i - start);
-                        handleLine(buffer);
-                    }
-                    buffer.clear();
-                    skipping = false;
-                    start = i + 1;
-                }
-                if (shutdown)
-                    break;
-                if (!skipping)
-                    buffer.append(chunk + start, len - start);
-                if (buffer.size() > kMaxLine) {
-                    buffer.clear();
-                    skipping = true;
+                if (!skipping && buffer.size() + (i - start) > kMaxRequestLine) {
                     writer.write(errorEvent(json::Value(), "bad_request",
                                             "line longer than 64 MiB refused"));
+                } else if (!skipping) {
+                    buffer.append(chunk + start, i - start);
+                    handleLine(buffer);
                 }
-            }
-            if (!inputOpen && !skipping && !shutdown && !buffer.empty()) {
-                handleLine(buffer); // a last request without its newline
                 buffer.clear();
+                skipping = false;
+                start = i + 1;
             }
+            if (shutdown)
+                break;
+            if (!skipping)
+                buffer.append(chunk + start, len - start);
+            if (buffer.size() > kMaxRequestLine) {
+                buffer.clear();
+                buffer.shrink_to_fit();
+                skipping = true;
+                writer.write(
+                    errorEvent(json::Value(), "bad_request", "line longer than 64 MiB refused"));
+            }
+        }
+        if (!inputOpen && !skipping && !shutdown && !buffer.empty()) {
+            handleLine(buffer); // a last request without its newline
+            buffer.clear();
         }
         supervisor.service();
     }
-    // End of input (or shutdown) ends the session; evaluations still running are killed.
+    // End of input (or shutdown) ends the session: evaluations still running are killed, not
+    // finished, and each is answered `cancelled`.
+    for (const std::string& id : std::vector<std::string>(inFlight.begin(), inFlight.end()))
+        supervisor.cancel(id);
     supervisor.cancelAll();
     if (!writer.broken()) {
-        json::Value bye = event("bye", std::string());
-        bye["id"] = byeId;
+        json::Value bye = event("bye", byeId);
         writer.write(std::move(bye));
     }
     return 0;
@@ -428,10 +220,11 @@ int evalOnce(const EvalCommand& command) {
         std::cerr << "kevolve-harness eval: " << e.what() << "\n";
         return 2;
     }
-    std::string error;
-    auto source = files::readFile(command.kernelPath, &error);
+    std::string reason;
+    auto source = files::readRegularFile(command.kernelPath, files::kMaxSourceBytes, &reason);
     if (!source) {
-        std::cerr << "kevolve-harness eval: --kernel: " << error << "\n";
+        std::cerr << "kevolve-harness eval: --kernel: " << command.kernelPath << ": " << reason
+                  << "\n";
         return 2;
     }
     r.id = "eval";

@@ -1,13 +1,12 @@
 #include "task.h"
 
+#include "files.h"
 #include "kevolve/abi.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 
 namespace kev {
 
@@ -970,18 +969,14 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
 }
 
 Task loadTaskFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw TaskError(
-            path + ": cannot read the task file (" +
-            (std::filesystem::exists(path) ? "permission denied or not a file" : "no such file") +
-            ")");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
+    std::string reason;
+    const std::optional<std::string> text =
+        files::readRegularFile(path, files::kMaxTaskBytes, &reason);
+    if (!text)
+        throw TaskError(path + ": cannot read the task file (" + reason + ")");
     json::Value value;
     try {
-        value = json::parse(text);
+        value = json::parse(*text, json::requestLimits());
     } catch (const json::ParseError& e) {
         throw TaskError(path + ":" + e.what());
     }

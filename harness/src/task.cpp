@@ -1,7 +1,7 @@
 #include "task.h"
 
 #include "files.h"
-#include "kevolve/abi.h"
+#include "task_abi.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,13 +9,6 @@
 #include <initializer_list>
 
 namespace kev {
-
-static_assert(static_cast<int>(Dtype::F32) == KEVOLVE_F32);
-static_assert(static_cast<int>(Dtype::F16) == KEVOLVE_F16);
-static_assert(static_cast<int>(Dtype::BF16) == KEVOLVE_BF16);
-static_assert(static_cast<int>(Dtype::F64) == KEVOLVE_F64);
-static_assert(static_cast<int>(Dtype::I32) == KEVOLVE_I32);
-static_assert(static_cast<int>(Dtype::I8) == KEVOLVE_I8);
 
 namespace {
 
@@ -33,6 +26,7 @@ constexpr DtypeEntry kDtypes[] = {
 // Dimensions beyond int32 would overflow the index arithmetic of most candidates and of the
 // validation kernels; no task needs them.
 constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
+constexpr size_t kMaxValidationShapes = 64;
 
 [[noreturn]] void fail(const std::string& path, const std::string& message) {
     throw TaskError(path + ": " + message);
@@ -63,7 +57,9 @@ public:
         , m_path(std::move(path)) {
         if (!v.isObject())
             fail(m_path, std::string("expected an object, got ") + quoted(v));
-        for (const auto& [key, member] : v.members()) {
+        // A named reference, not a structured binding: clang (the fuzz build) cannot capture those.
+        for (const auto& member : v.members()) {
+            const std::string& key = member.first;
             if (std::none_of(allowed.begin(), allowed.end(),
                              [&](const char* a) { return key == a; }))
                 fail(field(key), "unknown field");
@@ -286,7 +282,7 @@ std::vector<OpSpec> makeRegistry() {
     std::vector<OpSpec> ops;
     OpSpec gemm;
     gemm.name = "gemm";
-    gemm.kevolveOp = KEVOLVE_OP_GEMM;
+    gemm.kevolveOp = abi::kOpGemm;
     gemm.dims = {"M", "N", "K"};
     gemm.inputs = {"A", "B"};
     gemm.outputs = {"C"};
@@ -307,7 +303,7 @@ std::vector<OpSpec> makeRegistry() {
 
     OpSpec gemv;
     gemv.name = "gemv";
-    gemv.kevolveOp = KEVOLVE_OP_GEMV;
+    gemv.kevolveOp = abi::kOpGemv;
     gemv.dims = {"M", "N"};
     gemv.inputs = {"A", "x"};
     gemv.outputs = {"y"};
@@ -328,7 +324,7 @@ std::vector<OpSpec> makeRegistry() {
 
     OpSpec softmax;
     softmax.name = "softmax";
-    softmax.kevolveOp = KEVOLVE_OP_SOFTMAX;
+    softmax.kevolveOp = abi::kOpSoftmax;
     softmax.dims = {"M", "N"};
     softmax.inputs = {"X"};
     softmax.outputs = {"Y"};
@@ -344,7 +340,7 @@ std::vector<OpSpec> makeRegistry() {
 
     OpSpec layernorm;
     layernorm.name = "layernorm";
-    layernorm.kevolveOp = KEVOLVE_OP_LAYERNORM;
+    layernorm.kevolveOp = abi::kOpLayernorm;
     layernorm.dims = {"M", "N"};
     layernorm.inputs = {"X", "W", "B"};
     layernorm.outputs = {"Y"};
@@ -370,7 +366,7 @@ std::vector<OpSpec> makeRegistry() {
 
     OpSpec reduce;
     reduce.name = "reduce";
-    reduce.kevolveOp = KEVOLVE_OP_REDUCE;
+    reduce.kevolveOp = abi::kOpReduce;
     reduce.dims = {"M", "N"};
     reduce.inputs = {"X"};
     reduce.outputs = {"Y"};
@@ -387,7 +383,7 @@ std::vector<OpSpec> makeRegistry() {
 
     OpSpec elementwise;
     elementwise.name = "elementwise";
-    elementwise.kevolveOp = KEVOLVE_OP_ELEMENTWISE;
+    elementwise.kevolveOp = abi::kOpElementwise;
     elementwise.dims = {"N"};
     elementwise.inputs = {"X"};
     elementwise.outputs = {"Y"};
@@ -408,7 +404,7 @@ std::vector<OpSpec> makeRegistry() {
     // given are the timed shape's, and other shapes scale them by their element count.
     OpSpec custom;
     custom.name = "custom";
-    custom.kevolveOp = KEVOLVE_OP_CUSTOM;
+    custom.kevolveOp = abi::kOpCustom;
     custom.tensorDtypes = floats;
     custom.accumulateDtypes = {Dtype::F32};
     custom.defaultLeadingDimMultiple = 1;
@@ -594,9 +590,9 @@ void readCustomParams(const json::Value* given, const json::Value* order, Task& 
     if (given && !given->isObject())
         fail("task.params", "expected an object, got " + quoted(*given));
     const size_t count = given ? given->size() : 0;
-    if (count > KEVOLVE_MAX_SCALARS)
+    if (count > abi::kMaxScalars)
         fail("task.params", std::to_string(count) + " parameters; at most " +
-                                std::to_string(KEVOLVE_MAX_SCALARS) +
+                                std::to_string(abi::kMaxScalars) +
                                 " (each becomes one args->scalars entry)");
     if (given) {
         for (const auto& [key, member] : given->members()) {
@@ -634,7 +630,8 @@ void readCustomParams(const json::Value* given, const json::Value* order, Task& 
         task.params.emplace_back(name, v);
     }
     if (given) {
-        for (const auto& [key, member] : given->members()) {
+        for (const auto& member : given->members()) {
+            const std::string& key = member.first;
             const bool listed = std::any_of(task.params.begin(), task.params.end(),
                                             [&](const auto& p) { return p.first == key; });
             if (!listed)
@@ -654,9 +651,9 @@ std::vector<std::string> readCustomDims(const json::Value* v) {
         fail("task.dims", "expected an array of dimension names, got " + quoted(*v));
     if (v->size() == 0)
         fail("task.dims", "a custom op needs at least one dimension");
-    if (v->size() > KEVOLVE_MAX_DIMS)
-        fail("task.dims", std::to_string(v->size()) + " dimensions; at most " +
-                              std::to_string(KEVOLVE_MAX_DIMS));
+    if (v->size() > abi::kMaxDims)
+        fail("task.dims",
+             std::to_string(v->size()) + " dimensions; at most " + std::to_string(abi::kMaxDims));
     std::vector<std::string> dims;
     for (size_t i = 0; i < v->size(); ++i) {
         const std::string path = "task.dims[" + std::to_string(i) + "]";
@@ -735,12 +732,12 @@ void readCustomTensors(const json::Value* v, Task& task) {
     }
     if (outputs.empty())
         fail("task.tensors", "no output (mark at least one tensor \"output\": true)");
-    if (inputs.size() > KEVOLVE_MAX_TENSORS)
+    if (inputs.size() > abi::kMaxTensors)
         fail("task.tensors", std::to_string(inputs.size()) + " inputs; at most " +
-                                 std::to_string(KEVOLVE_MAX_TENSORS));
-    if (outputs.size() > KEVOLVE_MAX_TENSORS)
+                                 std::to_string(abi::kMaxTensors));
+    if (outputs.size() > abi::kMaxTensors)
         fail("task.tensors", std::to_string(outputs.size()) + " outputs; at most " +
-                                 std::to_string(KEVOLVE_MAX_TENSORS));
+                                 std::to_string(abi::kMaxTensors));
     task.tensors = std::move(inputs);
     task.tensors.insert(task.tensors.end(), outputs.begin(), outputs.end());
     for (size_t i = 0; i < task.dims.size(); ++i) {
@@ -875,6 +872,10 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
     if (const json::Value* shapes = root.optional("validation_shapes")) {
         if (!shapes->isArray())
             fail("task.validation_shapes", "expected an array, got " + quoted(*shapes));
+        // Every evaluation validates every shape on the GPU, and every report carries the task.
+        if (shapes->size() > kMaxValidationShapes)
+            fail("task.validation_shapes", std::to_string(shapes->size()) + " shapes, more than " +
+                                               std::to_string(kMaxValidationShapes));
         for (size_t i = 0; i < shapes->size(); ++i)
             task.validationShapes.push_back(readShape(
                 shapes->at(i), "task.validation_shapes[" + std::to_string(i) + "]", shapeSpec));

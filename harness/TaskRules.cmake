@@ -9,7 +9,8 @@ endif()
 set(_kev_rules "${CMAKE_CURRENT_LIST_DIR}/src")
 foreach(_kev_lib kev_taskrules kev_taskrules_core)
     add_library(${_kev_lib} STATIC
-        "${_kev_rules}/task.cpp" "${_kev_rules}/task_check.cpp" "${_kev_rules}/json.cpp"
+        "${_kev_rules}/task.cpp" "${_kev_rules}/task_registry.cpp" "${_kev_rules}/task_check.cpp"
+        "${_kev_rules}/json.cpp"
         "${_kev_rules}/json_parse.cpp" "${_kev_rules}/files.cpp")
     # Core is a shared library.
     set_target_properties(${_kev_lib} PROPERTIES POSITION_INDEPENDENT_CODE ON)

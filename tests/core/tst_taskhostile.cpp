@@ -99,6 +99,10 @@ private slots:
             << QStringLiteral("task.schema_version");
         QTest::newRow("budget 1e308") << headlineWith("timing", R"("timing": {"budget_s": 1e308})")
                                       << QStringLiteral("task.timing.budget_s");
+        // Each dimension within int32, together 1.8e19 bytes: beyond any GPU and any int64 count.
+        QTest::newRow("tensors beyond 1 TiB")
+            << headlineWith("shape", R"("shape": {"M": 2147483640, "N": 2147483640, "K": 8})")
+            << QStringLiteral("task.shape: its tensors need");
         QByteArray shapes = R"("validation_shapes": [)";
         for (int i = 0; i < 100; ++i)
             shapes += (i ? "," : "") + QByteArray(R"({"M": 8, "N": 8, "K": 8})");

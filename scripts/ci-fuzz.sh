@@ -8,6 +8,7 @@
 #   KEVOLVE_FUZZ_SECONDS   seconds per target (default 60)
 #   KEVOLVE_FUZZ_TARGETS   space-separated subset of targets (default: all that were built)
 #   KEVOLVE_FUZZ_BUILD_DIR build folder (default build/fuzz)
+#   KEVOLVE_FUZZ_JOBS      targets fuzzed at once (default 2, one core each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -63,28 +64,49 @@ seed fuzz_elf_lint "$build"/tests/fuzz/libkev_fuzz_elf_seed.so
 targets=${KEVOLVE_FUZZ_TARGETS:-fuzz_json fuzz_request fuzz_task_harness fuzz_elf_lint fuzz_task_core fuzz_session_index fuzz_settings fuzz_llm_reply}
 artifacts="$build/artifacts"
 mkdir -p "$artifacts"
-failed=()
-for target in $targets; do
-    exe="$build/tests/fuzz/$target"
+jobs=${KEVOLVE_FUZZ_JOBS:-2}
+
+# run TARGET: one target for $seconds; its verdict in $build/TARGET.verdict.
+run() {
+    local target=$1 exe="$build/tests/fuzz/$1" corpus="$build/corpus/$1" t=$(date +%s)
     if [ ! -x "$exe" ]; then
         echo "ci-fuzz: $target was not built (its library is not configured)" >&2
-        failed+=("$target (not built)")
-        continue
+        echo "not built" >"$build/$target.verdict"
+        return
     fi
-    corpus="$build/corpus/$target"
     mkdir -p "$corpus" "$seeds/$target"
-    t2=$(date +%s)
     # -timeout: one input taking longer is a finding (a hang); -rss_limit_mb: so is a blow-up.
-    if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$artifacts/$target-" "$corpus" "$seeds/$target" \
         >"$build/$target.log" 2>&1; then
-        failed+=("$target")
-        tail -n 60 "$build/$target.log" >&2
+        echo ok >"$build/$target.verdict"
+    else
+        echo finding >"$build/$target.verdict"
     fi
     grep -E "^stat::number_of_executed_units|^stat::new_units_added" "$build/$target.log" |
         sed "s/^/ci-fuzz: $target /" || true
-    stamp "$target" "$t2"
+    stamp "$target" "$t"
+}
+
+# Each libFuzzer process uses one core: $jobs of them at a time.
+running=0
+for target in $targets; do
+    run "$target" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+done
+wait || true
+failed=()
+for target in $targets; do
+    verdict=$(cat "$build/$target.verdict" 2>/dev/null || echo "no verdict")
+    if [ "$verdict" != ok ]; then
+        failed+=("$target ($verdict)")
+        [ -f "$build/$target.log" ] && tail -n 60 "$build/$target.log" >&2
+    fi
 done
 stamp "the whole fuzz step" "$t0"
 if [ "${#failed[@]}" -gt 0 ]; then

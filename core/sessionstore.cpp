@@ -24,7 +24,7 @@ namespace {
 const QString kIndexFile = QStringLiteral("index.jsonl");
 // What a step's log holds in place of the report's task.
 const QString kTaskRefKey = QStringLiteral("$ref");
-const QString kTaskRef = QStringLiteral("session.json#/task");
+const QString kTaskRef = QStringLiteral("session.json#/harness_task");
 const QString kInfoFile = QStringLiteral("session.json");
 
 QString versioned(const QString& prefix, int version, const QString& suffix) {
@@ -168,6 +168,8 @@ QJsonObject SessionInfo::toJson() const {
         json.insert(QStringLiteral("device"), device->toJson());
     if (!harnessVersion.isEmpty())
         json.insert(QStringLiteral("harness_version"), harnessVersion);
+    if (!harnessTask.isEmpty())
+        json.insert(QStringLiteral("harness_task"), harnessTask);
     return json;
 }
 
@@ -206,6 +208,7 @@ std::optional<SessionInfo> SessionInfo::fromJson(const QJsonObject& json, QStrin
     if (json.contains(QLatin1String("device")))
         info.device = DeviceInfo::fromJson(json.value(QLatin1String("device")).toObject());
     info.harnessVersion = json.value(QLatin1String("harness_version")).toString();
+    info.harnessTask = json.value(QLatin1String("harness_task")).toObject();
     return info;
 }
 
@@ -487,13 +490,23 @@ bool SessionStore::appendStep(const Candidate& candidate, QString* error) {
     if (!writeFileAtomically(kernelPath(candidate.version), candidate.source.toUtf8(), error))
         return false;
     pauseForCrashTests();
-    // The task is stored once, in session.json: a report refers to it instead of repeating it (a
-    // task of 10^6 validation shapes made every log as large).
+    // The task is stored once, in session.json (as the harness normalised it): a report refers to
+    // it instead of repeating it (a task of 10^6 validation shapes made every log as large). A
+    // report whose task differs keeps its own.
     QJsonObject log = logJson(candidate);
     QJsonObject report = log.value(QLatin1String("report")).toObject();
-    if (report.contains(QLatin1String("task"))) {
-        report.insert(QStringLiteral("task"), QJsonObject{{kTaskRefKey, kTaskRef}});
-        log.insert(QStringLiteral("report"), report);
+    const QJsonObject reportTask = report.value(QLatin1String("task")).toObject();
+    if (!reportTask.isEmpty()) {
+        if (m_info.harnessTask.isEmpty()) {
+            SessionInfo info = m_info;
+            info.harnessTask = reportTask;
+            if (!updateInfo(info, error))
+                return false;
+        }
+        if (reportTask == m_info.harnessTask) {
+            report.insert(QStringLiteral("task"), QJsonObject{{kTaskRefKey, kTaskRef}});
+            log.insert(QStringLiteral("report"), report);
+        }
     }
     if (!writeFileAtomically(logPath(candidate.version), pretty(log), error))
         return false;
@@ -597,7 +610,9 @@ std::optional<Candidate> SessionStore::readCandidate(int version, QString* error
         // Logs written since the task is stored once refer to session.json's; older ones embed it.
         if (reportJson.value(QLatin1String("task")).toObject().value(kTaskRefKey).toString() ==
             kTaskRef)
-            reportJson.insert(QStringLiteral("task"), m_info.task.toJson());
+            reportJson.insert(QStringLiteral("task"), m_info.harnessTask.isEmpty()
+                                                          ? m_info.task.toJson()
+                                                          : m_info.harnessTask);
         auto report = EvaluationReport::fromJson(reportJson, &reportError);
         if (!report) {
             if (error)

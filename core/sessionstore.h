@@ -67,6 +67,9 @@ struct SessionInfo {
     EngineSettings settings;
     std::optional<DeviceInfo> device;
     QString harnessVersion;
+    // The task as the harness normalised it (every default written out), from the first report
+    // that carried it: reports refer to it instead of repeating it in every log.
+    QJsonObject harnessTask;
 
     QJsonObject toJson() const;
     static std::optional<SessionInfo> fromJson(const QJsonObject& json, QString* error);

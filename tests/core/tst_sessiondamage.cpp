@@ -341,7 +341,8 @@ private slots:
         QVERIFY(store->appendStep(c, &error));
         const QByteArray log = readAll(store->logPath(1));
         QVERIFY2(!log.contains("validation_shapes"), log.constData());
-        QVERIFY(log.contains("session.json#/task"));
+        QVERIFY(log.contains("session.json#/harness_task"));
+        QCOMPARE(store->info().harnessTask, task().toJson());
         const auto loaded = store->loadCandidate(1, &error);
         QVERIFY2(loaded, qPrintable(error));
         QCOMPARE(loaded->report->raw.value(QLatin1String("task")).toObject(), task().toJson());

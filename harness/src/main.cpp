@@ -1,6 +1,6 @@
 // kevolve-harness: the referee's command line (harness/PROTOCOL.md).
 #include "kevolve/harness_version.h"
-#include "supervisor.h"
+#include "serve.h"
 
 #ifdef KEVOLVE_HAVE_GPU_CHILD
 #include "gpu/run_one.h"

@@ -2,8 +2,12 @@
 // buffered and flushed on a timer, so a fast stream costs one repaint per tick, not one per token.
 #pragma once
 
+#include "core/agentprogress.h"
+
 #include <QPlainTextEdit>
 #include <QTimer>
+
+class QLabel;
 
 namespace kev {
 
@@ -17,6 +21,13 @@ public:
     void startTurn(const QString& header);
     // Writes what is buffered now (tests and the end of a turn).
     void flush();
+    // The live line of the agent's model call under the text (attempt, tokens, elapsed, waits);
+    // it stays, showing "done" or "failed", until the next call.
+    void setProgress(const kev::AgentProgress& progress);
+    QString progressText() const;
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
 
 signals:
     // Emitted once per flush that added text, so a panel can raise its live tab.
@@ -25,6 +36,7 @@ signals:
 private:
     QString m_pending;
     QTimer m_flushTimer;
+    QLabel* m_progress = nullptr;
 };
 
 } // namespace kev

@@ -1,21 +1,33 @@
-// The workbench's settings: the LLM endpoint (preset, base URL, model), its key (kept in the
-// system keyring, never in a file), the harness launcher and the GPU.
+// The workbench's settings: the LLM endpoint (preset, base URL, model, fallback model), its key
+// (kept in the system keyring, never in a file), the time-outs and retries of its calls, Ollama's
+// context and keep-alive, the session budgets, a button that checks the endpoint (GET /models),
+// the harness launcher and the GPU.
 #pragma once
 
 #include "appsettings.h"
 
 #include <QDialog>
 
+#include <memory>
+
 class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSpinBox;
 
 namespace kev {
 
+class KeyStore;
+class ModelCheck;
+
 class SettingsDialog : public QDialog {
     Q_OBJECT
 public:
-    SettingsDialog(const AppSettings& settings, QWidget* parent = nullptr);
+    // `keys` answers the check button when no new key was typed (default: the environment).
+    SettingsDialog(const AppSettings& settings, QWidget* parent = nullptr,
+                   std::shared_ptr<KeyStore> keys = {});
 
     AppSettings settings() const;
     // The key typed in, or empty when the person left the field untouched.
@@ -23,11 +35,25 @@ public:
     bool keyChanged() const { return m_keyChanged; }
 
 private:
+    void checkEndpoint();
+
     AppSettings m_settings;
+    std::shared_ptr<KeyStore> m_keys;
     QComboBox* m_preset;
     QLineEdit* m_baseUrl;
     QLineEdit* m_model;
     QLineEdit* m_key;
+    QLineEdit* m_fallback;
+    QDoubleSpinBox* m_firstToken;
+    QDoubleSpinBox* m_stall;
+    QSpinBox* m_retries;
+    QSpinBox* m_numCtx;
+    QLineEdit* m_keepAlive;
+    QDoubleSpinBox* m_tokenBudget;
+    QDoubleSpinBox* m_costBudget;
+    QPushButton* m_checkButton;
+    QLabel* m_checkResult;
+    ModelCheck* m_check = nullptr;
     QLineEdit* m_harness;
     QSpinBox* m_gpu;
     bool m_keyChanged = false;

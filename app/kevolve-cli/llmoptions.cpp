@@ -222,6 +222,9 @@ ProgressPrinter::ProgressPrinter(bool json, QObject* parent)
 }
 
 void ProgressPrinter::show(const AgentProgress& progress) {
+    // Sending lasts a moment on a working connection; a log line for it is noise.
+    if (!m_tty && progress.state == AgentProgress::State::Sending)
+        return;
     m_last = progress;
     m_since.start();
     const bool finalState = progress.state == AgentProgress::State::Done ||

@@ -69,8 +69,11 @@ std::optional<QJsonObject> parseObject(const QString& text, QString* problem) {
 // wrapped in prose. Braces inside JSON strings are skipped.
 QList<QJsonObject> embeddedObjects(const QString& text) {
     QList<QJsonObject> objects;
+    // Nested unbalanced braces would make the scan quadratic; a hostile reply gets a few passes
+    // over its length, which every honest shape needs far less of.
+    qsizetype budget = 4 * text.size() + 4096;
     qsizetype i = 0;
-    while ((i = text.indexOf(u'{', i)) >= 0) {
+    while ((i = text.indexOf(u'{', i)) >= 0 && budget > 0) {
         int depth = 0;
         bool inString = false;
         qsizetype end = -1;
@@ -92,6 +95,7 @@ QList<QJsonObject> embeddedObjects(const QString& text) {
         }
         if (end < 0)
             break;
+        budget -= end - i + 1;
         QString ignored;
         if (auto object = parseObject(text.mid(i, end - i + 1), &ignored)) {
             objects << *object;

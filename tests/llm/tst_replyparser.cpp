@@ -44,6 +44,7 @@ private slots:
     void cudaBlockRefused();
     void recordedReplies_data();
     void recordedReplies();
+    void nestedBracesDoNotMakeTheScanQuadratic();
     void lintReadsCodeNotComments();
     void lintFindsWhatTheRefereeRefuses_data();
     void lintFindsWhatTheRefereeRefuses();
@@ -159,6 +160,15 @@ void TestReplyParser::recordedReplies() {
         QVERIFY(refused);
         QVERIFY2(error.contains(expected.at(1)), qPrintable(error));
     }
+}
+
+void TestReplyParser::nestedBracesDoNotMakeTheScanQuadratic() {
+    // 100,000 nested, never valid objects: a quadratic scan would take minutes (the test's time
+    // limit catches it); the bounded one answers at once.
+    const QString hostile = u"Plan: "_s + u"{x"_s.repeated(100'000) + u"}"_s.repeated(100'000);
+    QString error;
+    QVERIFY(!extractJsonObject(hostile, &error));
+    QVERIFY2(error.contains(u"no ```json block"_s), qPrintable(error));
 }
 
 void TestReplyParser::lintReadsCodeNotComments() {

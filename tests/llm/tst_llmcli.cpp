@@ -106,6 +106,9 @@ private slots:
     void checkAsksForTheModels();
     void ollamaGetsNoGeneralKeyAndItsContext();
     void badLlmFlagsAreNamedBeforeTheSessionExists();
+    void redirectedServerAndLooseRepliesStillRun();
+    void deadServerFailsClearlyAndEveryAttemptIsRecorded();
+    void unusableRepliesAreRecordedWithTheirText();
 };
 
 void TestLlmCli::runsThreeIterations_data() {
@@ -378,6 +381,82 @@ void TestLlmCli::badLlmFlagsAreNamedBeforeTheSessionExists() {
         QVERIFY2(run.output.contains(named), qPrintable(run.output));
         QVERIFY(!QFile::exists(session));
     }
+}
+
+void TestLlmCli::redirectedServerAndLooseRepliesStillRun() {
+    FakeChatServer server;
+    server.setApiKey(testKey);
+    // FastAPI adds the trailing slash with a 307; the model wraps its answers loosely.
+    server.addRedirect("/api/v1/chat/completions"_ba, "/v1/chat/completions"_ba, 307);
+    const auto responder = kevolveResponder();
+    server.setResponder([responder](const QJsonObject& request) {
+        ScriptedReply reply = responder(request);
+        if (roleOf(request) == u"coder"_s)
+            reply.content.replace(u"```cuda"_s, u"```cpp"_s);
+        else
+            reply.content = u"Sure, here it is:\n"_s + reply.content + u"\nHope this helps!"_s;
+        return reply;
+    });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const Run run = cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                         u"--base-url"_s, u"http://127.0.0.1:%1/api/v1"_s.arg(server.port()),
+                         u"--model"_s, u"M"_s, u"--iterations"_s, u"2"_s, u"--target"_s, u"0"_s,
+                         u"--harness"_s, harness(), u"--session"_s, dir.filePath(u"session"_s)},
+                        u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"iteration 2 done"_s), qPrintable(run.output));
+    QVERIFY(!run.output.contains(u"asking again"_s)); // no re-ask was needed
+}
+
+void TestLlmCli::deadServerFailsClearlyAndEveryAttemptIsRecorded() {
+    FakeChatServer server;
+    server.setResponder(
+        [](const QJsonObject&) { return ScriptedReply::withFault(ScriptedReply::Fault::Silent); });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run =
+        cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+             u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--first-token-timeout"_s,
+             u"0.3"_s, u"--harness"_s, harness(), u"--session"_s, session},
+            u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(run.exitCode, 5);
+    QVERIFY2(run.output.contains(u"first-token time-out"_s) &&
+                 run.output.contains(u"looks stuck"_s),
+             qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"planner M: retrying in"_s), qPrintable(run.output));
+    QCOMPARE(server.requests().size(), 2); // a server that sends no token is retried once
+    const QList<QJsonObject> log = attemptLog(session);
+    QCOMPARE(log.size(), 2);
+    QVERIFY(log.first().value(u"error"_s).toString().contains(u"first-token time-out"_s));
+    QVERIFY(log.first().value(u"tokens_estimated"_s).toBool());
+    const Run show = cli({u"show"_s, session}, u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(show.exitCode == 0, qPrintable(show.output)); // the session stays valid
+}
+
+void TestLlmCli::unusableRepliesAreRecordedWithTheirText() {
+    FakeChatServer server;
+    server.setResponder([](const QJsonObject&) {
+        return ScriptedReply::text(u"I would use a 128x128 tile with three stages."_s);
+    });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run = cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                         u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--harness"_s,
+                         harness(), u"--session"_s, session},
+                        u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(run.exitCode, 5);
+    QVERIFY2(run.output.contains(u"still not usable after 2 re-asks"_s), qPrintable(run.output));
+    const QList<QJsonObject> log = attemptLog(session);
+    QCOMPARE(log.size(), 3);
+    for (const QJsonObject& entry : log) {
+        QVERIFY(tokensOf(entry) > 0);
+        QCOMPARE(entry.value(u"reply"_s).toString(),
+                 u"I would use a 128x128 tile with three stages."_s);
+    }
+    QVERIFY2(run.output.contains(u"llm calls: 3 attempts"_s), qPrintable(run.output));
 }
 
 QTEST_GUILESS_MAIN(TestLlmCli)

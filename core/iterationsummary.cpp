@@ -51,6 +51,8 @@ IterationSummary IterationSummary::fromCandidate(const Candidate& c) {
     s.decision = Decision::kindToString(c.decision.kind);
     s.decisionReason = c.decision.reason;
     s.tokens = c.tokens();
+    for (const auto& turn : c.turns)
+        s.tokensEstimated = s.tokensEstimated || turn.tokensEstimated;
     s.costUsd = c.costUsd();
     s.seconds = c.seconds;
     s.finishedAt = c.finishedAt;
@@ -89,6 +91,8 @@ QJsonObject IterationSummary::toJson() const {
         json.insert(QStringLiteral("bound"), bound);
     if (!decisionReason.isEmpty())
         json.insert(QStringLiteral("decision_reason"), decisionReason);
+    if (tokensEstimated)
+        json.insert(QStringLiteral("tokens_estimated"), true);
     return json;
 }
 
@@ -123,6 +127,7 @@ std::optional<IterationSummary> IterationSummary::fromJson(const QJsonObject& js
     s.decision = json.value(QLatin1String("decision")).toString();
     s.decisionReason = json.value(QLatin1String("decision_reason")).toString();
     s.tokens = json.value(QLatin1String("tokens")).toInteger();
+    s.tokensEstimated = json.value(QLatin1String("tokens_estimated")).toBool();
     s.costUsd = json.value(QLatin1String("cost_usd")).toDouble();
     s.seconds = json.value(QLatin1String("seconds")).toDouble();
     s.finishedAt = QDateTime::fromString(json.value(QLatin1String("finished_at")).toString(),

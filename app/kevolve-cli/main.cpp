@@ -381,7 +381,8 @@ public:
                 printJson({{QStringLiteral("event"), QStringLiteral("step")},
                            {QStringLiteral("step"), s.toJson()}});
             else if (s.tokens > 0)
-                out() << "  v" << s.version << ": " << s.tokens << " tokens, $"
+                out() << "  v" << s.version << ": " << (s.tokensEstimated ? "~" : "") << s.tokens
+                      << (s.tokensEstimated ? " tokens (estimated), $" : " tokens, $")
                       << QString::number(s.costUsd, 'f', 4) << " (session: " << m_sessionTokens
                       << " tokens, $" << QString::number(m_sessionCost, 'f', 4) << ")" << Qt::endl;
         });

@@ -109,6 +109,7 @@ private slots:
     void redirectedServerAndLooseRepliesStillRun();
     void deadServerFailsClearlyAndEveryAttemptIsRecorded();
     void unusableRepliesAreRecordedWithTheirText();
+    void estimatedCountsAreMarked();
 };
 
 void TestLlmCli::runsThreeIterations_data() {
@@ -457,6 +458,27 @@ void TestLlmCli::unusableRepliesAreRecordedWithTheirText() {
                  u"I would use a 128x128 tile with three stages."_s);
     }
     QVERIFY2(run.output.contains(u"llm calls: 3 attempts"_s), qPrintable(run.output));
+}
+
+void TestLlmCli::estimatedCountsAreMarked() {
+    // This server takes no stream_options, so its streams carry no usage figures.
+    FakeChatServer server(ServerDialect::RejectsStreamUsage);
+    server.setResponder(kevolveResponder());
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run =
+        cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+             u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--iterations"_s, u"1"_s,
+             u"--target"_s, u"0"_s, u"--harness"_s, harness(), u"--session"_s, session},
+            u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    static const QRegularExpression step(u"v1: ~[0-9]+ tokens \\(estimated\\)"_s);
+    QVERIFY2(step.match(run.output).hasMatch(), qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"partly estimated: characters / 4"_s), qPrintable(run.output));
+    QFile index(session + u"/index.jsonl"_s);
+    QVERIFY(index.open(QIODevice::ReadOnly));
+    QVERIFY(index.readAll().contains("\"tokens_estimated\":true"));
 }
 
 QTEST_GUILESS_MAIN(TestLlmCli)

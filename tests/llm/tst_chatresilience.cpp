@@ -174,11 +174,13 @@ void TestChatResilience::firstTokenWithinItsDeadlineIsNotAStall() {
     FakeChatServer server;
     QVERIFY(server.listen());
     auto prefill = ScriptedReply::text(u"after a long prefill"_s);
-    prefill.firstTokenDelayMs = 600;
+    prefill.firstTokenDelayMs = 3'000;
     server.enqueue(prefill);
     auto settings = settingsFor(server.baseUrl());
     settings.firstTokenTimeoutMs = 20'000;
-    settings.stallTimeoutMs = 200; // shorter than the prefill: must not apply before the token
+    // Shorter than the prefill, so it must not apply before the token; long enough that a busy
+    // machine's scheduling between the events of one write never reaches it.
+    settings.stallTimeoutMs = 1'500;
     settings.maxRetries = 0;
     ChatClient client(settings);
     const Outcome outcome = exchange(client, hello());

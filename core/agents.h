@@ -3,6 +3,7 @@
 // created). After cancel() an agent emits nothing more for the cancelled request.
 #pragma once
 
+#include "agentprogress.h"
 #include "agentturn.h"
 #include "deviceinfo.h"
 #include "evaluationreport.h"
@@ -24,6 +25,7 @@
 namespace kev {
 
 class KeyStore;
+class SpendLedger;
 
 // Everything an agent may look at. Numbers come from harness reports only.
 struct AgentContext {
@@ -55,6 +57,9 @@ struct AgentSettings {
     QString backend;
     QJsonObject options;
     std::shared_ptr<KeyStore> keyStore;
+    // The session's spend: a backend that pays per call records each call and asks it before
+    // each request whether a budget is used up. Null: no budget and nothing recorded.
+    std::shared_ptr<SpendLedger> ledger;
 };
 
 class Planner : public QObject {
@@ -69,6 +74,8 @@ signals:
     void planFailed(const QString& error);
     // Live text for the panels (e.g. a streamed LLM reply).
     void textAvailable(const QString& chunk);
+    // Where a call to a model stands (attempt, tokens, waits), for the live progress line.
+    void progressChanged(const kev::AgentProgress& progress);
 };
 
 class Coder : public QObject {
@@ -85,6 +92,7 @@ signals:
     void codeAvailable(const QString& source, const kev::AgentTurn& turn);
     void codeFailed(const QString& error);
     void textAvailable(const QString& chunk);
+    void progressChanged(const kev::AgentProgress& progress);
 };
 
 class Reviewer : public QObject {
@@ -99,6 +107,7 @@ signals:
     void reviewAvailable(const kev::ReviewFeedback& feedback, const kev::AgentTurn& turn);
     void reviewFailed(const QString& error);
     void textAvailable(const QString& chunk);
+    void progressChanged(const kev::AgentProgress& progress);
 };
 
 // The registry of agent backends. Backends register themselves (see AgentBackendRegistration);

@@ -146,6 +146,21 @@ bool EngineRun::open(SessionStore store) {
     if (m_store->info().device)
         m_device = *m_store->info().device;
     m_runClock.start();
+    {
+        QString error;
+        m_ledger = SpendLedger::open(m_store->dir(), &error);
+        if (!m_ledger) {
+            fail(Engine::Failure::Session, error);
+            return false;
+        }
+        m_ledger->setBudgets(m_settings.tokenBudget, m_settings.costBudgetUsd);
+        m_priorTokens = 0;
+        m_priorCost = 0;
+        for (const auto& step : m_store->steps()) {
+            m_priorTokens += step.tokens;
+            m_priorCost += step.costUsd;
+        }
+    }
 
     // A resumed session builds on its best step, else its latest; the latest review is the
     // feedback.
@@ -246,14 +261,18 @@ std::optional<Engine::StopReason> EngineRun::stopTest(QString* message) const {
                    QStringLiteral(" s used");
         return Engine::StopReason::TimeBudget;
     }
-    if (m_settings.tokenBudget > 0 && m_runTokens >= m_settings.tokenBudget) {
-        *message = QStringLiteral("token budget used (") + QString::number(m_runTokens) +
-                   QStringLiteral(" tokens)");
+    // Budgets are per session: earlier runs count, and so does every failed call.
+    const qint64 tokens = std::max(m_ledger->tokens(), m_priorTokens + m_runTokens);
+    const double cost = std::max(m_ledger->costUsd(), m_priorCost + m_runCost);
+    if (m_settings.tokenBudget > 0 && tokens >= m_settings.tokenBudget) {
+        *message = QStringLiteral("token budget of ") + QString::number(m_settings.tokenBudget) +
+                   QStringLiteral(" used (") + QString::number(tokens) +
+                   QStringLiteral(" tokens in this session)");
         return Engine::StopReason::TokenBudget;
     }
-    if (m_settings.costBudgetUsd > 0 && m_runCost >= m_settings.costBudgetUsd) {
-        *message =
-            QStringLiteral("cost budget used ($") + QString::number(m_runCost, 'f', 2) + u')';
+    if (m_settings.costBudgetUsd > 0 && cost >= m_settings.costBudgetUsd) {
+        *message = QStringLiteral("cost budget used ($") + QString::number(cost, 'f', 2) +
+                   QStringLiteral(" in this session)");
         return Engine::StopReason::CostBudget;
     }
     const int window = m_settings.plateauIterations;
@@ -691,6 +710,14 @@ void EngineRun::finish(Engine::StopReason reason, const QString& message) {
 }
 
 void EngineRun::fail(Engine::Failure failure, const QString& message) {
+    // An agent refuses to start a request once a budget is used up: the run ends there, as a
+    // budget stop, not as an agent failure.
+    if (failure == Engine::Failure::Agent && m_ledger && !m_ledger->exhausted().isEmpty()) {
+        finish(m_ledger->tokenBudgetUsed() ? Engine::StopReason::TokenBudget
+                                           : Engine::StopReason::CostBudget,
+               m_ledger->exhausted());
+        return;
+    }
     halt();
     setState(Engine::State::Failed, message);
     emit failed(failure, message);

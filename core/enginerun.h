@@ -10,6 +10,7 @@
 #include "evaluatorpool.h"
 #include "gaterequest.h"
 #include "sessionstore.h"
+#include "spendledger.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -53,6 +54,7 @@ signals:
     void stepAvailable(const kev::IterationSummary& step);
     void iterationFinished(int iteration, int parentVersion, int bestVersion);
     void agentTextAvailable(const QString& role, const QString& chunk, int version);
+    void agentProgressAvailable(const kev::AgentProgress& progress);
     void progressAvailable(int version, const QString& stage, const QString& message,
                            double fraction);
     void finished(kev::Engine::StopReason reason, const QString& message);
@@ -136,6 +138,11 @@ private:
     QElapsedTimer m_runClock;
     qint64 m_runTokens = 0;
     double m_runCost = 0;
+    // The session's spend on paid calls (every attempt, across resumes); its steps' totals from
+    // earlier runs count for agents that do not record there.
+    std::shared_ptr<SpendLedger> m_ledger;
+    qint64 m_priorTokens = 0;
+    double m_priorCost = 0;
     // Best trustworthy speedup after each iteration of this run, for the plateau rule.
     QVector<double> m_bestHistory;
 };

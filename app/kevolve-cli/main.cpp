@@ -7,6 +7,8 @@
 #include "exporter.h"
 #include "jsonschema.h"
 #include "keystore.h"
+#include "llm/llmsettings.h"
+#include "llmoptions.h"
 #include "metatypes.h"
 #include "sessionstore.h"
 #include "task.h"
@@ -391,7 +393,8 @@ public:
                 printJson({{QStringLiteral("event"), QStringLiteral("step")},
                            {QStringLiteral("step"), s.toJson()}});
             else if (s.tokens > 0)
-                out() << "  v" << s.version << ": " << s.tokens << " tokens, $"
+                out() << "  v" << s.version << ": " << (s.tokensEstimated ? "~" : "") << s.tokens
+                      << (s.tokensEstimated ? " tokens (estimated), $" : " tokens, $")
                       << QString::number(s.costUsd, 'f', 4) << " (session: " << m_sessionTokens
                       << " tokens, $" << QString::number(m_sessionCost, 'f', 4) << ")" << Qt::endl;
         });
@@ -417,6 +420,12 @@ public:
     }
 
     Engine& engine() { return m_engine; }
+
+    // The live line of each agent call (not with --quiet).
+    void showProgress() {
+        auto* printer = new cli::ProgressPrinter(m_json, this);
+        connect(&m_engine, &Engine::agentProgressAvailable, printer, &cli::ProgressPrinter::show);
+    }
 
     void interrupt() {
         if (m_interrupted) {
@@ -599,6 +608,7 @@ private:
                 out() << "best: v" << best << ", " << fmt(step ? step->speedup : std::nullopt)
                       << "x the reference" << Qt::endl;
             }
+            printSpend();
             out() << "session: " << m_dir << "\nexport with: kevolve-cli export " << m_dir
                   << " --out DIR" << Qt::endl;
         }
@@ -636,7 +646,14 @@ private:
                        {QStringLiteral("session"), m_dir},
                        {QStringLiteral("exit_code"), code}});
         err() << "kevolve-cli: " << message << hint << Qt::endl;
+        if (!m_json)
+            printSpend();
         QCoreApplication::exit(code);
+    }
+
+    void printSpend() {
+        if (const QString line = cli::spendLine(m_dir); !line.isEmpty())
+            out() << line << Qt::endl;
     }
 
     Engine m_engine;
@@ -941,11 +958,13 @@ int main(int argc, char** argv) {
     QStringList args = QCoreApplication::arguments();
     if (args.size() < 2 || args.contains(QStringLiteral("--help")) ||
         args.contains(QStringLiteral("-h"))) {
-        (args.size() < 2 ? err() : out()) << kUsage;
+        (args.size() < 2 ? err() : out()) << kUsage << '\n'
+                                          << cli::kLlmUsage << LlmSettings::optionHelp() << '\n';
         return args.size() < 2 ? ExitUsage : ExitOk;
     }
     const QString command = args.at(1);
     RunOptions o;
+    cli::LlmOptions llm;
     QCommandLineParser p;
     p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     p.addOptions({o.json, o.tasksDir});
@@ -953,6 +972,8 @@ int main(int argc, char** argv) {
         p.addOptions({o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.provider,
                       o.baseUrl, o.model, o.iterations, o.target, o.targetFloor, o.beam, o.session,
                       o.step, o.harness, o.timeBudget, o.plateau, o.task});
+    if (command == QLatin1String("run") || command == QLatin1String("resume"))
+        p.addOptions(llm.all());
     else if (command == QLatin1String("export"))
         p.addOptions({o.outDir, o.version});
     else if (command == QLatin1String("families"))
@@ -982,7 +1003,9 @@ int main(int argc, char** argv) {
         if (!task)
             return usageError(error);
         EngineSettings settings;
-        const QString problem = applyRunOptions(p, o, &settings);
+        QString problem = applyRunOptions(p, o, &settings);
+        if (problem.isEmpty())
+            problem = cli::applyLlmOptions(p, llm, &settings);
         if (!problem.isEmpty())
             return problem.startsWith(QLatin1String("agent backend"))
                        ? (err() << "kevolve-cli: " << problem << Qt::endl, ExitAgent)
@@ -1004,10 +1027,14 @@ int main(int argc, char** argv) {
             return usageError(
                 QStringLiteral("task name \"") + task->name +
                 QStringLiteral("\" would place the session outside kevolve-sessions/"));
+        if (p.isSet(llm.check))
+            return cli::checkEndpoints(settings, p.isSet(o.json)) ? ExitOk : ExitAgent;
         if (SessionStore::isSession(dir))
             return usageError(
                 dir + QStringLiteral(" already holds a session; use kevolve-cli resume ") + dir);
         Driver driver(p.isSet(o.json), settings.stepMode);
+        if (!p.isSet(llm.quiet))
+            driver.showProgress();
         driver.engine().start(*task, settings, dir);
         return runEngine(app, driver);
     }
@@ -1023,7 +1050,9 @@ int main(int argc, char** argv) {
         return ExitFailure;
     }
     EngineSettings settings = store->settings();
-    const QString problem = applyRunOptions(p, o, &settings);
+    QString problem = applyRunOptions(p, o, &settings);
+    if (problem.isEmpty())
+        problem = cli::applyLlmOptions(p, llm, &settings);
     if (!problem.isEmpty())
         return problem.startsWith(QLatin1String("agent backend"))
                    ? (err() << "kevolve-cli: " << problem << Qt::endl, ExitAgent)
@@ -1032,7 +1061,11 @@ int main(int argc, char** argv) {
         err() << "kevolve-cli: " << why << Qt::endl;
         return ExitAgent;
     }
+    if (p.isSet(llm.check))
+        return cli::checkEndpoints(settings, p.isSet(o.json)) ? ExitOk : ExitAgent;
     Driver driver(p.isSet(o.json), settings.stepMode);
+    if (!p.isSet(llm.quiet))
+        driver.showProgress();
     driver.engine().resume(dir, settings);
     return runEngine(app, driver);
 }

@@ -2,6 +2,7 @@
 
 #include "jsonschema.h"
 #include "llm/llmhooks.h"
+#include "llm/privatepaths.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -630,7 +631,7 @@ QString PromptBuilder::reportText(const EvaluationReport& report, int compileLog
     lines << u"status: %1%2"_s.arg(EvaluationReport::statusToString(report.status),
                                    report.suspicious ? u" (flagged suspicious)"_s : QString());
     if (!report.message.isEmpty())
-        lines << u"message: "_s + report.message;
+        lines << u"message: "_s + withoutPrivatePaths(report.message);
     QString compile = report.compileOk
                           ? u"compile: ok in %1 s"_s.arg(number(report.compileSeconds, 3))
                           : u"compile: failed"_s;
@@ -677,7 +678,8 @@ QString PromptBuilder::reportText(const EvaluationReport& report, int compileLog
     if (!report.errorStage.isEmpty() || !report.errorMessage.isEmpty())
         lines << u"error (%1): %2"_s.arg(report.errorStage, report.errorMessage);
     if (!report.compileOk && !report.compileLog.isEmpty())
-        lines << u"compiler output:\n"_s + trimMiddle(report.compileLog, compileLogChars);
+        lines << u"compiler output:\n"_s +
+                     trimMiddle(withoutPrivatePaths(report.compileLog), compileLogChars);
     return lines.join(u'\n');
 }
 
@@ -811,7 +813,7 @@ PromptBuilder::compileFix(const AgentContext& context, const Strategy& strategy,
     values[u"strategy"_s] = json(strategy.toJson());
     values[u"source"_s] = source.trimmed();
     static const int logChars[] = {1 << 30, 16000, 8000, 4000, 2000};
-    const QString log = compileLog.trimmed();
+    const QString log = withoutPrivatePaths(compileLog).trimmed();
     const QVector<Flex> flexible = {
         {u"compile_log"_s, u"compiler output"_s, 5,
          [log](int level) { return trimMiddle(log, logChars[level]); }},

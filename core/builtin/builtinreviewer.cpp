@@ -332,6 +332,16 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
                 fb.suggestions.prepend(jump->why);
             }
         }
+        const double bytes = metric(u"dram_bytes");
+        const double minBytes = report.minBytes.value_or(0.0);
+        if (family && fb.bottleneckId == u"extra_traffic" && bytes > 0 && minBytes > 0) {
+            if (const auto jump = cacheRowJump(*family, strategy, context.task, context.device,
+                                               bytes / minBytes)) {
+                moves.prepend(Move{jump->param, jump->step, jump->why});
+                evidence.insert(u"jump"_s, jump->evidence);
+                fb.suggestions.prepend(jump->why);
+            }
+        }
     } else if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
                speedup >= kNearReferenceSpeedup) {
         fb.bottleneckId = u"near_floor"_s;

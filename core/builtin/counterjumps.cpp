@@ -1,6 +1,7 @@
 #include "builtin/counterjumps.h"
 
 #include "builtin/kernelfamily.h"
+#include "builtin/rowwiseconfig.h"
 
 #include <QJsonArray>
 
@@ -85,6 +86,54 @@ std::optional<CounterJump> bytesInFlightJump(const KernelFamily& family, const S
                                             {u"achieved_percent"_s, achievedPercent}};
                 return jump;
             }
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<CounterJump> cacheRowJump(const KernelFamily& family, const Strategy& strategy,
+                                        const Task& task, const DeviceInfo& device,
+                                        double trafficFactor) {
+    if (family.id() != u"rowwise" || !(trafficFactor > 1.1) || task.n <= 0)
+        return std::nullopt;
+    const auto specs = family.parameters();
+    for (const ParameterSpec& spec : specs) {
+        if (spec.name != u"vectors_per_thread")
+            continue;
+        const QJsonValue current = parameterValue(spec, strategy);
+        qsizetype at = -1;
+        for (qsizetype i = 0; i < spec.values.size(); ++i) {
+            if (current.isDouble() && spec.values.at(i).toDouble() == current.toDouble())
+                at = i;
+        }
+        if (at < 0)
+            return std::nullopt;
+        for (qsizetype to = at + 2; to < spec.values.size(); ++to) {
+            auto moved = stepParameter(spec, strategy, int(to - at));
+            if (!moved)
+                continue;
+            family.normalize(*moved);
+            const rowwise::RowwiseConfig c = rowwise::RowwiseConfig::fromStrategy(*moved);
+            if (c.chunkElements() < task.n || !family.constraints(*moved, task, device).isEmpty())
+                continue;
+            CounterJump jump;
+            jump.param = spec.name;
+            jump.step = int(to - at);
+            jump.why = u"jump: the kernel moves %1x the minimum DRAM bytes, so rows are read more "
+                       "than once; %2 threads x %3 elements x %4 vectors cover the row of %5, so "
+                       "vectors_per_thread %6 -> %4 caches it in registers (one read per row)"_s
+                           .arg(trafficFactor, 0, 'f', 2)
+                           .arg(c.rowThreads())
+                           .arg(c.vectorWidth)
+                           .arg(c.vectorsPerThread)
+                           .arg(task.n)
+                           .arg(current.toDouble());
+            jump.evidence = QJsonObject{{u"param"_s, spec.name},
+                                        {u"from"_s, current.toDouble()},
+                                        {u"to"_s, double(c.vectorsPerThread)},
+                                        {u"traffic_factor"_s, trafficFactor},
+                                        {u"row_elements"_s, double(task.n)}};
+            return jump;
         }
     }
     return std::nullopt;

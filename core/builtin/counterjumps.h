@@ -41,6 +41,15 @@ std::optional<CounterJump> bytesInFlightJump(const KernelFamily& family, const S
                                              const Task& task, const DeviceInfo& device,
                                              double achievedPercent);
 
+// A row-wise kernel that moves more DRAM bytes than the task's minimum (`trafficFactor` =
+// measured / minimum over 1.1) reads its rows more than once because they are not cached on
+// chip: the vectors per thread whose registers hold the whole row (row threads x vector width x
+// vectors per thread >= the row length), the smallest such listed value the family accepts.
+// nullopt for other families, or when no cached configuration is feasible or it is one step.
+std::optional<CounterJump> cacheRowJump(const KernelFamily& family, const Strategy& strategy,
+                                        const Task& task, const DeviceInfo& device,
+                                        double trafficFactor);
+
 } // namespace kev
 
 #endif // KEV_BUILTIN_COUNTERJUMPS_H

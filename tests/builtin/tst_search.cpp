@@ -174,6 +174,55 @@ private slots:
         QVERIFY(!bytesInFlightJump(rowwise, parent, c.task, c.device, 85.0));
     }
 
+    // The DRAM bytes against the task's minimum: a softmax whose rows are not cached reads them
+    // twice; the review computes the vectors per thread that cache the row and jumps there.
+    void extraTrafficJumpsToTheCachedRow() {
+        QFile file(
+            QStringLiteral(KEV_REPORTS "/h200_profiled_softmax_f16_8192__rowwise__default.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        QJsonObject metrics = json.value(u"metrics"_s).toObject();
+        QJsonObject candidate = metrics.value(u"candidate"_s).toObject();
+        candidate.insert(u"dram__bytes_read.sum"_s, 2 * 134225152.0); // every row read twice
+        candidate.insert(u"dram__throughput.avg.pct_of_peak_sustained_elapsed"_s, 80.0);
+        candidate.insert(u"smsp__warp_issue_stalled_barrier_per_warp_active.pct"_s, 2.0);
+        candidate.insert(u"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"_s, 1.0);
+        metrics.insert(u"candidate"_s, candidate);
+        json.insert(u"metrics"_s, metrics);
+        QString error;
+        auto report = EvaluationReport::fromJson(json, &error);
+        QVERIFY2(report, qPrintable(error));
+        report->percentOfFloor = 55.0;
+
+        AgentContext c;
+        c.device = DeviceInfo::h200();
+        c.task = task(u"softmax_f16_8192"_s);
+        const KernelFamily& rowwise = family(u"rowwise"_s);
+        Strategy parent = rowwise.defaultStrategy(c.task, c.device);
+        parent.params.insert(u"mapping"_s, u"block"_s);
+        parent.params.insert(u"pipeline"_s, u"none"_s);
+        parent.params.insert(u"stats"_s, u"two_pass"_s);
+        parent.params.insert(u"ctas_per_sm"_s, 0);
+        parent.params.insert(u"vectors_per_thread"_s, 1);
+        parent.warps = 4;
+        rowwise.normalize(parent);
+        QVERIFY2(rowwise.constraints(parent, c.task, c.device).isEmpty(),
+                 qPrintable(rowwise.constraints(parent, c.task, c.device).join(u"; "_s)));
+        const ReviewFeedback fb =
+            reviewReport(c, parent, rowwise.generate(parent, c.task), *report);
+        QCOMPARE(fb.bottleneckId, u"extra_traffic"_s);
+        const QJsonObject jump = fb.evidence.value(u"jump"_s).toObject();
+        QVERIFY2(!jump.isEmpty(), qPrintable(fb.suggestions.join(u"\n"_s)));
+        QCOMPARE(jump.value(u"param"_s).toString(), u"vectors_per_thread"_s);
+        const int to = jump.value(u"to"_s).toInt();
+        // The smallest listed value whose registers hold the row of 8192.
+        QCOMPARE(qint64(128) * parent.vectorWidth * to >= 8192, true);
+        QCOMPARE(qint64(128) * parent.vectorWidth * (to / 2) < 8192, true);
+        const QJsonObject first = fb.evidence.value(u"moves"_s).toArray().first().toObject();
+        QCOMPARE(first.value(u"param"_s).toString(), u"vectors_per_thread"_s);
+        QVERIFY(first.value(u"step"_s).toInt() >= 2);
+    }
+
     // Four slots, each its own planner as in the engine, planned one after another with the
     // plans of the earlier slots in the context: four distinct configurations per iteration and
     // none repeated in later iterations, including after a "resume" (fresh planners that only

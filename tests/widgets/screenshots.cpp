@@ -240,8 +240,9 @@ int main(int argc, char** argv) {
     const QString wgmma = readFile(QStringLiteral(KEV_SOURCE_DIR) +
                                    u"/tests/harness/kernels/ok_wgmma_tma_fp16_f32.cu"_s);
     s.plannerOptions = s.coderOptions = QJsonObject{
-        {u"sources"_s, QJsonArray::fromStringList({u"// fake: ok speedup=0.62\n"_s + wgmma,
-                                                   u"// fake: ok speedup=0.91\n"_s + wgmma})}};
+        {u"sources"_s,
+         QJsonArray::fromStringList({u"// fake: ok speedup=0.62\n// {iteration}\n"_s + wgmma,
+                                     u"// fake: ok speedup=0.91\n// {iteration}\n"_s + wgmma})}};
     s.maxIterations = 3;
     s.targetSpeedup = 0;
     s.plateauIterations = 0;

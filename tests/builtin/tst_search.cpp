@@ -4,6 +4,8 @@
 // the space across slots and iterations, resume included.
 #include "builtintest.h"
 #include "builtin/counterjumps.h"
+#include "llm/promptbuilder.h"
+#include "llm/promptlibrary.h"
 #include "search/seenset.h"
 
 #include <QSet>
@@ -221,6 +223,25 @@ private slots:
         const QJsonObject first = fb.evidence.value(u"moves"_s).toArray().first().toObject();
         QCOMPARE(first.value(u"param"_s).toString(), u"vectors_per_thread"_s);
         QVERIFY(first.value(u"step"_s).toInt() >= 2);
+    }
+
+    // The LLM planner hears why it is asked again and what the other slots hold.
+    void llmPlannerPromptNamesRepeatAndOtherSlots() {
+        AgentContext c;
+        c.task = task(u"gemm_fp16_fp32_4096"_s);
+        c.device = DeviceInfo::h200();
+        Strategy other = family(u"mma_sync"_s).defaultStrategy(c.task, c.device);
+        c.otherSlotPlans << other;
+        c.duplicateNote = u"the kernel source is identical to v3"_s;
+        const PromptBuilder builder(PromptLibrary(QStringList{}), 100'000);
+        QString error;
+        const auto prompt = builder.planner(c, &error);
+        QVERIFY2(prompt, qPrintable(error));
+        QString text;
+        for (const ChatMessage& m : prompt->messages)
+            text += m.content;
+        QVERIFY(text.contains(u"not evaluated: the kernel source is identical to v3"_s));
+        QVERIFY(text.contains(u"Other slots of this iteration already hold: "_s + other.summary()));
     }
 
     // Four slots, each its own planner as in the engine, planned one after another with the

@@ -6,7 +6,7 @@
 set -euo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
-cli="$build/app/kevolve-cli/kevolve-cli"
+cli="$build/app/kevolve-cli"
 harness="$build/harness/kevolve-harness"
 mkdir -p "$out/tasks"
 cat > "$out/tasks/gemm_fp16_fp16_128x12288x4096.json" <<'JSON'

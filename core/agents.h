@@ -12,6 +12,7 @@
 #include "strategy.h"
 #include "task.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
@@ -46,6 +47,15 @@ struct AgentContext {
     // A beam asks several planners in one iteration; beamIndex > 0 asks for an alternative.
     int beamIndex = 0;
     int beamWidth = 1;
+    // The plan of every step in `history`, by version (from the session's plan files), so a
+    // planner knows what every slot measured, not only its own proposals.
+    QHash<int, Strategy> historyPlans;
+    // Plans the other slots of this iteration already hold; the engine re-asks a planner whose
+    // plan repeats one of these or a measured one (issue 18: never measure a kernel twice).
+    QVector<Strategy> otherSlotPlans;
+    // Why this is a second request in the same slot (the previous plan repeated v3, ...); empty
+    // for a first request.
+    QString duplicateNote;
 };
 
 // How to build one role's agent. `options` is backend-specific and persisted in session.json, so

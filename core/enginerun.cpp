@@ -161,6 +161,10 @@ bool EngineRun::open(SessionStore store) {
             m_priorCost += step.costUsd;
         }
     }
+    {
+        QStringList unreadable; // a step whose files are gone is only not deduplicated against
+        m_seen = SeenSet::fromSession(*m_store, m_device, &unreadable);
+    }
 
     // A resumed session builds on its best step, else its latest; the latest review is the
     // feedback.
@@ -239,6 +243,7 @@ AgentContext EngineRun::context(int beamIndex) const {
     c.iteration = m_iteration;
     c.beamIndex = beamIndex;
     c.beamWidth = static_cast<int>(m_slots.size());
+    fillSearchContext(c, beamIndex);
     return c;
 }
 
@@ -418,6 +423,12 @@ void EngineRun::onCode(int index, const QString& source, const AgentTurn& turn) 
     Slot& slot = m_slots[index];
     slot.candidate.turns.append(turn);
     slot.candidate.source = source;
+    // A person's plan is coded as asked, even when it makes a kernel already measured.
+    const bool human = slot.candidate.origin.startsWith(QLatin1String("human"));
+    if (const QString why = human ? QString() : duplicateSource(index, source); !why.isEmpty()) {
+        onDuplicate(index, why, !(m_settings.stepMode && m_settings.gatePlans));
+        return;
+    }
     emit codeAvailable(slot.candidate.version, source, slot.candidate.codeAttempts);
     evaluateSlot(index);
 }
@@ -426,6 +437,7 @@ void EngineRun::evaluateSlot(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Evaluating;
     setState(Engine::State::Evaluating, versionLabel(slot.candidate.version));
+    m_seen.add(slot.candidate.strategy, slot.candidate.source, slot.candidate.version);
     slot.requestId = m_pool->evaluate(m_store->task(), slot.candidate.source,
                                       slot.candidate.kernelFileName(), m_settings.evalOptions);
 }
@@ -543,7 +555,7 @@ void EngineRun::onSlotDone(int index) {
     if ((!m_settings.stepMode || noDevice) && !persist(slot))
         return;
     for (const auto& s : std::as_const(m_slots)) {
-        if (s.phase != Phase::Done)
+        if (s.phase != Phase::Done && s.phase != Phase::Skipped)
             return;
     }
     resultGate();
@@ -590,8 +602,10 @@ void EngineRun::resultGate() {
         GateRequest request;
         request.kind = GateRequest::Kind::Result;
         request.iteration = m_iteration;
-        for (const auto& slot : std::as_const(m_slots))
-            request.candidates.append(slot.candidate);
+        for (const auto& slot : std::as_const(m_slots)) {
+            if (slot.phase != Phase::Skipped)
+                request.candidates.append(slot.candidate);
+        }
         request.suggestedVersion = suggestedVersion();
         m_gate = GateRequest::Kind::Result;
         setState(Engine::State::AwaitingGate, QStringLiteral("result"));
@@ -602,7 +616,7 @@ void EngineRun::resultGate() {
 }
 
 bool EngineRun::persist(Slot& slot) {
-    if (slot.persisted)
+    if (slot.persisted || slot.phase == Phase::Skipped)
         return true;
     setState(Engine::State::Persisting, versionLabel(slot.candidate.version));
     QString error;
@@ -660,7 +674,8 @@ void EngineRun::resolveIteration(int chosenVersion, bool approved, const QString
     }
     if (!next) {
         for (auto it = m_slots.crbegin(); it != m_slots.crend(); ++it) {
-            if (it->candidate.decision.kind != Decision::Kind::Rejected) {
+            if (it->phase != Phase::Skipped &&
+                it->candidate.decision.kind != Decision::Kind::Rejected) {
                 next = it->candidate;
                 break;
             }

@@ -9,6 +9,7 @@
 #include "enginesettings.h"
 #include "evaluatorpool.h"
 #include "gaterequest.h"
+#include "search/seenset.h"
 #include "sessionstore.h"
 #include "spendledger.h"
 
@@ -61,7 +62,9 @@ signals:
     void failed(kev::Engine::Failure failure, const QString& message);
 
 private:
-    enum class Phase { Planning, Planned, Coding, Evaluating, Reviewing, Done };
+    // Skipped: the slot's kernel repeated one already measured and the planner found no other;
+    // nothing was sent to the harness and no step is recorded.
+    enum class Phase { Planning, Planned, Coding, Evaluating, Reviewing, Done, Skipped };
 
     struct Agents {
         QPointer<Planner> planner;
@@ -78,6 +81,8 @@ private:
         // The harness's report of the last source that did not compile, while the coder repairs
         // it: what the step records if the repair fails.
         std::optional<EvaluationReport> compileError;
+        int duplicateRetries = 0;
+        QString duplicateNote;
     };
 
     bool open(SessionStore store);
@@ -102,6 +107,11 @@ private:
     void onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn);
     void onSlotDone(int index);
     void afterPlans();
+    // Deduplication (enginerun_dedup.cpp): what the source repeats, or empty.
+    QString duplicateSource(int index, const QString& source) const;
+    // Asks the slot's planner again, or skips the slot when it has asked enough.
+    void onDuplicate(int index, const QString& why, bool mayReplan);
+    void fillSearchContext(AgentContext& context, int beamIndex) const;
     void resultGate();
     void resolveIteration(int chosenVersion, bool approved, const QString& rejectionReason);
     bool persist(Slot& slot);
@@ -131,6 +141,7 @@ private:
     int m_iteration = 0;
     int m_iterationsThisRun = 0;
     int m_nextVersion = 1;
+    SeenSet m_seen; // every plan and source sent to the harness in this session
     std::optional<Candidate> m_parent;
     std::optional<ReviewFeedback> m_lastFeedback;
     QString m_humanNote;

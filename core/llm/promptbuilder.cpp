@@ -760,6 +760,21 @@ std::optional<RenderedPrompt> PromptBuilder::render(const QString& role, const Q
 std::optional<RenderedPrompt> PromptBuilder::planner(const AgentContext& context,
                                                      QString* error) const {
     QHash<QString, QString> values = commonValues(context);
+    // Issue 18: a repeat of a measured kernel is sent back, and a beam's slots should spread.
+    QStringList search;
+    if (!context.duplicateNote.isEmpty())
+        search << u"Your previous plan for this slot was not evaluated: %1. Propose a different "
+                  "configuration."_s.arg(context.duplicateNote);
+    QStringList others;
+    for (const Strategy& other : context.otherSlotPlans)
+        others << other.summary();
+    if (!others.isEmpty())
+        search << u"Other slots of this iteration already hold: %1. Propose a configuration far "
+                  "from them."_s.arg(others.join(u"; "_s));
+    if (!search.isEmpty())
+        values[u"human_note"_s] =
+            (context.humanNote.isEmpty() ? QString() : context.humanNote.trimmed() + u'\n') +
+            search.join(u'\n');
     values[u"best_strategies"_s] = bestStrategiesText(context.history);
     if (context.parentStrategy) {
         QString parent = u"Strategy %1:\n```json\n%2\n```"_s.arg(

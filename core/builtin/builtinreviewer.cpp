@@ -318,6 +318,18 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
     if (knowledge::isMemoryBoundFamily(strategy.family)) {
         reviewMemoryBound(metrics, speedup, report.percentOfFloor, report.minBytes.value_or(0.0),
                           spills, registers, fb, evidence, moves);
+        if (strategy.family == u"mma_smallm") {
+            // The small-M GEMM streams B: its bytes in flight are the pipeline depth and the
+            // split count, its access size the k-tile depth, so the remedies move those knobs.
+            for (Move& m : moves) {
+                if (m.param == u"ctas_per_sm")
+                    m.param = u"splitK"_s;
+                else if (m.param == u"vectorWidth")
+                    m.param = u"blockK"_s;
+                else
+                    m.param = u"stages"_s;
+            }
+        }
         // Too few bytes in flight, with a number: go to the configuration that would have
         // enough in one move (first, so the planner takes it), then search around it.
         const double achieved =

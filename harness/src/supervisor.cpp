@@ -8,6 +8,7 @@
 #include "process.h"
 #include "report.h"
 #include "roofline.h"
+#include "verdict.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -91,21 +92,12 @@ std::optional<std::string> readFile(const std::string& path, std::string* error)
     return s.str();
 }
 
-// A seed that survives every JSON reader exactly, doubles included.
 // 128 random bits in hex: the token the GPU child echoes in its result line.
 std::string resultToken() {
     std::random_device rd;
     char buf[33];
     std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
     return buf;
-}
-
-uint64_t freshSeed() {
-    std::random_device rd;
-    const uint64_t hi = rd();
-    const uint64_t lo = rd();
-    const uint64_t seed = ((hi << 32) | lo) & ((uint64_t{1} << 53) - 1);
-    return seed == 0 ? 1 : seed;
 }
 
 json::Value event(const char* name, const std::string& id) {
@@ -230,7 +222,14 @@ struct Supervisor::Eval {
     std::string arch;
     std::optional<nvml::DeviceInfo> gpu;
     compile::Options compileOptions;
-    std::unique_ptr<process::Process> proc;
+    std::unique_ptr<process::Process> proc; // the verifier while the evaluation runs
+    // The untrusted runner next to the verifier, its result line counted apart; after the
+    // verifier ends it gets a short grace to finish its own line, then it is killed.
+    std::unique_ptr<process::Process> runner;
+    std::string runnerToken;
+    verdict::ChildLines runnerLines;
+    std::optional<process::Result> verifierRun;
+    Clock::time_point verifierEnd;
     std::optional<compile::Result> compiled;
     std::optional<lint::LintResult> linted;
     double lintS = 0;
@@ -294,6 +293,7 @@ bool Supervisor::submit(EvalRequest request) {
 
 void Supervisor::cleanUp(Eval& e, bool keep) {
     e.proc.reset(); // kills a child still running
+    e.runner.reset();
     e.profileProc.reset();
     if (!keep && !e.workDir.empty()) {
         std::error_code ec;
@@ -321,7 +321,7 @@ void Supervisor::cancelAll() {
 
 void Supervisor::addPollFds(std::vector<pollfd>& fds) const {
     for (const auto& e : m_evals) {
-        for (const auto* proc : {e->proc.get(), e->profileProc.get()}) {
+        for (const auto* proc : {e->proc.get(), e->profileProc.get(), e->runner.get()}) {
             if (proc && proc->running()) {
                 for (int fd : proc->openFds())
                     fds.push_back({fd, POLLIN, 0});
@@ -410,11 +410,28 @@ void Supervisor::service() {
             }
             if (e.timingHeld && (!e.profileProc || !e.profileProc->running()))
                 releaseTiming(e);
-            const bool finished = e.proc->service();
-            for (const auto& line : e.proc->takeChannelLines())
-                handleChildLine(e, line);
-            if (finished)
+            if (e.runner) {
+                e.runner->service();
+                for (const auto& line : e.runner->takeChannelLines())
+                    handleRunnerLine(e, line);
+            }
+            if (!e.verifierRun) {
+                const bool finished = e.proc->service();
+                for (const auto& line : e.proc->takeChannelLines())
+                    handleChildLine(e, line);
+                if (finished) {
+                    e.verifierRun = e.proc->result();
+                    e.verifierEnd = Clock::now();
+                }
+            }
+            // The runner wrote its line before its last reply to the verifier: a short grace
+            // is enough, and a runner that lingers is killed (its group with it).
+            if (e.verifierRun &&
+                (!e.runner || !e.runner->running() || secondsSince(e.verifierEnd) > 2.0)) {
+                if (e.runner && e.runner->running())
+                    e.runner->cancel();
                 afterChild(e);
+            }
             break;
         }
         case Eval::State::Profiling: {
@@ -567,7 +584,8 @@ void Supervisor::startChild(Eval& e) {
     job["device"] = e.req.options.device;
     job["pci_bus_id"] = e.gpu->pciBusId;
     job["self_check"] = e.req.options.selfCheck;
-    job["seed"] = freshSeed();
+    // No seed: the verifier draws its own from getrandom, and this file sits in the runner's
+    // working directory (THREAT_MODEL.md, class 2).
     job["options"] = e.req.options.toJson();
     job["workdir"] = e.workDir;
     job["lint"] = e.req.options.lint;
@@ -582,8 +600,8 @@ void Supervisor::startChild(Eval& e) {
         !e.req.options.selfCheck &&
         metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never;
     e.timingHeld = prewarm;
-    e.proc = prewarm ? spawnChild(e, {"--hold-timing"}, e.token, true, e.req.options.runTimeoutS)
-                     : spawnChild(e, {}, e.token, false, e.req.options.runTimeoutS);
+    if (!startPair(e, job.dump(), prewarm))
+        return;
     e.state = Eval::State::Running;
     if (prewarm) {
         e.profileToken = resultToken();
@@ -595,20 +613,14 @@ void Supervisor::startChild(Eval& e) {
              "starting the GPU child on device " + std::to_string(e.req.options.device), 0.0);
 }
 
-std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
-                                                         const std::vector<std::string>& extraArgs,
-                                                         const std::string& token, bool stdinPipe,
-                                                         double timeoutS) {
+std::unique_ptr<process::Process> Supervisor::spawnProcess(Eval& e, std::vector<std::string> args,
+                                                           const std::string& token, bool stdinPipe,
+                                                           double timeoutS) {
     process::Spec spec;
-    // Tests stand in for the GPU child with a script that speaks the same fd-3 protocol.
+    // Tests stand in for the GPU children with a script that speaks the same protocols.
     const char* stand = std::getenv("KEVOLVE_TEST_CHILD");
-    spec.argv = {stand && *stand ? std::string(stand) : m_config.selfExe,
-                 "run-one",
-                 "--job",
-                 e.workDir + "/job.json",
-                 "--result-fd",
-                 "3"};
-    spec.argv.insert(spec.argv.end(), extraArgs.begin(), extraArgs.end());
+    spec.argv = {stand && *stand ? std::string(stand) : m_config.selfExe};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.channel = true;
     spec.stdinPipe = stdinPipe;
     spec.timeoutS = timeoutS;
@@ -620,6 +632,74 @@ std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
     auto proc = std::make_unique<process::Process>(spec);
     proc->start();
     return proc;
+}
+
+std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
+                                                         const std::vector<std::string>& extraArgs,
+                                                         const std::string& token, bool stdinPipe,
+                                                         double timeoutS) {
+    std::vector<std::string> args = {"run-one", "--job", e.workDir + "/job.json", "--result-fd",
+                                     "3"};
+    args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+    return spawnProcess(e, std::move(args), token, stdinPipe, timeoutS);
+}
+
+bool Supervisor::startPair(Eval& e, const std::string& jobLine, bool holdTiming) {
+    // toRunner: the verifier's commands; toVerifier: the runner's replies.
+    int toRunner[2] = {-1, -1}, toVerifier[2] = {-1, -1};
+    std::string error;
+    if (!verdict::makePipe(toRunner, &error) || !verdict::makePipe(toVerifier, &error)) {
+        for (int fd : {toRunner[0], toRunner[1]})
+            if (fd >= 0)
+                ::close(fd);
+        fail(e, "cannot create the verifier's pipes: " + error);
+        return false;
+    }
+    // Each child inherits exactly its two ends: the flag is cleared for one spawn and set again.
+    std::vector<std::string> verify = {"verify",
+                                       "--result-fd",
+                                       "3",
+                                       "--runner-in",
+                                       std::to_string(toVerifier[0]),
+                                       "--runner-out",
+                                       std::to_string(toRunner[1])};
+    if (holdTiming)
+        verify.push_back("--hold-timing");
+    verdict::setInheritable(toVerifier[0], true);
+    verdict::setInheritable(toRunner[1], true);
+    e.proc = spawnProcess(e, verify, e.token, true, e.req.options.runTimeoutS);
+    verdict::setInheritable(toVerifier[0], false);
+    verdict::setInheritable(toRunner[1], false);
+    e.runnerToken = resultToken();
+    verdict::setInheritable(toRunner[0], true);
+    verdict::setInheritable(toVerifier[1], true);
+    e.runner = spawnChild(
+        e, {"--peer-in", std::to_string(toRunner[0]), "--peer-out", std::to_string(toVerifier[1])},
+        e.runnerToken, false, e.req.options.runTimeoutS);
+    for (int fd : {toRunner[0], toRunner[1], toVerifier[0], toVerifier[1]})
+        ::close(fd);
+    // The job travels on the verifier's stdin: nothing on disk that the runner could rewrite.
+    e.proc->writeStdin(jobLine + "\n");
+    if (!holdTiming)
+        e.proc->closeStdin();
+    return true;
+}
+
+void Supervisor::handleRunnerLine(Eval& e, const std::string& line) {
+    auto v = json::tryParse(line, nullptr);
+    if (!v || !v->isObject())
+        return;
+    const json::Value* type = v->find("type");
+    if (!type || !type->isString() || type->asString() != "result")
+        return;
+    const json::Value* token = v->find("token");
+    if (!token || !token->isString() || token->asString() != e.runnerToken) {
+        ++e.runnerLines.forged;
+        return;
+    }
+    ++e.runnerLines.results;
+    v->erase("token");
+    e.runnerLines.result = std::move(*v);
 }
 
 void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
@@ -808,33 +888,24 @@ void Supervisor::handleChildLine(Eval& e, const std::string& line) {
 }
 
 void Supervisor::afterChild(Eval& e) {
-    const process::Result run = e.proc->result();
+    const process::Result verifierRun = e.verifierRun ? *e.verifierRun : e.proc->result();
+    const process::Result runnerRun = e.runner ? e.runner->result() : process::Result();
     e.proc.reset();
-    e.gpuS = run.seconds;
-    const json::Value* status = e.childResult.isObject() ? e.childResult.find("status") : nullptr;
-    if (e.forgedLines > 0) {
-        e.childResult = json::Value::object();
-        json::Value violations = json::Value::array();
-        violations.push("the GPU child's result channel carried " + std::to_string(e.forgedLines) +
-                        " result line(s) without the child's token (written by the candidate)");
-        e.childResult["violations"] = std::move(violations);
-        finish(e, "rule_violation", "rule violation: a forged result on the result channel");
-        return;
-    }
-    if (e.resultLines > 1) {
-        // The harness's child writes exactly one result; a second one was forged on its fd.
-        e.childResult = json::Value::object();
-        json::Value violations = json::Value::array();
-        violations.push("the GPU child's result channel carried " + std::to_string(e.resultLines) +
-                        " results (something wrote to it)");
-        e.childResult["violations"] = std::move(violations);
-        finish(e, "rule_violation", "rule violation: more than one result on the result channel");
-        return;
-    }
-    if (status && status->isString() && report::isStatus(status->asString())) {
-        const json::Value* message = e.childResult.find("message");
-        e.status = status->asString();
-        e.message = message && message->isString() ? message->asString() : std::string();
+    e.runner.reset();
+    e.verifierRun.reset();
+    e.gpuS = verifierRun.seconds;
+    verdict::ChildLines verifierLines;
+    verifierLines.result = e.childResult;
+    verifierLines.results = e.resultLines;
+    verifierLines.forged = e.forgedLines;
+    verdict::Outcome o = verdict::combine(verifierLines, verifierRun, e.runnerLines, runnerRun,
+                                          e.req.options.runTimeoutS);
+    e.childResult = std::move(o.child);
+    e.status = o.status;
+    e.message = o.message;
+    if (report::isStatus(e.status) && e.childResult.find("status")) {
+        e.childResult["status"] = e.status;
+        e.childResult["message"] = e.message;
         const json::Value* timing = e.childResult.find("timing");
         const json::Value* speedup = timing ? timing->find("speedup_vs_reference") : nullptr;
         if (!e.req.options.selfCheck &&
@@ -843,21 +914,9 @@ void Supervisor::afterChild(Eval& e) {
             startProfiling(e);
             return;
         }
-        e.profileProc.reset();
-        finish(e, e.status, e.message);
-        return;
     }
-    const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
-    json::Value partial = e.childResult.isObject() ? e.childResult : json::Value::object();
-    if (!f.violation.empty()) {
-        json::Value& violations = partial["violations"];
-        if (!violations.isArray())
-            violations = json::Value::array();
-        violations.push(f.violation);
-    }
-    partial["error"] = f.error;
-    e.childResult = std::move(partial);
-    finish(e, f.status, f.message);
+    e.profileProc.reset();
+    finish(e, e.status, e.message);
 }
 
 json::Value Supervisor::environment(const Eval& e) {

@@ -89,6 +89,12 @@ private:
     void startChild(Eval& e);
     void afterChild(Eval& e);
     void handleChildLine(Eval& e, const std::string& line);
+    void handleRunnerLine(Eval& e, const std::string& line);
+    // The trusted verifier and the untrusted runner, joined by two pipes that only they hold.
+    bool startPair(Eval& e, const std::string& jobLine, bool holdTiming);
+    std::unique_ptr<process::Process> spawnProcess(Eval& e, std::vector<std::string> args,
+                                                   const std::string& token, bool stdinPipe,
+                                                   double timeoutS);
     std::unique_ptr<process::Process> spawnChild(Eval& e, const std::vector<std::string>& extraArgs,
                                                  const std::string& token, bool stdinPipe,
                                                  double timeoutS);

@@ -45,13 +45,48 @@ echo "ptxas info    : Compiling entry function '_Z4zeroPf' for 'sm_90a'"
 cp "$KEV_PREBUILT" "$out"
 )SH";
 
-// Stands in for `kevolve-harness run-one --job JOB --result-fd 3`; what it does depends on the id.
+// Stands in for both GPU children. `verify --result-fd 3 --runner-in R --runner-out W
+// [--hold-timing]` (job on stdin) writes the verdict; `run-one --job JOB --result-fd 3 --peer-in ..`
+// is the runner, which writes only its own observations; `run-one ... --profile` the profiling
+// child. What each does depends on the evaluation's id.
 const char* kFakeChild = R"SH(#!/bin/sh
+tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
+result='{"type":"result","role":"verifier","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"inputs_unchanged","ok":true,"evidence":"12 calls"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
+if [ "$1" = "verify" ]; then
+    read -r jobline
+    id=$(printf '%s\n' "$jobline" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+    printf '%s\n' "$jobline" > "$KEV_JOB_DIR/$id.verifier.json"
+    rin="$5"
+    # Held until the profiling child is ready: record what released it, and when.
+    if [ "$8" = "--hold-timing" ]; then
+        read -r hold
+        echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
+    fi
+    case "$id" in
+    profiled|profiled_again|profiled_crash|ok|violation|runner_forged|runner_two|runner_silent)
+        echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
+        echo "$result" | tok >&3 ;;
+    garbage)
+        echo 'this is not json' >&3
+        echo "$result" | tok >&3 ;;
+    sigsys|crash)
+        # Like the real verifier: the runner's pipe ends when the runner dies.
+        cat "/proc/self/fd/$rin" > /dev/null
+        echo '{"type":"result","role":"verifier","status":"runtime_error","message":"the runner ended during '"'call'"' (no reply)","error":{"stage":"run","message":"the runner ended"}}' | tok >&3 ;;
+    hang)
+        sleep 100 ;;
+    two)
+        echo "$result" | tok >&3
+        echo "$result" | tok >&3 ;;
+    forged)
+        echo "$result" >&3 ;;
+    silent)
+        exit 0 ;;
+    esac
+    exit 0
+fi
 job="$3"
 id=$(sed -n 's/^  "id": "\(.*\)",$/\1/p' "$job")
-cp "$job" "$KEV_JOB_DIR/$id.json"
-tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
-result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
 if [ "$6" = "--profile" ]; then
     # Started next to the evaluation: it waits for the supervisor's go and records it.
     if [ "$7" = "--wait-go" ]; then
@@ -72,35 +107,28 @@ if [ "$6" = "--profile" ]; then
     esac
     exit 0
 fi
-# Held until the profiling child is ready: record what released it, and when.
-if [ "$6" = "--hold-timing" ]; then
-    read -r hold
-    echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
-fi
+# The runner.
+cp "$job" "$KEV_JOB_DIR/$id.json"
+runner='{"type":"result","role":"runner","calls":12,"checks":[{"name":"sandbox","ok":true,"evidence":"seccomp"},{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"resources":{"kernels":[]}}'
 case "$id" in
-profiled|profiled_again|profiled_crash|ok)
-    echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
-    echo "$result" | tok >&3 ;;
-garbage)
-    echo 'this is not json' >&3
-    echo "$result" | tok >&3 ;;
 sigsys)
     echo 'the candidate tries fork' >&2
     kill -SYS $$ ;;
-hang)
-    sleep 100 ;;
 crash)
     echo 'boom: segmentation fault in kevolve_launch' >&2
     exit 3 ;;
-two)
-    echo "$result" | tok >&3
-    echo "$result" | tok >&3 ;;
-forged)
-    echo "$result" >&3 ;;
-silent)
-    exit 0 ;;
 violation)
-    echo '{"type":"result","status":"rule_violation","message":"launch on another stream","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' | tok >&3 ;;
+    echo '{"type":"result","role":"runner","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' | tok >&3 ;;
+runner_forged)
+    echo "$runner" | tok >&3
+    echo '{"type":"result","role":"runner","checks":[]}' >&3 ;;
+runner_two)
+    echo "$runner" | tok >&3
+    echo "$runner" | tok >&3 ;;
+runner_silent)
+    exit 0 ;;
+*)
+    echo "$runner" | tok >&3 ;;
 esac
 )SH";
 // clang-format on
@@ -203,10 +231,14 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_DOUBLE_EQ(ok.find("timing")->find("speedup_vs_reference")->asDouble(), 0.93);
     EXPECT_TRUE(ok.find("correctness")->find("ok")->asBool());
     // Lint checks first, then the child's.
+    // Lint checks first, then the runner's, then the verifier's.
     const Value& checks = *ok.find("rules")->find("checks");
-    ASSERT_EQ(checks.size(), 4u) << checks.dump();
+    ASSERT_EQ(checks.size(), 6u) << checks.dump();
     EXPECT_EQ(str(checks.at(0).find("name")), "undefined_symbols");
-    EXPECT_EQ(str(checks.at(3).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(3).find("name")), "sandbox");
+    EXPECT_EQ(str(checks.at(4).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(5).find("name")), "inputs_unchanged");
+    EXPECT_NE(ok.find("resources"), nullptr) << "the runner's resources reach the report";
     EXPECT_TRUE(ok.find("rules")->find("ok")->asBool());
     const Value& stages = *ok.find("stages");
     for (const char* k : {"compile_s", "lint_s", "gpu_s", "validate_s", "time_s", "total_s"})
@@ -234,8 +266,13 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_EQ(str(job.find("pci_bus_id")), "00000000:19:00.0");
     EXPECT_TRUE(job.find("self_check")->asBool());
     EXPECT_TRUE(job.find("lint")->asBool());
-    EXPECT_TRUE(job.find("seed")->isInt());
-    EXPECT_LT(job.find("seed")->asUint(), uint64_t{1} << 53);
+    // No seed anywhere the runner can read (the verifier draws its own from getrandom).
+    EXPECT_EQ(job.find("seed"), nullptr) << text;
+    EXPECT_EQ(text.find("seed"), std::string::npos) << text;
+    // The verifier got the same job on its stdin, not through a file.
+    const Value vjob = kev::json::parse(kev::test::readFile(s_dir / "jobs" / "ok.verifier.json"));
+    EXPECT_EQ(str(vjob.find("id")), "ok");
+    EXPECT_EQ(vjob.find("seed"), nullptr);
     EXPECT_EQ(str(job.find("library")), str(job.find("workdir")) + "/cand.so");
     EXPECT_DOUBLE_EQ(job.find("task")->find("timing")->find("budget_s")->asDouble(), 1.5)
         << "time_budget_s overrides the task's budget for the child";
@@ -314,8 +351,9 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_NE(str(r["sigsys"].find("error")->find("stderr")).find("tries fork"), std::string::npos);
 
     EXPECT_EQ(str(r["crash"].find("status")), "runtime_error");
-    EXPECT_EQ(str(r["crash"].find("message")), "the GPU child exited with code 3 without a result");
+    EXPECT_EQ(str(r["crash"].find("message")), "the runner ended during 'call' (no reply)");
     EXPECT_EQ(r["crash"].find("error")->find("exit_code")->asInt(), 3);
+    EXPECT_EQ(str(r["crash"].find("error")->find("process")), "runner");
     EXPECT_NE(str(r["crash"].find("error")->find("stderr")).find("boom"), std::string::npos);
     EXPECT_EQ(r["crash"].find("correctness"), nullptr);
 
@@ -332,6 +370,24 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_EQ(str(v.find("status")), "rule_violation");
     EXPECT_FALSE(v.find("rules")->find("ok")->asBool());
     EXPECT_NE(v.find("rules")->find("violations")->dump().find("not the harness stream"),
+              std::string::npos);
+}
+
+// The verifier's ok is the only ok: what the runner (the candidate's process) adds can only make
+// the verdict worse.
+TEST_F(Supervisor, RunnerCanOnlyWorsenTheVerdict) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"runner_forged", "runner_two", "runner_silent"});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(str(r["runner_forged"].find("status")), "rule_violation")
+        << r["runner_forged"].dump(2);
+    EXPECT_NE(str(r["runner_forged"].find("message")).find("forged"), std::string::npos);
+    EXPECT_NE(r["runner_forged"].find("rules")->find("violations")->dump().find("runner's token"),
+              std::string::npos);
+    EXPECT_EQ(str(r["runner_two"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["runner_two"].find("message")).find("more than one result"), std::string::npos);
+    EXPECT_EQ(str(r["runner_silent"].find("status")), "runtime_error");
+    EXPECT_NE(str(r["runner_silent"].find("message")).find("runner ended without"),
               std::string::npos);
 }
 

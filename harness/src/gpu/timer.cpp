@@ -74,15 +74,19 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
     KEV_CUDA(cudaMemsetAsync(m_flush.data(), static_cast<int>(m_sampleCounter++ & 0x7F),
                              m_flushBytes, m_stream));
     float ms = 0;
+    // Wall-clock from the start of the sample's procedure to the end of its output check, for
+    // both sides alike: a runner that answers before the candidate's work is done gains nothing,
+    // because the check cannot pass before the output exists (THREAT_MODEL.md, "Timing claims").
+    double t0 = 0;
     if (remote) {
         // L2 is the device's, not the context's: the flush here holds for the runner's call.
         KEV_CUDA(cudaStreamSynchronize(m_stream));
-        ms = static_cast<float>(m_remote->sample(set, hooks != nullptr, wallMs));
+        t0 = link::monotonicSeconds();
+        double roundTripMs = 0;
+        ms = static_cast<float>(m_remote->sample(set, hooks != nullptr, &roundTripMs));
         *expired = false;
-        m_remote->afterCall(set);
     } else {
-        // The same span a remote sample's wall-clock covers, minus the pipe.
-        const double t0 = link::monotonicSeconds();
+        t0 = link::monotonicSeconds();
         if (m_persistingReset && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
             cudaGetLastError();
             m_persistingReset = false;
@@ -105,7 +109,6 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
                 isCandidate ? "the candidate" : "the reference");
         KEV_CUDA(cudaEventElapsedTime(&ms, m_start, m_stop));
         *expired = m_flag[1] != 0;
-        *wallMs = (link::monotonicSeconds() - t0) * 1e3;
         if (hooks) {
             hooks->end(ms);
         }
@@ -113,6 +116,12 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
     // The check's randomness (GEMM's sign vector) is drawn now that the output exists, from
     // getrandom: nothing that ran before could know it.
     *check = m_bench.outputCheck(set, side, link::secureRandom64());
+    *wallMs = (link::monotonicSeconds() - t0) * 1e3;
+    if (remote) {
+        // Inputs last, outside the wall-clock span (the verifier's own samples have no such
+        // step).
+        m_remote->afterCall(set);
+    }
     if (!isCandidate) {
         // Nothing correct is left lying around for a candidate to find.
         m_bench.poison(side);

@@ -745,6 +745,9 @@ int verify(int argc, char** argv) {
     if (!parentAlive()) {
         return 1;
     }
+    // Not dumpable: /proc/<verifier>/mem, environ and the like are closed to the runner (same
+    // user, no CAP_SYS_PTRACE), so the seeds and truths in this process stay unreadable.
+    prctl(PR_SET_DUMPABLE, 0);
     // A runner that stops reading must not kill the verifier with SIGPIPE.
     signal(SIGPIPE, SIG_IGN);
     const std::string token = takeToken();

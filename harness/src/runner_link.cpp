@@ -386,7 +386,8 @@ std::optional<Reply> RunnerLink::call(const std::string& command, Reply::Kind ex
     }
     const double t0 = monotonicSeconds();
     if (!writeAll(m_writeFd, command + "\n", timeoutS)) {
-        *failure = {"runtime_error", "the runner stopped reading its commands (at '" + verb + "')"};
+        *failure = {"runtime_error",
+                    "the runner ended during '" + verb + "' (it no longer reads its commands)"};
         return std::nullopt;
     }
     std::optional<Reply> r = expect(expected, "'" + verb + "'", timeoutS, failure);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +52,8 @@ std::string readCommand(int fd) {
 class StandIn {
 public:
     explicit StandIn(const std::function<void(int in, int out)>& behave) {
+        // As in the verifier: a runner that is gone must not kill the reader with SIGPIPE.
+        ::signal(SIGPIPE, SIG_IGN);
         int toRunner[2], toVerifier[2];
         EXPECT_EQ(::pipe(toRunner), 0);
         EXPECT_EQ(::pipe(toVerifier), 0);
@@ -231,7 +234,8 @@ TEST(RunnerLink, AnUnsolicitedLineIsAViolation) {
         readCommand(in);
         readCommand(in);
     });
-    ::usleep(100 * 1000);
+    pollfd ready{runner.in(), POLLIN, 0};
+    ASSERT_EQ(::poll(&ready, 1, 5000), 1);
     RunnerLink link(runner.in(), runner.out());
     LinkFailure failure;
     EXPECT_FALSE(link.call("call 00", Reply::Kind::Done, 5.0, &failure));

@@ -86,6 +86,8 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
         ms = static_cast<float>(m_remote->sample(set, hooks != nullptr, &roundTripMs));
         *expired = false;
     } else {
+        // The sample's preparation finishes outside the span, as it does before a remote call.
+        KEV_CUDA(cudaStreamSynchronize(m_stream));
         t0 = link::monotonicSeconds();
         if (m_persistingReset && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
             cudaGetLastError();

@@ -6,6 +6,7 @@
 
 #include "candidate.h"
 #include "cuda_util.h"
+#include "device_environment.h"
 #include "gemm_bench.h"
 #include "json.h"
 #include "nvml.h"
@@ -417,43 +418,7 @@ void Verifier::endRunner() {
 }
 
 json::Value Verifier::environment() const {
-    json::Value env = json::Value::object();
-    json::Value gpu = json::Value::object();
-    gpu["index"] = m_device;
-    gpu["name"] = m_props.name;
-    char cc[16];
-    std::snprintf(cc, sizeof cc, "%d.%d", m_props.major, m_props.minor);
-    gpu["cc"] = cc;
-    gpu["sm_count"] = m_props.multiProcessorCount;
-    gpu["l2_bytes"] = m_props.l2CacheSize;
-    gpu["memory_bytes"] = static_cast<uint64_t>(m_props.totalGlobalMem);
-    gpu["pci_bus_id"] = m_pciBusId;
-    gpu["smem_per_block_optin"] = static_cast<uint64_t>(m_props.sharedMemPerBlockOptin);
-    if (m_nvml) {
-        const nvml::DeviceInfo info = m_nvml->info();
-        gpu["uuid"] = info.uuid;
-        json::Value clocks = json::Value::object();
-        clocks["sm"] = info.smMhz;
-        clocks["mem"] = info.memMhz;
-        clocks["sm_max"] = info.smMaxMhz;
-        clocks["mem_max"] = info.memMaxMhz;
-        gpu["clocks_mhz"] = clocks;
-        gpu["power_limit_w"] = info.powerLimitW;
-        gpu["temperature_c"] = info.temperatureC;
-    }
-    env["gpu"] = gpu;
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    env["cuda_driver_version"] = driver;
-    env["cuda_runtime_version"] = runtime;
-    int major = 0, minor = 0, patch = 0;
-    cublasGetProperty(MAJOR_VERSION, &major);
-    cublasGetProperty(MINOR_VERSION, &minor);
-    cublasGetProperty(PATCH_LEVEL, &patch);
-    env["cublas_version"] = major * 10000 + minor * 100 + patch;
-    env["driver_version"] = nvml::driverVersion();
-    return env;
+    return deviceEnvironment(m_device, m_props, m_pciBusId, m_nvml ? &*m_nvml : nullptr);
 }
 
 json::Value Verifier::run() {

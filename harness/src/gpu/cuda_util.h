@@ -44,6 +44,7 @@ public:
     size_t offset() const {
         return static_cast<size_t>(static_cast<char*>(m_data) - static_cast<char*>(m_base));
     }
+    size_t allocationBytes() const { return m_base ? m_bytes + 2 * offset() : 0; }
     // Fills the buffer (not its guards) with 0xFF bytes: NaN in f32, f16, bf16 and f64.
     void poison(cudaStream_t stream) const;
 

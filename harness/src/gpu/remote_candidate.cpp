@@ -97,12 +97,15 @@ void InputGuard::snapshot(const OpBench& bench, int set) {
     if (m_copies.size() != inputs.size()) {
         m_copies.resize(inputs.size());
     }
+    // The whole allocation, guards included: the candidate may read past an input's end (and
+    // meet NaN there), never write.
     for (size_t i = 0; i < inputs.size(); ++i) {
-        if (m_copies[i].bytes() != inputs[i]->bytes()) {
-            m_copies[i] = DeviceBuffer(inputs[i]->bytes());
+        const size_t bytes = inputs[i]->allocationBytes();
+        if (m_copies[i].bytes() != bytes) {
+            m_copies[i] = DeviceBuffer(bytes);
         }
-        if (inputs[i]->bytes()) {
-            KEV_CUDA(cudaMemcpyAsync(m_copies[i].data(), inputs[i]->data(), inputs[i]->bytes(),
+        if (bytes) {
+            KEV_CUDA(cudaMemcpyAsync(m_copies[i].data(), inputs[i]->base(), bytes,
                                      cudaMemcpyDeviceToDevice, m_stream));
         }
     }
@@ -113,16 +116,17 @@ void InputGuard::verify(const OpBench& bench, int set, const std::string& when) 
     ++m_checks;
     for (size_t i = 0; i < inputs.size() && i < m_copies.size(); ++i) {
         KEV_CUDA(cudaMemsetAsync(m_differ, 0, sizeof *m_differ, m_stream));
-        KEV_CUDA(compareBytes(inputs[i]->data(), m_copies[i].data(), inputs[i]->bytes(), m_differ,
-                              m_stream));
+        KEV_CUDA(compareBytes(inputs[i]->base(), m_copies[i].data(), inputs[i]->allocationBytes(),
+                              m_differ, m_stream));
         unsigned long long differ = 0;
         KEV_CUDA(
             cudaMemcpyAsync(&differ, m_differ, sizeof differ, cudaMemcpyDeviceToHost, m_stream));
         KEV_CUDA(cudaStreamSynchronize(m_stream));
         if (differ) {
-            throw InputsChanged("the candidate changed its inputs: input " + std::to_string(i) +
-                                " differs from the verifier's pristine copy in " +
-                                std::to_string(differ) + " 8-byte word(s) after " + when);
+            throw InputsChanged(
+                "the candidate changed its inputs: input " + std::to_string(i) +
+                " (or its guard region) differs from the verifier's pristine copy in " +
+                std::to_string(differ) + " 8-byte word(s) after " + when);
         }
     }
 }

@@ -58,6 +58,12 @@ Timer::~Timer() {
     cudaFreeHost(const_cast<int*>(m_flag));
 }
 
+void Timer::flushL2() {
+    // A different byte each time, so no layer can skip it as redundant.
+    KEV_CUDA(cudaMemsetAsync(m_flush.data(), static_cast<int>(m_sampleCounter++ & 0x7F),
+                             m_flushBytes, m_stream));
+}
+
 double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
                      const TimingOptions& options, double* check, bool* expired, double* wallMs,
                      const AuditHooks* hooks) {
@@ -70,25 +76,26 @@ double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t s
     if (remote) {
         m_remote->beforeCall(set);
     }
-    // The flush writes a different byte each time so no layer can skip it as redundant.
-    KEV_CUDA(cudaMemsetAsync(m_flush.data(), static_cast<int>(m_sampleCounter++ & 0x7F),
-                             m_flushBytes, m_stream));
     float ms = 0;
     // Wall-clock from the start of the sample's procedure to the end of its output check, for
     // both sides alike: a runner that answers before the candidate's work is done gains nothing,
     // because the check cannot pass before the output exists (THREAT_MODEL.md, "Timing claims").
     double t0 = 0;
     if (remote) {
-        // L2 is the device's, not the context's: the flush here holds for the runner's call.
+        // L2 is the device's, not the context's: this flush holds for the runner's call whatever
+        // the runner does. The runner flushes again in its own context (runner.cpp: symmetry).
+        flushL2();
         KEV_CUDA(cudaStreamSynchronize(m_stream));
         t0 = link::monotonicSeconds();
         double roundTripMs = 0;
         ms = static_cast<float>(m_remote->sample(set, hooks != nullptr, &roundTripMs));
         *expired = false;
     } else {
-        // The sample's preparation finishes outside the span, as it does before a remote call.
+        // The same steps as the runner's from here: its preparation finished, the flush in the
+        // timing process, the blocking kernel.
         KEV_CUDA(cudaStreamSynchronize(m_stream));
         t0 = link::monotonicSeconds();
+        flushL2();
         if (m_persistingReset && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
             cudaGetLastError();
             m_persistingReset = false;

@@ -123,6 +123,7 @@ private:
     double sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
                   const TimingOptions& options, double* check, bool* expired, double* wallMs,
                   const AuditHooks* hooks = nullptr);
+    void flushL2();
     RoundResult runRound(int round, const Launch& candidate, const Launch& reference,
                          const TimingOptions& options, double budget, TimingResult& result);
 

@@ -30,7 +30,8 @@ s = r.get("stages") or {}
 print(f"  status {r.get('status')} (expected {sys.argv[2]}): {r.get('message', '')[:160]}")
 if c:
     print(f"  claims_check ok={c.get('ok')} samples={c.get('samples')} floor_ms={c.get('floor_ms')}"
-          f" {c.get('evidence', '')[:200]}")
+          f" claimed_ms={c.get('claimed_ms')} hidden_ms={c.get('hidden_ms')}"
+          f" allowed_ms={c.get('allowed_ms')} {c.get('evidence', '')[:200]}")
 keys = ("gpu_setup_s", "peaks_s", "validate_s", "time_s", "audit_s", "recheck_s", "gpu_total_s",
         "gpu_s", "total_s")
 print("  stages " + " ".join(f"{k}={s[k]:.2f}" for k in keys if isinstance(s.get(k), (int, float))))

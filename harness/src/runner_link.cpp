@@ -433,7 +433,8 @@ bool fromHex(const std::string& text, void* data, size_t bytes) {
 
 std::optional<std::string> implausibleTiming(const std::vector<TimingClaim>& candidate,
                                              const std::vector<TimingClaim>& reference,
-                                             double floorMs, const PlausibilityRule& rule) {
+                                             double floorMs, const PlausibilityRule& rule,
+                                             TimingFigures* figures) {
     char buf[512];
     std::vector<double> claims, excess, refExcess;
     for (size_t i = 0; i < candidate.size(); ++i) {
@@ -455,6 +456,12 @@ std::optional<std::string> implausibleTiming(const std::vector<TimingClaim>& can
         return std::nullopt;
     }
     const double claim = median(claims);
+    const double calibration = median(refExcess);
+    const double hidden = median(excess) - calibration;
+    const double allowed = rule.absoluteSlackMs + rule.relativeSlack * claim;
+    if (figures) {
+        *figures = {claim, median(excess), calibration, hidden, allowed};
+    }
     if (floorMs > 0 && claim < 0.5 * floorMs) {
         std::snprintf(buf, sizeof buf,
                       "the runner's median candidate time %.4f ms is under half the roofline's "
@@ -462,9 +469,6 @@ std::optional<std::string> implausibleTiming(const std::vector<TimingClaim>& can
                       claim, floorMs);
         return std::string(buf);
     }
-    const double calibration = median(refExcess);
-    const double hidden = median(excess) - calibration;
-    const double allowed = rule.absoluteSlackMs + rule.relativeSlack * claim;
     if (hidden > allowed) {
         std::snprintf(buf, sizeof buf,
                       "the runner's candidate samples took %.4f ms of wall-clock time beyond their "

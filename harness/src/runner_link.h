@@ -107,9 +107,18 @@ struct PlausibilityRule {
 // The evidence when the claims are implausible, else nullopt. `candidate`: every candidate
 // sample; `reference`: the verifier's own samples; floorMs: the roofline's minimum time (0 when
 // unknown).
+// The medians the rule compares, for the report (so that the slack can be judged on real data).
+struct TimingFigures {
+    double claimMs = 0;       // median claimed candidate time
+    double excessMs = 0;      // median wall - claim of the candidate's samples
+    double calibrationMs = 0; // median wall - event time of the verifier's own samples
+    double hiddenMs = 0;      // excessMs - calibrationMs
+    double allowedMs = 0;     // absoluteSlackMs + relativeSlack * claimMs
+};
 std::optional<std::string> implausibleTiming(const std::vector<TimingClaim>& candidate,
                                              const std::vector<TimingClaim>& reference,
-                                             double floorMs, const PlausibilityRule& rule = {});
+                                             double floorMs, const PlausibilityRule& rule = {},
+                                             TimingFigures* figures = nullptr);
 
 // Seconds of CLOCK_MONOTONIC.
 double monotonicSeconds();

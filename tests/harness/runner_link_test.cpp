@@ -339,8 +339,14 @@ TEST(TimingClaims, HiddenTimeIsCaught) {
     for (int i = 0; i < 20; ++i) {
         c.push_back({0.5, 1.1});
     }
-    const auto why = implausibleTiming(c, samples(1.0, 0.05, 20), 0.2);
+    kev::link::TimingFigures f;
+    const auto why = implausibleTiming(c, samples(1.0, 0.05, 20), 0.2, {}, &f);
     ASSERT_TRUE(why);
+    EXPECT_NEAR(f.claimMs, 0.5, 1e-12);
+    EXPECT_NEAR(f.excessMs, 0.6, 1e-12);
+    EXPECT_NEAR(f.calibrationMs, 0.05, 1e-12);
+    EXPECT_NEAR(f.hiddenMs, 0.55, 1e-12);
+    EXPECT_NEAR(f.allowedMs, 0.25 + 0.05, 1e-12);
     EXPECT_NE(why->find("unaccounted for"), std::string::npos) << *why;
 }
 

@@ -386,13 +386,19 @@ void Verifier::timingClaims(const TimingResult& tr) {
         }
     }
     const link::PlausibilityRule rule;
+    link::TimingFigures figures;
     const std::optional<std::string> bad =
-        link::implausibleTiming(candidate, reference, floorMs, rule);
+        link::implausibleTiming(candidate, reference, floorMs, rule, &figures);
     m_timingCheck = json::Value::object();
     m_timingCheck["samples"] = static_cast<int64_t>(candidate.size());
     m_timingCheck["floor_ms"] = floorMs;
     m_timingCheck["absolute_slack_ms"] = rule.absoluteSlackMs;
     m_timingCheck["relative_slack"] = rule.relativeSlack;
+    m_timingCheck["claimed_ms"] = figures.claimMs;
+    m_timingCheck["excess_ms"] = figures.excessMs;
+    m_timingCheck["calibration_ms"] = figures.calibrationMs;
+    m_timingCheck["hidden_ms"] = figures.hiddenMs;
+    m_timingCheck["allowed_ms"] = figures.allowedMs;
     m_timingCheck["ok"] = !bad;
     if (bad) {
         m_timingCheck["evidence"] = *bad;

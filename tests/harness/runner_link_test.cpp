@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -458,4 +459,21 @@ TEST(Verdict, NoVerdictWithoutTheVerifier) {
     auto o = kev::verdict::combine(kev::verdict::ChildLines{}, crashed, lines(runner),
                                    exitedCleanly(), 60);
     EXPECT_EQ(o.status, "runtime_error");
+}
+
+TEST(Verdict, PeerPipesAreLiftedAndCloseOnExecUntilHandedOn) {
+    int fds[2] = {-1, -1};
+    std::string error;
+    ASSERT_TRUE(kev::verdict::makePipe(fds, &error)) << error;
+    for (int fd : fds) {
+        EXPECT_GE(fd, 10) << "above the descriptors a child's streams are dup2'd onto";
+        EXPECT_TRUE(::fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    }
+    ASSERT_TRUE(kev::verdict::setInheritable(fds[0], true));
+    EXPECT_FALSE(::fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+    ASSERT_TRUE(kev::verdict::setInheritable(fds[0], false));
+    EXPECT_TRUE(::fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    EXPECT_FALSE(kev::verdict::setInheritable(fds[0], true)) << "a closed descriptor";
 }

@@ -119,10 +119,12 @@ Outcome combine(const ChildLines& verifier, const process::Result& verifierRun,
                 o.child[key] = *v;
             }
         }
+        // A violation the runner saw of itself (a launch after kevolve_launch returned, on another
+        // stream) explains whatever else went wrong: it takes precedence over every status.
         const json::Value* violations = runner.result.find("violations");
         if (violations && violations->isArray() && violations->size() > 0) {
             appendAll(o.child, "violations", violations);
-            if (okStatus(o.status)) {
+            if (o.status != "rule_violation") {
                 o.status = "rule_violation";
                 const json::Value& first = violations->at(0);
                 o.message = first.isString() ? first.asString() : first.dump();

@@ -8,6 +8,7 @@
 #include "runner_link.h"
 
 #include "candidate.h"
+#include "capabilities.h"
 #include "cuda_util.h"
 #include "cupti_activity.h"
 #include "gemm_bench.h"
@@ -229,6 +230,14 @@ void Evaluation::setUpDevice() {
 }
 
 void Evaluation::loadCandidate() {
+    // As in the runner (runner.cpp): no capability survives into the candidate's process.
+    if (!g_profileOnly) {
+        std::string capsWhy;
+        if (!dropCapabilities(&capsWhy)) {
+            throw std::runtime_error("the profiling child could not drop its capabilities: " +
+                                     capsWhy);
+        }
+    }
     std::string why;
     const bool sandboxed =
         g_profileOnly ? (why = "run-one --profile-only", false) : sandbox::install(&why);

@@ -1,6 +1,7 @@
 #include "runner.h"
 
 #include "candidate.h"
+#include "capabilities.h"
 #include "cuda_util.h"
 #include "cupti_activity.h"
 #include "device_kernels.h"
@@ -178,6 +179,17 @@ void Runner::setUp() {
         if (!m_audit->prepare(&why)) {
             addCheck("activity_audit", true, "not run: " + why);
         }
+    }
+    // A harness run as root must not hand the candidate root's capabilities (CAP_SYS_PTRACE opens
+    // the verifier's memory).
+    std::string capsWhy;
+    const bool noCaps = dropCapabilities(&capsWhy);
+    addCheck("capabilities", noCaps,
+             noCaps ? "every capability dropped (bounding set included) before the candidate "
+                      "was loaded"
+                    : "capabilities not dropped: " + capsWhy);
+    if (!noCaps) {
+        throw std::runtime_error("the runner could not drop its capabilities: " + capsWhy);
     }
     std::string why;
     const bool sandboxed = sandbox::install(&why);

@@ -615,7 +615,8 @@ void Supervisor::startChild(Eval& e) {
 
 std::unique_ptr<process::Process> Supervisor::spawnProcess(Eval& e, std::vector<std::string> args,
                                                            const std::string& token, bool stdinPipe,
-                                                           double timeoutS) {
+                                                           double timeoutS,
+                                                           const char* moduleLoading) {
     process::Spec spec;
     // Tests stand in for the GPU children with a script that speaks the same protocols.
     const char* stand = std::getenv("KEVOLVE_TEST_CHILD");
@@ -625,7 +626,7 @@ std::unique_ptr<process::Process> Supervisor::spawnProcess(Eval& e, std::vector<
     spec.stdinPipe = stdinPipe;
     spec.timeoutS = timeoutS;
     spec.cwd = e.workDir;
-    spec.env = {{"CUDA_MODULE_LOADING", "EAGER"},
+    spec.env = {{"CUDA_MODULE_LOADING", moduleLoading},
                 {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                 {"KEVOLVE_PARENT_PID", std::to_string(::getpid())},
                 {"KEVOLVE_RESULT_TOKEN", token}};
@@ -667,7 +668,10 @@ bool Supervisor::startPair(Eval& e, const std::string& jobLine, bool holdTiming)
         verify.push_back("--hold-timing");
     verdict::setInheritable(toVerifier[0], true);
     verdict::setInheritable(toRunner[1], true);
-    e.proc = spawnProcess(e, verify, e.token, true, e.req.options.runTimeoutS);
+    // The verifier loads its modules (cuBLAS above all) lazily: loading every one at start-up
+    // cost it ~2 s on the H200, on the evaluation's critical path, and its first uses are
+    // untimed (validation, warm-up quads). The runner keeps EAGER, as every candidate process.
+    e.proc = spawnProcess(e, verify, e.token, true, e.req.options.runTimeoutS, "LAZY");
     verdict::setInheritable(toVerifier[0], false);
     verdict::setInheritable(toRunner[1], false);
     e.runnerToken = resultToken();

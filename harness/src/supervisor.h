@@ -92,9 +92,11 @@ private:
     void handleRunnerLine(Eval& e, const std::string& line);
     // The trusted verifier and the untrusted runner, joined by two pipes that only they hold.
     bool startPair(Eval& e, const std::string& jobLine, bool holdTiming);
+    // `moduleLoading`: CUDA_MODULE_LOADING for the child (EAGER where a candidate runs).
     std::unique_ptr<process::Process> spawnProcess(Eval& e, std::vector<std::string> args,
                                                    const std::string& token, bool stdinPipe,
-                                                   double timeoutS);
+                                                   double timeoutS,
+                                                   const char* moduleLoading = "EAGER");
     std::unique_ptr<process::Process> spawnChild(Eval& e, const std::vector<std::string>& extraArgs,
                                                  const std::string& token, bool stdinPipe,
                                                  double timeoutS);

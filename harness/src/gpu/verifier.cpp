@@ -452,6 +452,9 @@ json::Value Verifier::run() {
     }
     try {
         setUpDevice();
+        // CUDA start-up and cuBLAS apart from the peaks, which come from the cache after the
+        // first evaluation on a device and driver.
+        m_stages.lap("device_s");
         const Shape& timed = m_task.shape;
         m_bench = makeBench(m_task, m_stream, m_cublas, m_kdev);
         if (const json::Value* ref = m_job.find("reference_library"); ref && ref->isString()) {
@@ -479,6 +482,8 @@ json::Value Verifier::run() {
                 throw RunnerFailure(failure);
             }
         }
+        // What the verifier waited for the runner (its CUDA start-up and the candidate's load run
+        // in parallel with the verifier's).
         m_stages.lap("gpu_setup_s");
 
         progress("validate", "correctness on fresh inputs, every shape and distribution", 0.0);

@@ -10,10 +10,10 @@
 
 namespace kev::gpu {
 
-bool dropCapabilities(std::string* why) {
+bool dropCapabilities(std::string* why, int keep) {
     // The bounding set first: dropping from it needs CAP_SETPCAP, which capset removes.
     for (int cap = 0; cap < 64; ++cap) {
-        if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) {
+        if (cap != keep && ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) {
             ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
         }
     }
@@ -22,6 +22,13 @@ bool dropCapabilities(std::string* why) {
     header.version = _LINUX_CAPABILITY_VERSION_3;
     header.pid = 0;
     __user_cap_data_struct data[2] = {};
+    if (keep >= 0 && keep < 64) {
+        __user_cap_data_struct have[2] = {};
+        if (::syscall(SYS_capget, &header, have) == 0 &&
+            (have[keep / 32].permitted & (1u << (keep % 32)))) {
+            data[keep / 32].effective = data[keep / 32].permitted = 1u << (keep % 32);
+        }
+    }
     if (::syscall(SYS_capset, &header, data) != 0) {
         *why = std::string("capset: ") + std::strerror(errno);
         return false;
@@ -31,8 +38,9 @@ bool dropCapabilities(std::string* why) {
         *why = std::string("capget: ") + std::strerror(errno);
         return false;
     }
-    for (const __user_cap_data_struct& d : now) {
-        if (d.effective || d.permitted || d.inheritable) {
+    for (int i = 0; i < 2; ++i) {
+        const __u32 allowed = keep >= 0 && keep / 32 == i ? 1u << (keep % 32) : 0u;
+        if ((now[i].effective | now[i].permitted | now[i].inheritable) & ~allowed) {
             *why = "capabilities remain after capset";
             return false;
         }

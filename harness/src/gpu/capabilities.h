@@ -7,7 +7,8 @@
 
 namespace kev::gpu {
 
-// True when the process ends with no capability at all; otherwise `why` names what failed.
-bool dropCapabilities(std::string* why);
+// True when the process ends with no capability but `keep` (a CAP_* number, or -1 for none);
+// otherwise `why` names what failed.
+bool dropCapabilities(std::string* why, int keep = -1);
 
 } // namespace kev::gpu

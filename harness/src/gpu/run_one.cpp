@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -230,10 +231,12 @@ void Evaluation::setUpDevice() {
 }
 
 void Evaluation::loadCandidate() {
-    // As in the runner (runner.cpp): no capability survives into the candidate's process.
+    // As in the runner (runner.cpp), but CAP_SYS_ADMIN stays where it is held: the driver may
+    // reserve the performance counters to it. CAP_SYS_PTRACE (other processes' memory) and every
+    // other capability go.
     if (!g_profileOnly) {
         std::string capsWhy;
-        if (!dropCapabilities(&capsWhy)) {
+        if (!dropCapabilities(&capsWhy, CAP_SYS_ADMIN)) {
             throw std::runtime_error("the profiling child could not drop its capabilities: " +
                                      capsWhy);
         }

@@ -299,6 +299,12 @@ json::Value Verifier::trial(const char* phase, const Shape& shape, const InputCa
     b.poison(Side::Reference);
     b.launchReference(0, false);
     *check = b.judge(m_task.toleranceMultiple);
+    // Again once the reference and the truth have read the inputs: work the candidate left
+    // running past its reply (a side stream, a late launch) cannot have changed them meanwhile
+    // and gone unseen.
+    m_guard->verify(b, 0,
+                    std::string("the reference and the truth read the inputs of a ") + phase +
+                        " validation call on " + inputCase.name + " inputs");
     b.poison(Side::Reference);
     const tolerance::Verdict& verdict = check->verdict;
     json::Value t = json::Value::object();
@@ -632,8 +638,9 @@ json::Value Verifier::run() {
     if (m_guard && m_guard->checks() > 0 && m_outcome.status != "incorrect") {
         addCheck("inputs_unchanged", true,
                  std::to_string(m_guard->checks()) +
-                     " candidate call(s): every input bit for bit equal to the verifier's "
-                     "pristine copy afterwards");
+                     " comparisons (after every candidate call, and after the truth of every "
+                     "validation call): every input bit for bit equal to the verifier's "
+                     "pristine copy");
     }
     correctness["ok"] = m_outcome.status == "ok" || m_outcome.status == "unstable";
     if (m_bench) {

@@ -7,6 +7,7 @@
 #include "nvml.h"
 #include "process.h"
 #include "report.h"
+#include "result_channel.h"
 #include "roofline.h"
 
 #include <algorithm>
@@ -236,9 +237,11 @@ struct Supervisor::Eval {
     double lintS = 0;
     double gpuS = 0;
     json::Value childResult;
-    int resultLines = 0;
-    int forgedLines = 0; // result lines without the child's token
-    std::string token;   // handed to the child in its environment, echoed in its result
+    std::string token; // handed to the child in its environment, echoed in its result
+    // What the evaluation's child and the profiling child may say on their result channels:
+    // anything else refuses the channel (result_channel.h).
+    std::optional<channel::ResultProtocol> protocol;
+    std::optional<channel::ResultProtocol> profileProtocol;
     // The evaluation's verdict while the profiling child (run-one --profile) runs.
     std::string status, message;
     json::Value profileResult;
@@ -248,7 +251,6 @@ struct Supervisor::Eval {
     // (run-one --profile --wait-go), so its start-up overlaps the evaluation.
     std::unique_ptr<process::Process> profileProc;
     std::string profileToken;
-    std::vector<std::string> profileEarlyLines;
     // The evaluation's child holds its timing (run-one --hold-timing) until the profiling child
     // is ready or gone, so that no CUDA start-up overlaps a timed sample.
     bool timingHeld = false;
@@ -402,11 +404,8 @@ void Supervisor::service() {
         case Eval::State::Running: {
             if (e.profileProc) {
                 e.profileProc->service();
-                for (auto& line : e.profileProc->takeChannelLines()) {
-                    if (e.timingHeld && isReadyLine(line))
-                        releaseTiming(e);
-                    e.profileEarlyLines.push_back(std::move(line));
-                }
+                for (const auto& line : e.profileProc->takeChannelLines())
+                    handleProfileLine(e, *e.profileProc, line);
             }
             if (e.timingHeld && (!e.profileProc || !e.profileProc->running()))
                 releaseTiming(e);
@@ -420,7 +419,7 @@ void Supervisor::service() {
         case Eval::State::Profiling: {
             const bool finished = e.proc->service();
             for (const auto& line : e.proc->takeChannelLines())
-                handleProfileLine(e, line);
+                handleProfileLine(e, *e.proc, line);
             if (finished)
                 afterProfile(e);
             break;
@@ -428,6 +427,8 @@ void Supervisor::service() {
         }
     }
     m_evals.remove_if([](const std::unique_ptr<Eval>& e) { return e->done; });
+    // Children killed earlier that were stuck in the kernel: collected without blocking.
+    process::reapStragglers();
 }
 
 void Supervisor::startCompile(Eval& e) {
@@ -582,11 +583,13 @@ void Supervisor::startChild(Eval& e) {
         !e.req.options.selfCheck &&
         metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never;
     e.timingHeld = prewarm;
+    e.protocol.emplace(e.token);
     e.proc = prewarm ? spawnChild(e, {"--hold-timing"}, e.token, true, e.req.options.runTimeoutS)
                      : spawnChild(e, {}, e.token, false, e.req.options.runTimeoutS);
     e.state = Eval::State::Running;
     if (prewarm) {
         e.profileToken = resultToken();
+        e.profileProtocol.emplace(e.profileToken);
         // Its limit covers the wait for the evaluation as well as its own run.
         e.profileProc = spawnChild(e, {"--profile", "--wait-go"}, e.profileToken, true,
                                    2 * e.req.options.runTimeoutS);
@@ -622,15 +625,14 @@ std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
     return proc;
 }
 
-void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
-    auto v = json::tryParse(line, nullptr);
-    if (!v || !v->isObject())
+void Supervisor::handleProfileLine(Eval& e, process::Process& child, const std::string& line) {
+    const auto m = e.profileProtocol->accept(child.channelReader(), line);
+    if (!m)
         return;
-    const json::Value* type = v->find("type");
-    const json::Value* token = v->find("token");
-    if (type && type->isString() && type->asString() == "result" && token && token->isString() &&
-        token->asString() == e.token)
-        e.profileResult = std::move(*v);
+    if (m->type == "ready" && e.timingHeld && &child == e.profileProc.get())
+        releaseTiming(e);
+    if (m->type == "result")
+        e.profileResult = std::move(m->value);
 }
 
 namespace {
@@ -691,12 +693,6 @@ void storeReferenceCache(const std::string& path, const std::string& key,
 
 } // namespace
 
-bool Supervisor::isReadyLine(const std::string& line) {
-    const auto v = json::tryParse(line, nullptr);
-    const json::Value* type = v && v->isObject() ? v->find("type") : nullptr;
-    return type && type->isString() && type->asString() == "ready";
-}
-
 void Supervisor::releaseTiming(Eval& e) {
     e.timingHeld = false;
     if (e.proc) {
@@ -724,18 +720,16 @@ void Supervisor::startProfiling(Eval& e) {
         e.profileProc->closeStdin();
         e.proc = std::move(e.profileProc);
         e.token = e.profileToken;
-        for (const auto& line : e.profileEarlyLines)
-            handleProfileLine(e, line);
     } else {
         // The waiting child is gone (or was never started): start one now.
         e.profileProc.reset();
         e.token = resultToken();
+        e.profileProtocol.emplace(e.token);
         std::vector<std::string> args = {"--profile"};
         if (cached)
             args.push_back("--candidate-only");
         e.proc = spawnChild(e, args, e.token, false, e.req.options.runTimeoutS);
     }
-    e.profileEarlyLines.clear();
     e.profileGo = std::chrono::steady_clock::now();
     e.state = Eval::State::Profiling;
 }
@@ -743,9 +737,14 @@ void Supervisor::startProfiling(Eval& e) {
 // Counters never change the verdict: a profiling child that fails leaves the reason in
 // `metrics` and the report is otherwise the evaluation's.
 void Supervisor::afterProfile(Eval& e) {
-    const process::Result run = e.proc->result();
+    const process::Result run = withChannel(*e.proc);
     e.proc.reset();
     e.profileS = secondsSince(e.profileGo);
+    if (run.channelRefused) {
+        // The candidate ran in this child too: a broken channel is its doing, not a counter.
+        refuseChannel(e, run, "the profiling child");
+        return;
+    }
     e.profileHiddenS = std::max(0.0, run.seconds - e.profileS);
     json::Value metrics;
     if (const json::Value* m =
@@ -776,60 +775,81 @@ void Supervisor::afterProfile(Eval& e) {
 }
 
 void Supervisor::handleChildLine(Eval& e, const std::string& line) {
-    std::string error;
-    auto v = json::tryParse(line, &error);
-    if (!v || !v->isObject()) {
-        std::cerr << "kevolve-harness: " << e.req.id << ": ignoring a malformed line from the "
-                  << "GPU child: " << line.substr(0, 200) << "\n";
+    // The child learns its token from its environment and scrubs it before the candidate is
+    // loaded: a result without it, junk, or anything after the result was written by someone
+    // else on the child's fd and refuses the channel (the child is then killed).
+    const auto m = e.protocol->accept(e.proc->channelReader(), line);
+    if (!m)
         return;
-    }
-    const json::Value* type = v->find("type");
-    if (!type || !type->isString())
-        return;
-    if (type->asString() == "progress") {
-        const json::Value* stage = v->find("stage");
-        const json::Value* message = v->find("message");
-        const json::Value* fraction = v->find("fraction");
+    if (m->type == "progress") {
+        const json::Value* stage = m->value.find("stage");
+        const json::Value* message = m->value.find("message");
+        const json::Value* fraction = m->value.find("fraction");
         progress(e, stage && stage->isString() ? stage->asString() : std::string("run"),
                  message && message->isString() ? message->asString() : std::string(),
                  fraction && fraction->isNumber() ? fraction->asDouble() : 0.0);
-    } else if (type->asString() == "result") {
-        // The child learns its token from its environment and scrubs it before the candidate is
-        // loaded: a result line without it was written by someone else on the child's fd.
-        const json::Value* token = v->find("token");
-        if (!token || !token->isString() || token->asString() != e.token) {
-            ++e.forgedLines;
-            return;
-        }
-        ++e.resultLines;
-        v->erase("token");
-        e.childResult = std::move(*v);
+    } else if (m->type == "result") {
+        e.childResult = std::move(m->value);
     }
 }
 
+// The child's result with its channel's final state: the protocol may have refused the channel
+// after the process ended (the lines are checked once they are taken).
+process::Result Supervisor::withChannel(process::Process& child) {
+    process::Result run = child.result();
+    run.channelRefused = !child.channelReader().ok();
+    run.channel = child.channelReader().toJson();
+    return run;
+}
+
+void Supervisor::refuseChannel(Eval& e, const process::Result& run, const char* who) {
+    const json::Value* v = run.channel.find("violation");
+    const json::Value* m = v ? v->find("message") : nullptr;
+    const json::Value* x = v ? v->find("excerpt") : nullptr;
+    const std::string what = m && m->isString() ? m->asString() : std::string("broken framing");
+    json::Value result = json::Value::object();
+    json::Value violations = json::Value::array();
+    violations.push(std::string(who) + "'s result channel was refused: " + what);
+    result["violations"] = std::move(violations);
+    json::Value check = json::Value::object();
+    check["name"] = "result_channel";
+    check["ok"] = false;
+    check["evidence"] = what + (x && x->isString() ? "; excerpt: " + x->asString() : "") + " (" +
+                        std::to_string(run.channel.find("bytes")->asInt()) + " bytes)";
+    json::Value checks = json::Value::array();
+    checks.push(std::move(check));
+    result["checks"] = std::move(checks);
+    json::Value error = json::Value::object();
+    error["stage"] = "run";
+    error["message"] = std::string(who) + "'s result channel: " + what;
+    error["channel"] = run.channel;
+    result["error"] = std::move(error);
+    e.childResult = std::move(result);
+    finish(e, "rule_violation",
+           "rule violation: " + std::string(who) + "'s result channel: " + what);
+}
+
 void Supervisor::afterChild(Eval& e) {
-    const process::Result run = e.proc->result();
+    const process::Result run = withChannel(*e.proc);
     e.proc.reset();
     e.gpuS = run.seconds;
     const json::Value* status = e.childResult.isObject() ? e.childResult.find("status") : nullptr;
-    if (e.forgedLines > 0) {
-        e.childResult = json::Value::object();
-        json::Value violations = json::Value::array();
-        violations.push("the GPU child's result channel carried " + std::to_string(e.forgedLines) +
-                        " result line(s) without the child's token (written by the candidate)");
-        e.childResult["violations"] = std::move(violations);
-        finish(e, "rule_violation", "rule violation: a forged result on the result channel");
+    if (run.channelRefused) {
+        e.profileProc.reset();
+        refuseChannel(e, run, "the GPU child");
         return;
     }
-    if (e.resultLines > 1) {
-        // The harness's child writes exactly one result; a second one was forged on its fd.
-        e.childResult = json::Value::object();
-        json::Value violations = json::Value::array();
-        violations.push("the GPU child's result channel carried " + std::to_string(e.resultLines) +
-                        " results (something wrote to it)");
-        e.childResult["violations"] = std::move(violations);
-        finish(e, "rule_violation", "rule violation: more than one result on the result channel");
-        return;
+    if (e.childResult.isObject()) {
+        json::Value check = json::Value::object();
+        check["name"] = "result_channel";
+        check["ok"] = true;
+        check["evidence"] = std::to_string(run.channel.find("lines")->asInt()) + " lines (" +
+                            std::to_string(run.channel.find("bytes")->asInt()) +
+                            " bytes), one result with the child's token, nothing after it";
+        json::Value& checks = e.childResult["checks"];
+        if (!checks.isArray())
+            checks = json::Value::array();
+        checks.push(std::move(check));
     }
     if (status && status->isString() && report::isStatus(status->asString())) {
         const json::Value* message = e.childResult.find("message");

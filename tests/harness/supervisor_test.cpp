@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 echo "ptxas info    : Compiling entry function '_Z4zeroPf' for 'sm_90a'"
+env > "$KEV_JOB_DIR/nvcc.env"
 cp "$KEV_PREBUILT" "$out"
 )SH";
 
@@ -50,6 +51,7 @@ const char* kFakeChild = R"SH(#!/bin/sh
 job="$3"
 id=$(sed -n 's/^  "id": "\(.*\)",$/\1/p' "$job")
 cp "$job" "$KEV_JOB_DIR/$id.json"
+env > "$KEV_JOB_DIR/$id.env"
 tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
 result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
 if [ "$6" = "--profile" ]; then
@@ -97,6 +99,12 @@ two)
     echo "$result" | tok >&3 ;;
 forged)
     echo "$result" >&3 ;;
+flood)
+    echo "$result" | tok >&3
+    head -c 80000000 /dev/zero | tr '\0' J >&3 ;;
+trailing)
+    echo "$result" | tok >&3
+    echo '{"type":"progress","stage":"x"}' >&3 ;;
 silent)
     exit 0 ;;
 violation)
@@ -135,7 +143,13 @@ protected:
                 {"KEVOLVE_TEST_CHILD", (s_dir / "child.sh").string()},
                 {"KEV_PREBUILT", (s_dir / "clean.so").string()},
                 {"KEV_JOB_DIR", (s_dir / "jobs").string()},
-                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()}};
+                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()},
+                // The stand-ins' own settings pass by the operator's explicit choice; the keys
+                // must reach neither nvcc nor the GPU child.
+                {"KEVOLVE_PASS_ENV", "KEV_PREBUILT,KEV_JOB_DIR"},
+                {"OPENAI_API_KEY", "sk-test-openai-secret"},
+                {"KEVOLVE_API_KEY", "kv-test-kevolve-secret"},
+                {"SOME_SERVICE_TOKEN", "tok-test-secret"}};
     }
 
     static Value eval(const std::string& id, double runTimeout = 60) {
@@ -204,9 +218,10 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_TRUE(ok.find("correctness")->find("ok")->asBool());
     // Lint checks first, then the child's.
     const Value& checks = *ok.find("rules")->find("checks");
-    ASSERT_EQ(checks.size(), 4u) << checks.dump();
+    ASSERT_GE(checks.size(), 5u) << checks.dump();
     EXPECT_EQ(str(checks.at(0).find("name")), "undefined_symbols");
-    EXPECT_EQ(str(checks.at(3).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(checks.size() - 2).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(checks.size() - 1).find("name")), "result_channel");
     EXPECT_TRUE(ok.find("rules")->find("ok")->asBool());
     const Value& stages = *ok.find("stages");
     for (const char* k : {"compile_s", "lint_s", "gpu_s", "validate_s", "time_s", "total_s"})
@@ -222,8 +237,13 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     }
     EXPECT_TRUE(forwarded) << "the child's progress is forwarded";
 
+    // A line outside the protocol is not ignored: the channel is refused with the evidence.
     ASSERT_EQ(r.count("garbage"), 1u);
-    EXPECT_EQ(str(r["garbage"].find("status")), "ok") << "a garbage line is ignored";
+    EXPECT_EQ(str(r["garbage"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["garbage"].find("message")).find("line 1 is not JSON"), std::string::npos)
+        << r["garbage"].dump(2);
+    EXPECT_EQ(str(r["garbage"].find("error")->find("channel")->find("violation")->find("excerpt")),
+              "this is not json");
 
     // The job file the child was given.
     const std::string text = kev::test::readFile(s_dir / "jobs" / "ok.json");
@@ -320,7 +340,9 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_EQ(r["crash"].find("correctness"), nullptr);
 
     EXPECT_EQ(str(r["two"].find("status")), "rule_violation");
-    EXPECT_NE(str(r["two"].find("message")).find("more than one result"), std::string::npos);
+    EXPECT_NE(str(r["two"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["two"].dump(2);
 
     EXPECT_EQ(str(r["silent"].find("status")), "runtime_error");
 
@@ -332,6 +354,43 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_EQ(str(v.find("status")), "rule_violation");
     EXPECT_FALSE(v.find("rules")->find("ok")->asBool());
     EXPECT_NE(v.find("rules")->find("violations")->dump().find("not the harness stream"),
+              std::string::npos);
+}
+
+// Class 8 of THREAT_MODEL.md: junk on the result channel after a well-formed result is a
+// violation with evidence (an 80 MB flood is not dropped silently), and the server lives on.
+TEST_F(Supervisor, ResultChannelFloodIsARuleViolation) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"flood", "trailing", "ok"});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(str(r["flood"].find("status")), "rule_violation") << r["flood"].dump(2);
+    EXPECT_NE(str(r["flood"].find("message")).find("result channel"), std::string::npos);
+    const Value* channel = r["flood"].find("error")->find("channel");
+    ASSERT_NE(channel, nullptr);
+    EXPECT_FALSE(channel->find("ok")->asBool());
+    // The junk after the result never got a newline within the line limit.
+    EXPECT_EQ(str(channel->find("violation")->find("kind")), "line_too_long");
+    EXPECT_EQ(str(channel->find("violation")->find("excerpt")).substr(0, 8), "JJJJJJJJ");
+    EXPECT_EQ(str(r["trailing"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["trailing"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["trailing"].dump(2);
+    EXPECT_EQ(str(r["ok"].find("status")), "ok") << "the server is alive after the flood";
+}
+
+// Class 9: the user's keys in the supervisor's environment reach neither nvcc nor the child.
+TEST_F(Supervisor, SecretsReachNeitherNvccNorTheChild) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"ok"});
+    ASSERT_EQ(r.count("ok"), 1u);
+    for (const char* file : {"nvcc.env", "ok.env"}) {
+        const std::string env = kev::test::readFile(s_dir / "jobs" / file);
+        ASSERT_NE(env.find("PATH="), std::string::npos) << file << ":\n" << env;
+        for (const char* secret : {"sk-test-openai-secret", "kv-test-kevolve-secret",
+                                   "tok-test-secret", "OPENAI_API_KEY", "KEVOLVE_API_KEY"})
+            EXPECT_EQ(env.find(secret), std::string::npos) << secret << " leaked into " << file;
+    }
+    EXPECT_NE(kev::test::readFile(s_dir / "jobs" / "ok.env").find("KEVOLVE_RESULT_TOKEN="),
               std::string::npos);
 }
 

@@ -25,6 +25,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kev {
@@ -571,6 +572,13 @@ void Supervisor::startChild(Eval& e) {
     job["seed"] = freshSeed();
     job["options"] = e.req.options.toJson();
     job["workdir"] = e.workDir;
+    // The only folder the child may write to once the candidate is loaded (Landlock).
+    const std::string scratch = e.workDir + "/scratch";
+    if (::mkdir(scratch.c_str(), 0700) != 0 && errno != EEXIST) {
+        fail(e, "cannot create " + scratch + ": " + std::strerror(errno));
+        return;
+    }
+    job["scratch"] = scratch;
     job["lint"] = e.req.options.lint;
     e.token = resultToken();
     const std::string jobPath = e.workDir + "/job.json";
@@ -616,7 +624,8 @@ std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
     spec.stdinPipe = stdinPipe;
     spec.timeoutS = timeoutS;
     spec.cwd = e.workDir;
-    spec.env = {{"CUDA_MODULE_LOADING", "EAGER"},
+    spec.env = {{"TMPDIR", e.workDir + "/scratch"},
+                {"CUDA_MODULE_LOADING", "EAGER"},
                 {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                 {"KEVOLVE_PARENT_PID", std::to_string(::getpid())},
                 {"KEVOLVE_RESULT_TOKEN", token}};

@@ -1,23 +1,39 @@
-// The GPU child's seccomp filter, exercised without a GPU: threads still work, sockets fail, and
-// fork kills the process with SIGSYS (which the supervisor reports as a rule violation).
+// The GPU child's sandbox (gpu/sandbox.h), exercised without a GPU in forked children: threads
+// still work, sockets fail, new processes, exec, leaving the process group and signals to other
+// processes kill the process with SIGSYS (which the supervisor reports as a rule violation), and
+// with Landlock the process writes nowhere but its scratch folder.
 #include "gpu/sandbox.h"
+
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
+namespace fs = std::filesystem;
+using kev::gpu::sandbox::Options;
+using kev::gpu::sandbox::Report;
+
 namespace {
+
 // Runs `body` in a child process (forked before any filter exists) and returns its wait status.
-template <typename F> int inChild(F body) {
+template <typename F> int inChild(F body, const Options& options = {}) {
     const pid_t pid = fork();
     if (pid == 0) {
-        std::string why;
-        if (!kev::gpu::sandbox::install(&why)) {
+        const Report r = kev::gpu::sandbox::install(options);
+        if (!r.seccomp) {
             _exit(90);
         }
         body();
@@ -27,6 +43,15 @@ template <typename F> int inChild(F body) {
     waitpid(pid, &status, 0);
     return status;
 }
+
+bool killedBySigsys(int status) {
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
+}
+
+int landlockAbi() {
+    return static_cast<int>(syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1u));
+}
+
 } // namespace
 
 TEST(Sandbox, ThreadsStillWork) {
@@ -52,24 +77,161 @@ TEST(Sandbox, SocketsFail) {
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// Threads that existed before the filter (the CUDA runtime's) are filtered too.
+TEST(Sandbox, ThreadsStartedBeforeTheFilterAreFiltered) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::atomic<int> stage{0};
+        std::thread early([&stage] {
+            while (stage.load() == 0) {
+                std::this_thread::yield();
+            }
+            stage.store(socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EPERM ? 2 : 3);
+        });
+        const Report r = kev::gpu::sandbox::install({});
+        stage.store(1);
+        early.join();
+        _exit(!r.seccompAllThreads ? 91 : stage.load() == 2 ? 0 : 5);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 TEST(Sandbox, ForkKillsTheProcess) {
-    const int status = inChild([] {
+    EXPECT_TRUE(killedBySigsys(inChild([] {
         const pid_t p = fork();
         if (p == 0) {
             _exit(0);
         }
         _exit(5);
-    });
-    ASSERT_TRUE(WIFSIGNALED(status));
-    EXPECT_EQ(WTERMSIG(status), SIGSYS);
+    })));
 }
 
 TEST(Sandbox, ExecKillsTheProcess) {
-    const int status = inChild([] {
+    EXPECT_TRUE(killedBySigsys(inChild([] {
         char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
         execv("/bin/true", argv);
         _exit(6);
+    })));
+}
+
+// Class 7 of THREAT_MODEL.md: signal 0 probes without harm, so a filter that failed to stop these
+// leaves the test process alive to report it.
+TEST(Sandbox, SignalsToOtherProcessesKillTheProcess) {
+    EXPECT_TRUE(killedBySigsys(inChild([] { kill(getppid(), 0); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { kill(0, 0); })));  // the own group
+    EXPECT_TRUE(killedBySigsys(inChild([] { kill(-1, 0); }))); // every process
+    EXPECT_TRUE(killedBySigsys(inChild([] { kill(-getpgrp(), 0); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { syscall(SYS_tgkill, getppid(), getppid(), 0); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { syscall(SYS_tkill, getppid(), 0); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { syscall(434 /* pidfd_open */, getppid(), 0); })));
+}
+
+TEST(Sandbox, SignalsToItselfStillWork) {
+    const int status = inChild([] {
+        static volatile sig_atomic_t got = 0;
+        std::signal(SIGUSR1, [](int) { got = 1; });
+        if (kill(getpid(), 0) != 0 || raise(SIGUSR1) != 0 || got != 1) {
+            _exit(7);
+        }
     });
-    ASSERT_TRUE(WIFSIGNALED(status));
-    EXPECT_EQ(WTERMSIG(status), SIGSYS);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(Sandbox, LeavingTheProcessGroupKillsTheProcess) {
+    EXPECT_TRUE(killedBySigsys(inChild([] { setpgid(0, 0); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { setsid(); })));
+}
+
+// Class 6: the process writes beneath its scratch folder and nowhere else.
+TEST(Sandbox, LandlockLimitsWritesToTheScratchFolder) {
+    if (landlockAbi() < 1) {
+        GTEST_SKIP() << "this kernel has no Landlock";
+    }
+    const kev::test::TempDir tmp("kev_sandbox_landlock");
+    const fs::path scratch = tmp / "scratch";
+    fs::create_directories(scratch);
+    const fs::path cache = tmp / "peaks.json";
+    std::ofstream(cache) << R"({"dram_gbps": 4800})";
+    const pid_t pid = fork();
+    if (pid == 0) {
+        Options o;
+        o.scratchDir = scratch.string();
+        const Report r = kev::gpu::sandbox::install(o);
+        if (!r.landlock || r.landlockAbi < 1) {
+            _exit(92);
+        }
+        std::ofstream inside(scratch / "out.txt");
+        inside << "fine";
+        inside.close();
+        if (!inside) {
+            _exit(10);
+        }
+        // Rewriting the cache, creating a file next to it, removing it, /proc/self/mem.
+        if (open(cache.c_str(), O_WRONLY | O_TRUNC) >= 0 || errno != EACCES) {
+            _exit(11);
+        }
+        if (open((tmp / "new.txt").c_str(), O_WRONLY | O_CREAT, 0644) >= 0) {
+            _exit(12);
+        }
+        if (unlink(cache.c_str()) == 0 || rename(cache.c_str(), (scratch / "x").c_str()) == 0) {
+            _exit(13);
+        }
+        if (open("/proc/self/mem", O_RDWR) >= 0) {
+            _exit(14);
+        }
+        if (open("/dev/null", O_WRONLY) < 0) {
+            _exit(15);
+        }
+        if (r.evidence().find("Landlock ABI") == std::string::npos) {
+            _exit(16);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(kev::test::readFile(cache), R"({"dram_gbps": 4800})");
+    EXPECT_TRUE(fs::exists(scratch / "out.txt"));
+}
+
+// With Landlock's signal scope (ABI 6) a signal to the supervisor fails even without seccomp.
+TEST(Sandbox, LandlockScopesSignals) {
+    if (landlockAbi() < 6) {
+        GTEST_SKIP() << "Landlock ABI " << landlockAbi() << " has no signal scope";
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+        Report r;
+        kev::gpu::sandbox::installLandlock({}, r);
+        if (!r.landlock) {
+            _exit(92);
+        }
+        _exit(kill(getppid(), 0) != 0 && errno == EPERM ? 0 : 20);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(Sandbox, ReportSaysWhatIsActive) {
+    Report r;
+    r.seccomp = true;
+    r.seccompAllThreads = true;
+    r.landlockAbi = 7;
+    r.landlock = true;
+    r.writable = "beneath /w/scratch";
+    EXPECT_NE(r.evidence().find("on every thread"), std::string::npos);
+    EXPECT_NE(r.evidence().find("Landlock ABI 7 active: writable only beneath /w/scratch"),
+              std::string::npos);
+    Report none;
+    none.seccompWhy = "x";
+    none.landlockWhy = "this kernel has no Landlock";
+    EXPECT_NE(none.evidence().find("Landlock not active: this kernel has no Landlock"),
+              std::string::npos);
 }

@@ -287,13 +287,14 @@ void Evaluation::setUpDevice() {
 }
 
 void Evaluation::loadCandidate() {
-    std::string why;
-    const bool sandboxed =
-        g_profileOnly ? (why = "run-one --profile-only", false) : sandbox::install(&why);
+    // The candidate may write only beneath the scratch folder the supervisor made for it.
+    sandbox::Options sandboxOptions;
+    if (const json::Value* scratch = m_job.find("scratch"); scratch && scratch->isString()) {
+        sandboxOptions.scratchDir = scratch->asString();
+    }
     addCheck("sandbox", true,
-             sandboxed ? "seccomp filter installed before the candidate was loaded (no fork, exec, "
-                         "ptrace or sockets)"
-                       : "seccomp filter not installed: " + why);
+             g_profileOnly ? std::string("no sandbox: run-one --profile-only")
+                           : sandbox::install(sandboxOptions).evidence());
     std::string error;
     if (const json::Value* ref = m_job.find("reference_library"); ref && ref->isString()) {
         if (!m_reference.load(ref->asString(), &error)) {

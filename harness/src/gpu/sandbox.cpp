@@ -1,6 +1,7 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -10,13 +11,205 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <dirent.h>
+#include <vector>
 
 namespace kev::gpu::sandbox {
 
-bool install(std::string* why) {
+namespace {
+
+std::string errnoText(const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
+
+// Landlock's user-space ABI, spelled out: the build host's <linux/landlock.h> may be older than
+// the kernel the harness runs on, and the rights are probed at run time.
+constexpr uint64_t kFsWriteFile = 1ull << 1;
+constexpr uint64_t kFsRemoveDir = 1ull << 4;
+constexpr uint64_t kFsRemoveFile = 1ull << 5;
+constexpr uint64_t kFsMakeChar = 1ull << 6;
+constexpr uint64_t kFsMakeDir = 1ull << 7;
+constexpr uint64_t kFsMakeReg = 1ull << 8;
+constexpr uint64_t kFsMakeSock = 1ull << 9;
+constexpr uint64_t kFsMakeFifo = 1ull << 10;
+constexpr uint64_t kFsMakeBlock = 1ull << 11;
+constexpr uint64_t kFsMakeSym = 1ull << 12;
+constexpr uint64_t kFsRefer = 1ull << 13;    // ABI 2
+constexpr uint64_t kFsTruncate = 1ull << 14; // ABI 3
+constexpr uint64_t kNetBindTcp = 1ull << 0;  // ABI 4
+constexpr uint64_t kNetConnectTcp = 1ull << 1;
+constexpr uint64_t kScopeAbstractUnixSocket = 1ull << 0; // ABI 6
+constexpr uint64_t kScopeSignal = 1ull << 1;
+constexpr uint32_t kCreateRulesetVersion = 1u << 0;
+constexpr int kRulePathBeneath = 1;
+
+struct RulesetAttr {
+    uint64_t handledAccessFs;
+    uint64_t handledAccessNet;
+    uint64_t scoped;
+};
+
+struct __attribute__((packed)) PathBeneathAttr {
+    uint64_t allowedAccess;
+    int32_t parentFd;
+};
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+bool addPath(int ruleset, const std::string& path, uint64_t access, std::string* why) {
+    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+        *why = errnoText(("open " + path).c_str());
+        return false;
+    }
+    PathBeneathAttr attr{access, fd};
+    const long rc = ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+        errno = err;
+        *why = errnoText(("landlock_add_rule " + path).c_str());
+        return false;
+    }
+    return true;
+}
+
+// The device files CUDA opens read-write after set-up (new contexts, UVM, MIG capabilities).
+std::vector<std::string> deviceFiles() {
+    std::vector<std::string> files = {"/dev/null"};
+    if (DIR* dir = ::opendir("/dev")) {
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string name = e->d_name;
+            if (name.rfind("nvidia", 0) == 0 && name != "nvidia-caps")
+                files.push_back("/dev/" + name);
+        }
+        ::closedir(dir);
+    }
+    return files;
+}
+
 #if defined(__x86_64__)
-    // The BPF program reads struct seccomp_data: arch, nr, then args[0] for clone's flags.
+// A classic BPF program with symbolic jump targets, resolved when it is built.
+class Program {
+public:
+    size_t size() const { return m_code.size(); }
+    void stmt(uint16_t code, uint32_t k) { m_code.push_back(BPF_STMT(code, k)); }
+    // Jumps to `label` when the accumulator equals k, else falls through.
+    void jeqTo(uint32_t k, int label) {
+        m_fixups.push_back({m_code.size(), label});
+        m_code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, 0, 0));
+    }
+    void place(int label) {
+        if (static_cast<size_t>(label) >= m_labels.size())
+            m_labels.resize(static_cast<size_t>(label) + 1, 0);
+        m_labels[static_cast<size_t>(label)] = m_code.size();
+    }
+    std::vector<sock_filter> build() {
+        // Every target lies ahead of its jump (classic BPF has no backward jumps).
+        for (const auto& [at, label] : m_fixups)
+            m_code[at].jt = static_cast<uint8_t>(m_labels[static_cast<size_t>(label)] - at - 1);
+        return m_code;
+    }
+
+private:
+    std::vector<sock_filter> m_code;
+    std::vector<std::pair<size_t, int>> m_fixups;
+    std::vector<size_t> m_labels;
+};
+#endif
+
+} // namespace
+
+std::string Report::evidence() const {
+    std::string s;
+    if (seccomp)
+        s = std::string("seccomp filter installed before the candidate was loaded") +
+            (seccompAllThreads ? " on every thread" : " on the loading thread") +
+            " (no fork, exec, ptrace, process-group changes, pidfds, or signals to other "
+            "processes)";
+    else
+        s = "seccomp filter not installed: " + seccompWhy;
+    if (landlock)
+        s += "; Landlock ABI " + std::to_string(landlockAbi) + " active: writable only " + writable;
+    else if (landlockAbi > 0)
+        s += "; Landlock ABI " + std::to_string(landlockAbi) + " not active: " + landlockWhy;
+    else
+        s += "; Landlock not active: " + landlockWhy;
+    return s;
+}
+
+void installLandlock(const Options& options, Report& report) {
+    const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
+    if (abi < 1) {
+        report.landlockWhy = errno == EOPNOTSUPP ? "Landlock is disabled in this kernel"
+                                                 : "this kernel has no Landlock (" +
+                                                       std::string(std::strerror(errno)) + ")";
+        return;
+    }
+    report.landlockAbi = static_cast<int>(abi);
+    uint64_t fs = kFsWriteFile | kFsRemoveDir | kFsRemoveFile | kFsMakeChar | kFsMakeDir |
+                  kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym;
+    if (abi >= 2)
+        fs |= kFsRefer;
+    if (abi >= 3)
+        fs |= kFsTruncate;
+    RulesetAttr attr{fs, abi >= 4 ? (kNetBindTcp | kNetConnectTcp) : 0,
+                     abi >= 6 ? (kScopeAbstractUnixSocket | kScopeSignal) : 0};
+    // Older kernels take the attribute only up to the fields they know.
+    const size_t attrSize = abi >= 6   ? sizeof attr
+                            : abi >= 4 ? offsetof(RulesetAttr, scoped)
+                                       : offsetof(RulesetAttr, handledAccessNet);
+    const long ruleset = ::syscall(SYS_landlock_create_ruleset, &attr, attrSize, 0u);
+    if (ruleset < 0) {
+        report.landlockWhy = errnoText("landlock_create_ruleset");
+        return;
+    }
+    const int rs = static_cast<int>(ruleset);
+    std::string why;
+    bool ok = true;
+    if (!options.scratchDir.empty()) {
+        ok = addPath(rs, options.scratchDir, fs, &why);
+        report.writable = "beneath " + options.scratchDir;
+    } else {
+        report.writable = "no folder";
+    }
+    int devices = 0;
+    for (const std::string& dev : deviceFiles()) {
+        // A device file that vanished since the listing is no reason to give up the sandbox.
+        std::string ignored;
+        if (ok && addPath(rs, dev, kFsWriteFile, &ignored))
+            ++devices;
+    }
+    report.writable += " and " + std::to_string(devices) + " device files (NVIDIA, /dev/null)";
+    if (ok && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        why = errnoText("prctl(PR_SET_NO_NEW_PRIVS)");
+        ok = false;
+    }
+    if (ok && ::syscall(SYS_landlock_restrict_self, rs, 0u) != 0) {
+        why = errnoText("landlock_restrict_self");
+        ok = false;
+    }
+    ::close(rs);
+    report.landlock = ok;
+    if (!ok)
+        report.landlockWhy = why;
+    else if (abi >= 6)
+        report.writable += "; no signals or abstract sockets outside the sandbox";
+}
+
+Report install(const Options& options) {
+    Report report;
+    installLandlock(options, report);
+#if defined(__x86_64__)
+    // The BPF program reads struct seccomp_data: arch, nr, then args[0] (clone's flags, the pid
+    // of a signal; its low 32 bits, which is all of a pid_t on this little-endian ABI).
     constexpr unsigned kArch = offsetof(struct seccomp_data, arch);
     constexpr unsigned kNr = offsetof(struct seccomp_data, nr);
     constexpr unsigned kArg0 = offsetof(struct seccomp_data, args[0]);
@@ -24,54 +217,93 @@ bool install(std::string* why) {
     constexpr unsigned kAllow = SECCOMP_RET_ALLOW;
     constexpr unsigned kEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
     constexpr unsigned kEnosys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
-    // clang-format off
-    struct sock_filter program[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArch),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, kKill),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kNr),
-        // x32 system calls would bypass the numbers below.
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, kKill),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 11, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 10, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 9, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 8, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 7, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 6, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 5, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 5, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 4, 0),
-        // glibc falls back from clone3 to clone, whose flags a filter can read.
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 4, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 4, 0),
-        BPF_STMT(BPF_RET | BPF_K, kAllow),
-        BPF_STMT(BPF_RET | BPF_K, kKill),    // fork .. process_vm_writev
-        BPF_STMT(BPF_RET | BPF_K, kEperm),   // socket, socketpair
-        BPF_STMT(BPF_RET | BPF_K, kEnosys),  // clone3
-        // clone: a thread (CLONE_THREAD) is allowed, anything else is a new process.
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, kAllow),
-        BPF_STMT(BPF_RET | BPF_K, kKill),
-    };
-    // clang-format on
+    enum Label { LKill, LEperm, LEnosys, LClone, LSelf, LArchOk, LNativeNr, LSelfOk, LCloneKill };
+    const uint32_t self = static_cast<uint32_t>(::getpid());
+    Program p;
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArch);
+    p.jeqTo(AUDIT_ARCH_X86_64, LArchOk);
+    p.stmt(BPF_RET | BPF_K, kKill);
+    p.place(LArchOk);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kNr);
+    // x32 system calls (nr | 0x40000000) would bypass the numbers below.
+    p.stmt(BPF_ALU | BPF_AND | BPF_K, 0x40000000u);
+    p.jeqTo(0, LNativeNr);
+    p.stmt(BPF_RET | BPF_K, kKill);
+    p.place(LNativeNr);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kNr);
+    for (const long nr : std::initializer_list<long>{SYS_fork,
+                                                     SYS_vfork,
+                                                     SYS_execve,
+                                                     SYS_execveat,
+                                                     SYS_ptrace,
+                                                     SYS_process_vm_readv,
+                                                     SYS_process_vm_writev,
+                                                     SYS_setpgid,
+                                                     SYS_setsid,
+                                                     SYS_tkill,
+                                                     SYS_kcmp,
+                                                     SYS_unshare,
+                                                     SYS_setns,
+                                                     SYS_mount,
+                                                     SYS_umount2,
+                                                     SYS_pivot_root,
+                                                     SYS_chroot,
+                                                     424L /* pidfd_send_signal */,
+                                                     434L /* pidfd_open */,
+                                                     438L /* pidfd_getfd */,
+                                                     440L /* process_madvise */})
+        p.jeqTo(static_cast<uint32_t>(nr), LKill);
+    p.jeqTo(SYS_socket, LEperm);
+    p.jeqTo(SYS_socketpair, LEperm);
+    p.jeqTo(435 /* clone3 */, LEnosys);
+    p.jeqTo(SYS_clone, LClone);
+    for (const long nr : std::initializer_list<long>{SYS_kill, SYS_tgkill, SYS_rt_sigqueueinfo,
+                                                     SYS_rt_tgsigqueueinfo})
+        p.jeqTo(static_cast<uint32_t>(nr), LSelf);
+    p.stmt(BPF_RET | BPF_K, kAllow);
+    p.place(LKill);
+    p.stmt(BPF_RET | BPF_K, kKill);
+    p.place(LEperm);
+    p.stmt(BPF_RET | BPF_K, kEperm);
+    p.place(LEnosys);
+    p.stmt(BPF_RET | BPF_K, kEnosys);
+    // clone: a thread (CLONE_THREAD) is allowed, anything else is a new process.
+    p.place(LClone);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
+    p.stmt(BPF_ALU | BPF_AND | BPF_K, CLONE_THREAD);
+    p.jeqTo(0, LCloneKill); // classic BPF jumps forward only
+    p.stmt(BPF_RET | BPF_K, kAllow);
+    p.place(LCloneKill);
+    p.stmt(BPF_RET | BPF_K, kKill);
+    // Signals: only to this process (a pid of 0 or below means a group, or every process).
+    p.place(LSelf);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
+    p.jeqTo(self, LSelfOk);
+    p.stmt(BPF_RET | BPF_K, kKill);
+    p.place(LSelfOk);
+    p.stmt(BPF_RET | BPF_K, kAllow);
+    std::vector<sock_filter> program = p.build();
     struct sock_fprog fprog;
-    fprog.len = static_cast<unsigned short>(sizeof(program) / sizeof(program[0]));
-    fprog.filter = program;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-        *why = std::string("prctl(PR_SET_NO_NEW_PRIVS) failed: ") + std::strerror(errno);
-        return false;
+    fprog.len = static_cast<unsigned short>(program.size());
+    fprog.filter = program.data();
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        report.seccompWhy = errnoText("prctl(PR_SET_NO_NEW_PRIVS)");
+        return report;
     }
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
-        *why = std::string("seccomp(SECCOMP_SET_MODE_FILTER) failed: ") + std::strerror(errno);
-        return false;
+    // Every thread, the CUDA runtime's included; a kernel that cannot synchronise them (it names
+    // the thread that blocks it) still gets the filter on this thread.
+    if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) == 0) {
+        report.seccomp = true;
+        report.seccompAllThreads = true;
+    } else if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0) {
+        report.seccomp = true;
+    } else {
+        report.seccompWhy = errnoText("seccomp(SECCOMP_SET_MODE_FILTER)");
     }
-    return true;
 #else
-    *why = "seccomp filter is only written for x86-64";
-    return false;
+    report.seccompWhy = "the seccomp filter is only written for x86-64";
 #endif
+    return report;
 }
 
 } // namespace kev::gpu::sandbox

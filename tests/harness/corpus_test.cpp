@@ -119,7 +119,10 @@ int main() {
         jsonl.open(fs::path(dir) / "corpus.jsonl", std::ios::trunc);
     }
 
-    kev::test::ServeClient server;
+    // The user's keys in the server's environment must not reach a candidate
+    // (bad_leak_key_nolint.cu looks for them).
+    kev::test::ServeClient server({{"OPENAI_API_KEY", "kevolve-corpus-not-a-key"},
+                                   {"KEVOLVE_API_KEY", "kevolve-corpus-not-a-key"}});
     std::vector<Entry> entries;
     for (const auto& file : files) {
         const std::string text = readText(file);

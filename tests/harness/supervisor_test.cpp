@@ -91,6 +91,9 @@ sigsys)
     kill -SYS $$ ;;
 hang)
     sleep 100 ;;
+escape)
+    # Leaves its process group for the supervisor's, then hangs: the time-out must still end it.
+    exec perl -e 'setpgrp(0, getpgrp(getppid())) or exit 9; print STDERR "escaped\n"; sleep' ;;
 crash)
     echo 'boom: segmentation fault in kevolve_launch' >&2
     exit 3 ;;
@@ -426,8 +429,14 @@ TEST_F(Supervisor, FileReferenceIsCompiledForTheChild) {
 
 TEST_F(Supervisor, HungChildTimesOut) {
     ASSERT_TRUE(s_prebuilt);
-    auto r = reports({"hang"}, 1.0);
+    auto r = reports({"hang", "escape"}, 1.0);
     ASSERT_EQ(r.count("hang"), 1u);
+    // Class 7: a child that left its process group is killed by pid at its deadline, and the
+    // server goes on to the next evaluation (reports() waits for both).
+    ASSERT_EQ(r.count("escape"), 1u);
+    EXPECT_EQ(str(r["escape"].find("status")), "timeout") << r["escape"].dump(2);
+    EXPECT_NE(str(r["escape"].find("error")->find("stderr")).find("escaped"), std::string::npos)
+        << r["escape"].dump(2);
     EXPECT_EQ(str(r["hang"].find("status")), "timeout");
     EXPECT_EQ(str(r["hang"].find("message")),
               "the GPU child did not finish within 1 s (run_timeout_s) and was killed");

@@ -37,7 +37,8 @@ const char* const kInheritedNames[] = {
     "LD_LIBRARY_PATH", "XDG_CACHE_HOME",
     // The harness's own settings (PROTOCOL.md); the result token and parent pid are set per child.
     "KEVOLVE_CACHE_DIR", "KEVOLVE_NVML_LIBRARY", "KEVOLVE_NVCC", "KEVOLVE_ARCH",
-    "KEVOLVE_HARNESS_INCLUDE", "KEVOLVE_HOST_THREADS", "KEVOLVE_TEST_CHILD"};
+    "KEVOLVE_HARNESS_INCLUDE", "KEVOLVE_HOST_THREADS", "KEVOLVE_TEST_CHILD",
+    "KEVOLVE_SANDBOX_READS"};
 const char* const kInheritedPrefixes[] = {"LC_", "CUDA_", "NVIDIA_"};
 const char* const kSecretWords[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
                                     "PASSWD", "CREDENTIAL", "AUTH",   "COOKIE"};

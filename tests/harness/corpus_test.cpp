@@ -121,8 +121,10 @@ int main() {
 
     // The user's keys in the server's environment must not reach a candidate
     // (bad_leak_key_nolint.cu looks for them).
-    kev::test::ServeClient server({{"OPENAI_API_KEY", "kevolve-corpus-not-a-key"},
-                                   {"KEVOLVE_API_KEY", "kevolve-corpus-not-a-key"}});
+    const std::vector<std::pair<std::string, std::string>> keys = {
+        {"OPENAI_API_KEY", "kevolve-corpus-not-a-key"},
+        {"KEVOLVE_API_KEY", "kevolve-corpus-not-a-key"}};
+    kev::test::ServeClient server(keys);
     std::vector<Entry> entries;
     for (const auto& file : files) {
         const std::string text = readText(file);

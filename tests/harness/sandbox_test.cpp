@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -234,4 +235,74 @@ TEST(Sandbox, ReportSaysWhatIsActive) {
     none.landlockWhy = "this kernel has no Landlock";
     EXPECT_NE(none.evidence().find("Landlock not active: this kernel has no Landlock"),
               std::string::npos);
+}
+
+namespace {
+// The capability sets of this process, from /proc/self/status ("CapEff" -> hex mask).
+std::string capabilityLine(const char* name) {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind(name, 0) == 0) {
+            return line;
+        }
+    }
+    return {};
+}
+} // namespace
+
+// A child running as root keeps no capability (CAP_SYS_PTRACE would open a non-dumpable process's
+// memory through /proc).
+TEST(Sandbox, EveryCapabilityIsDropped) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::string why;
+        if (!kev::gpu::sandbox::dropCapabilities(&why)) {
+            _exit(30);
+        }
+        for (const char* set : {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"}) {
+            const std::string line = capabilityLine(set);
+            if (line.empty() ||
+                line.find_first_not_of("0\t ", std::strlen(set)) != std::string::npos) {
+                _exit(31);
+            }
+        }
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a capability set is not empty";
+}
+
+// Other processes' /proc entries (the verifier's, the supervisor's) are unreadable; the process's
+// own and ordinary files stay readable.
+TEST(Sandbox, OtherProcessesProcEntriesAreUnreadable) {
+    if (landlockAbi() < 1) {
+        GTEST_SKIP() << "this kernel has no Landlock";
+    }
+    const std::string parent = "/proc/" + std::to_string(getpid());
+    const pid_t pid = fork();
+    if (pid == 0) {
+        Report r;
+        kev::gpu::sandbox::installLandlock({}, r);
+        if (!r.landlock) {
+            _exit(92);
+        }
+        for (const char* entry : {"/status", "/mem", "/environ", "/maps", "/fd"}) {
+            if (open((parent + entry).c_str(), O_RDONLY) >= 0) {
+                _exit(40);
+            }
+        }
+        if (open("/proc/self/status", O_RDONLY) < 0 ||
+            open("/proc/thread-self/stat", O_RDONLY) < 0 || open("/proc/meminfo", O_RDONLY) < 0 ||
+            open("/etc/passwd", O_RDONLY) < 0) {
+            _exit(41);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }

@@ -3,15 +3,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <dirent.h>
@@ -28,6 +32,8 @@ std::string errnoText(const char* what) {
 // Landlock's user-space ABI, spelled out: the build host's <linux/landlock.h> may be older than
 // the kernel the harness runs on, and the rights are probed at run time.
 constexpr uint64_t kFsWriteFile = 1ull << 1;
+constexpr uint64_t kFsReadFile = 1ull << 2;
+constexpr uint64_t kFsReadDir = 1ull << 3;
 constexpr uint64_t kFsRemoveDir = 1ull << 4;
 constexpr uint64_t kFsRemoveFile = 1ull << 5;
 constexpr uint64_t kFsMakeChar = 1ull << 6;
@@ -69,6 +75,10 @@ bool addPath(int ruleset, const std::string& path, uint64_t access, std::string*
         *why = errnoText(("open " + path).c_str());
         return false;
     }
+    // A rule on a file may carry only the rights that apply to files.
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+        access &= kFsWriteFile | kFsReadFile | kFsTruncate;
     PathBeneathAttr attr{access, fd};
     const long rc = ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0);
     const int err = errno;
@@ -87,12 +97,36 @@ std::vector<std::string> deviceFiles() {
     if (DIR* dir = ::opendir("/dev")) {
         while (const dirent* e = ::readdir(dir)) {
             const std::string name = e->d_name;
-            if (name.rfind("nvidia", 0) == 0 && name != "nvidia-caps")
+            // nvidia0.., nvidiactl, nvidia-uvm(-tools), nvidia-modeset, and the nvidia-caps
+            // folder of MIG capabilities (a rule beneath it).
+            if (name.rfind("nvidia", 0) == 0)
                 files.push_back("/dev/" + name);
         }
         ::closedir(dir);
     }
     return files;
+}
+
+// What the process may read: everything but other processes' /proc entries (a root candidate could
+// otherwise read the verifier's or the supervisor's memory, environment and descriptors). Every
+// entry of / but /proc, this process's own /proc/<pid> (what /proc/self and /proc/thread-self
+// lead to), and the system-wide /proc files the C library and the CUDA driver read.
+std::vector<std::string> readRoots() {
+    std::vector<std::string> roots;
+    if (DIR* dir = ::opendir("/")) {
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string name = e->d_name;
+            if (name != "." && name != ".." && name != "proc")
+                roots.push_back("/" + name);
+        }
+        ::closedir(dir);
+    }
+    roots.push_back("/proc/" + std::to_string(::getpid()));
+    for (const char* p : {"driver", "sys", "meminfo", "cpuinfo", "stat", "filesystems", "loadavg",
+                          "uptime", "version", "modules", "devices", "interrupts", "swaps",
+                          "zoneinfo", "vmstat", "buddyinfo", "pressure"})
+        roots.push_back(std::string("/proc/") + p);
+    return roots;
 }
 
 #if defined(__x86_64__)
@@ -128,14 +162,15 @@ private:
 } // namespace
 
 std::string Report::evidence() const {
-    std::string s;
+    std::string s = capabilitiesDropped ? "no capabilities; "
+                                        : "capabilities not dropped (" + capabilitiesWhy + "); ";
     if (seccomp)
-        s = std::string("seccomp filter installed before the candidate was loaded") +
-            (seccompAllThreads ? " on every thread" : " on the loading thread") +
-            " (no fork, exec, ptrace, process-group changes, pidfds, or signals to other "
-            "processes)";
+        s += std::string("seccomp filter installed before the candidate was loaded") +
+             (seccompAllThreads ? " on every thread" : " on the loading thread") +
+             " (no fork, exec, ptrace, process-group changes, pidfds, or signals to other "
+             "processes)";
     else
-        s = "seccomp filter not installed: " + seccompWhy;
+        s += "seccomp filter not installed: " + seccompWhy;
     if (landlock)
         s += "; Landlock ABI " + std::to_string(landlockAbi) + " active: writable only " + writable;
     else if (landlockAbi > 0)
@@ -154,8 +189,13 @@ void installLandlock(const Options& options, Report& report) {
         return;
     }
     report.landlockAbi = static_cast<int>(abi);
+    // KEVOLVE_SANDBOX_READS=all (the operator's diagnostic) leaves reads unrestricted.
+    const char* reads = std::getenv("KEVOLVE_SANDBOX_READS");
+    const bool limitReads = !(reads && std::string(reads) == "all");
     uint64_t fs = kFsWriteFile | kFsRemoveDir | kFsRemoveFile | kFsMakeChar | kFsMakeDir |
                   kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym;
+    if (limitReads)
+        fs |= kFsReadFile | kFsReadDir;
     if (abi >= 2)
         fs |= kFsRefer;
     if (abi >= 3)
@@ -188,6 +228,19 @@ void installLandlock(const Options& options, Report& report) {
             ++devices;
     }
     report.writable += " and " + std::to_string(devices) + " device files (NVIDIA, /dev/null)";
+    if (limitReads) {
+        int readable = 0;
+        for (const std::string& root : readRoots()) {
+            // Not every system has every /proc file; a missing one is no reason to give up.
+            std::string ignored;
+            if (ok && addPath(rs, root, kFsReadFile | kFsReadDir, &ignored))
+                ++readable;
+        }
+        report.writable += "; readable: " + std::to_string(readable) +
+                           " roots, not other processes' /proc entries";
+    } else {
+        report.writable += "; reads not limited (KEVOLVE_SANDBOX_READS=all)";
+    }
     if (ok && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         why = errnoText("prctl(PR_SET_NO_NEW_PRIVS)");
         ok = false;
@@ -204,8 +257,41 @@ void installLandlock(const Options& options, Report& report) {
         report.writable += "; no signals or abstract sockets outside the sandbox";
 }
 
+bool dropCapabilities(std::string* why) {
+    // The bounding set first (that needs CAP_SETPCAP, still held), then the ambient set, then the
+    // effective, permitted and inheritable sets: a root child keeps no CAP_SYS_PTRACE (reading a
+    // non-dumpable process's memory), no CAP_DAC_OVERRIDE, nothing.
+    int last = CAP_LAST_CAP;
+    if (FILE* f = std::fopen("/proc/sys/kernel/cap_last_cap", "r")) {
+        if (std::fscanf(f, "%d", &last) != 1)
+            last = CAP_LAST_CAP;
+        std::fclose(f);
+    }
+    for (int cap = 0; cap <= last; ++cap) {
+        if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+            ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+            *why = errnoText(("PR_CAPBSET_DROP " + std::to_string(cap)).c_str());
+            return false;
+        }
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+        *why = errnoText("PR_CAP_AMBIENT_CLEAR_ALL");
+        return false;
+    }
+    struct __user_cap_header_struct header {};
+    header.version = _LINUX_CAPABILITY_VERSION_3;
+    header.pid = 0;
+    struct __user_cap_data_struct data[2] = {};
+    if (::syscall(SYS_capset, &header, data) != 0) {
+        *why = errnoText("capset");
+        return false;
+    }
+    return true;
+}
+
 Report install(const Options& options) {
     Report report;
+    report.capabilitiesDropped = dropCapabilities(&report.capabilitiesWhy);
     installLandlock(options, report);
 #if defined(__x86_64__)
     // The BPF program reads struct seccomp_data: arch, nr, then args[0] (clone's flags, the pid

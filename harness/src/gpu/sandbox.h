@@ -2,10 +2,16 @@
 // The GPU child's last line of defence, installed after CUDA, cuBLAS and every harness buffer are
 // set up and before the candidate's library is loaded (harness/THREAT_MODEL.md, classes 6 and 7).
 //
+// Capabilities: every set is emptied first (a child running as root keeps no CAP_SYS_PTRACE).
+//
 // Landlock (when the kernel has it; its ABI is probed at run time): the process may write only
 // beneath its scratch folder (creating, writing, truncating, removing, renaming files there) and
 // open the NVIDIA device files and /dev/null for writing; everything else on the file system is
 // read-only to it (the peaks and reference caches, the job, the harness itself, /proc/self/mem).
+// It may read everything but other processes' /proc entries (the verifier's and the supervisor's
+// memory, environment and descriptors): every entry of / but /proc, its own /proc/<pid>, and the
+// system-wide /proc files the C library and the driver read (KEVOLVE_SANDBOX_READS=all, an
+// operator's diagnostic, lifts the read limit).
 // With ABI >= 4 TCP is refused, with ABI >= 6 signals to processes outside the sandbox (the
 // supervisor) and abstract UNIX sockets are too. Landlock restricts the calling thread and the
 // threads it starts, which is every thread the candidate's code can run on; threads the CUDA
@@ -29,6 +35,8 @@ struct Options {
 };
 
 struct Report {
+    bool capabilitiesDropped = false; // every set empty, the bounding set included
+    std::string capabilitiesWhy;
     bool seccomp = false;
     bool seccompAllThreads = false; // TSYNC: threads started before the filter are filtered too
     std::string seccompWhy;         // why not, when it is not installed
@@ -46,5 +54,10 @@ Report install(const Options& options);
 
 // Only Landlock (for tests of the file rules without the seccomp filter).
 void installLandlock(const Options& options, Report& report);
+
+// Drops every capability: bounding, ambient, effective, permitted and inheritable sets. A child
+// running as root keeps its uid but loses CAP_SYS_PTRACE (which would let it open a non-dumpable
+// process's /proc/<pid>/mem), CAP_DAC_OVERRIDE and the rest. False with `why` on failure.
+bool dropCapabilities(std::string* why);
 
 } // namespace kev::gpu::sandbox

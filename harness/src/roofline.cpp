@@ -242,6 +242,39 @@ bool storeCached(const std::string& path, const Peaks& peaks, std::string* error
     return true;
 }
 
+json::Value toJson(const DeviceLimits& limits) {
+    json::Value v = json::Value::object();
+    v["sm_count"] = limits.smCount;
+    v["sm_clock_mhz"] = limits.smClockMhz;
+    v["mem_clock_mhz"] = limits.memClockMhz;
+    v["mem_bus_bits"] = limits.memBusBits;
+    return v;
+}
+
+DeviceLimits limitsFromJson(const json::Value& value) {
+    DeviceLimits l;
+    const auto number = [&](const char* key) {
+        const json::Value* v = value.isObject() ? value.find(key) : nullptr;
+        return v && v->isNumber() && std::isfinite(v->asDouble()) && v->asDouble() > 0
+                   ? v->asDouble()
+                   : 0.0;
+    };
+    l.smCount = static_cast<int>(std::min(number("sm_count"), 1e6));
+    l.smClockMhz = number("sm_clock_mhz");
+    l.memClockMhz = number("mem_clock_mhz");
+    l.memBusBits = static_cast<int>(std::min(number("mem_bus_bits"), 1e6));
+    return l;
+}
+
+bool storePlausible(const std::string& path, const Peaks& peaks, const DeviceLimits& limits,
+                    std::string* error) {
+    if (const std::string bad = implausible(peaks, limits); !bad.empty()) {
+        *error = "not plausible: " + bad;
+        return false;
+    }
+    return storeCached(path, peaks, error);
+}
+
 double computePeakTflops(const Peaks& peaks, Dtype inputs) {
     switch (inputs) {
     case Dtype::F16:

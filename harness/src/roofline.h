@@ -56,6 +56,15 @@ struct DeviceLimits {
 // (4x and 4x Blackwell's), so a DRAM bandwidth of 1e7 GB/s is refused and measured again.
 std::string implausible(const Peaks& peaks, const DeviceLimits& limits = {});
 
+json::Value toJson(const DeviceLimits& limits);
+// Missing or malformed fields stay 0 (unknown): the absolute bounds still apply.
+DeviceLimits limitsFromJson(const json::Value& value);
+
+// Stores `peaks` (storeCached) only when they are plausible for `limits`: how trusted code (the
+// supervisor, from a trusted child's result) fills the cache. False with `error` otherwise.
+bool storePlausible(const std::string& path, const Peaks& peaks, const DeviceLimits& limits,
+                    std::string* error);
+
 // The cached peaks when the file exists, parses, was measured on this device and driver and is
 // plausible (implausible()); otherwise nullopt with `why` saying which.
 std::optional<Peaks> loadCached(const std::string& path, const std::string& gpuUuid,

@@ -198,3 +198,28 @@ TEST(RooflineCache, RefusesImplausiblePeaks) {
     p.fp32Tflops = std::nan("");
     EXPECT_NE(implausible(p).find("fp32_tflops"), std::string::npos);
 }
+
+// How the supervisor stores a trusted child's fresh peaks: only plausible ones, and the device's
+// limits travel as JSON.
+TEST(RooflineCache, StorePlausibleAndLimitsJson) {
+    const std::string dir = tempDir();
+    DeviceLimits h200;
+    h200.smCount = 132;
+    h200.smClockMhz = 1980;
+    h200.memClockMhz = 2619;
+    h200.memBusBits = 6144;
+    const DeviceLimits back = limitsFromJson(toJson(h200));
+    EXPECT_EQ(back.smCount, 132);
+    EXPECT_DOUBLE_EQ(back.memClockMhz, 2619);
+    EXPECT_EQ(back.memBusBits, 6144);
+    EXPECT_EQ(limitsFromJson(json::parse(R"({"sm_count":"x","mem_bus_bits":-4})")).smCount, 0);
+
+    std::string error, why;
+    Peaks p = h200Like();
+    ASSERT_TRUE(storePlausible(dir + "/good.json", p, h200, &error)) << error;
+    EXPECT_TRUE(loadCached(dir + "/good.json", p.gpuUuid, p.driverVersion, &why, h200)) << why;
+    p.dramGbps = 1e7;
+    EXPECT_FALSE(storePlausible(dir + "/bad.json", p, h200, &error));
+    EXPECT_NE(error.find("not plausible: dram_gbps"), std::string::npos) << error;
+    EXPECT_FALSE(std::ifstream(dir + "/bad.json").good());
+}

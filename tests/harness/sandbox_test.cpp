@@ -10,6 +10,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -303,6 +306,43 @@ TEST(Sandbox, OtherProcessesProcEntriesAreUnreadable) {
     }
     int status = 0;
     waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Class 7: the supervisor's resource limits and scheduling are out of reach; the child's own stay
+// its to change.
+TEST(Sandbox, OtherProcessesLimitsAndSchedulingAreOutOfReach) {
+    EXPECT_TRUE(killedBySigsys(inChild([] {
+        rlimit none{0, 0};
+        syscall(SYS_prlimit64, getppid(), RLIMIT_NOFILE, nullptr, &none); // only reads
+    })));
+    const int status = inChild([] {
+        rlimit mine{};
+        if (getrlimit(RLIMIT_NOFILE, &mine) != 0 || setrlimit(RLIMIT_NOFILE, &mine) != 0) {
+            _exit(50);
+        }
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(getppid(), sizeof one, &one) == 0 || errno != EPERM) {
+            _exit(51);
+        }
+        if (setpriority(PRIO_PROCESS, static_cast<id_t>(getppid()), 19) == 0 || errno != EPERM) {
+            _exit(52);
+        }
+        if (setpriority(PRIO_PGRP, 0, 19) == 0 || errno != EPERM) {
+            _exit(53);
+        }
+        errno = 0;
+        const int nice = getpriority(PRIO_PROCESS, 0);
+        if (errno != 0 || setpriority(PRIO_PROCESS, 0, nice < 19 ? nice + 1 : 19) != 0) {
+            _exit(54);
+        }
+        if (prctl(PR_GET_DUMPABLE) != 0) {
+            _exit(55);
+        }
+    });
     ASSERT_TRUE(WIFEXITED(status)) << status;
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }

@@ -292,6 +292,9 @@ bool dropCapabilities(std::string* why) {
 Report install(const Options& options) {
     Report report;
     report.capabilitiesDropped = dropCapabilities(&report.capabilitiesWhy);
+    // Not dumpable: another process of the same user (a concurrent candidate on another device)
+    // cannot open this one's /proc/<pid>/mem even where Landlock is missing.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     installLandlock(options, report);
 #if defined(__x86_64__)
     // The BPF program reads struct seccomp_data: arch, nr, then args[0] (clone's flags, the pid
@@ -299,11 +302,28 @@ Report install(const Options& options) {
     constexpr unsigned kArch = offsetof(struct seccomp_data, arch);
     constexpr unsigned kNr = offsetof(struct seccomp_data, nr);
     constexpr unsigned kArg0 = offsetof(struct seccomp_data, args[0]);
+    constexpr unsigned kArg1 = offsetof(struct seccomp_data, args[1]);
     constexpr unsigned kKill = SECCOMP_RET_KILL_PROCESS;
     constexpr unsigned kAllow = SECCOMP_RET_ALLOW;
     constexpr unsigned kEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
     constexpr unsigned kEnosys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
-    enum Label { LKill, LEperm, LEnosys, LClone, LSelf, LArchOk, LNativeNr, LSelfOk, LCloneKill };
+    enum Label {
+        LKill,
+        LEperm,
+        LEnosys,
+        LClone,
+        LSelf,
+        LArchOk,
+        LNativeNr,
+        LSelfOk,
+        LCloneKill,
+        LOwnKill,
+        LOwnEperm,
+        LPriority,
+        LIoprio,
+        LPriorityWho,
+        LAllowTail
+    };
     const uint32_t self = static_cast<uint32_t>(::getpid());
     Program p;
     p.stmt(BPF_LD | BPF_W | BPF_ABS, kArch);
@@ -346,6 +366,18 @@ Report install(const Options& options) {
     for (const long nr : std::initializer_list<long>{SYS_kill, SYS_tgkill, SYS_rt_sigqueueinfo,
                                                      SYS_rt_tgsigqueueinfo})
         p.jeqTo(static_cast<uint32_t>(nr), LSelf);
+    // Resource limits and memory placement of another process (the supervisor's file limit set to
+    // 0 would stop it spawning): only of this one (pid 0 or its own), else killed.
+    for (const long nr :
+         std::initializer_list<long>{SYS_prlimit64, SYS_migrate_pages, SYS_move_pages})
+        p.jeqTo(static_cast<uint32_t>(nr), LOwnKill);
+    // Scheduling of another process (pinning or starving the supervisor): refused with EPERM (a
+    // runtime setting its own thread's affinity by tid gets EPERM, which it tolerates).
+    for (const long nr : std::initializer_list<long>{SYS_sched_setaffinity, SYS_sched_setscheduler,
+                                                     SYS_sched_setparam, SYS_sched_setattr})
+        p.jeqTo(static_cast<uint32_t>(nr), LOwnEperm);
+    p.jeqTo(SYS_setpriority, LPriority);
+    p.jeqTo(SYS_ioprio_set, LIoprio);
     p.stmt(BPF_RET | BPF_K, kAllow);
     p.place(LKill);
     p.stmt(BPF_RET | BPF_K, kKill);
@@ -367,6 +399,35 @@ Report install(const Options& options) {
     p.jeqTo(self, LSelfOk);
     p.stmt(BPF_RET | BPF_K, kKill);
     p.place(LSelfOk);
+    p.stmt(BPF_RET | BPF_K, kAllow);
+    // pid 0 (this process) or its own pid, else killed.
+    p.place(LOwnKill);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
+    p.jeqTo(0, LAllowTail);
+    p.jeqTo(self, LAllowTail);
+    p.stmt(BPF_RET | BPF_K, kKill);
+    // pid 0 or its own pid, else EPERM.
+    p.place(LOwnEperm);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
+    p.jeqTo(0, LAllowTail);
+    p.jeqTo(self, LAllowTail);
+    p.stmt(BPF_RET | BPF_K, kEperm);
+    // setpriority / ioprio_set(which, who, ...): a process (PRIO_PROCESS 0, IOPRIO_WHO_PROCESS
+    // 1) that is this one (who 0 or its pid), else EPERM.
+    p.place(LPriority);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
+    p.jeqTo(0, LPriorityWho);
+    p.stmt(BPF_RET | BPF_K, kEperm);
+    p.place(LIoprio);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
+    p.jeqTo(1, LPriorityWho);
+    p.stmt(BPF_RET | BPF_K, kEperm);
+    p.place(LPriorityWho);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg1);
+    p.jeqTo(0, LAllowTail);
+    p.jeqTo(self, LAllowTail);
+    p.stmt(BPF_RET | BPF_K, kEperm);
+    p.place(LAllowTail);
     p.stmt(BPF_RET | BPF_K, kAllow);
     std::vector<sock_filter> program = p.build();
     struct sock_fprog fprog;

@@ -22,8 +22,11 @@
 // memory access, leaving the process group or session (setpgid, setsid), pidfd_open /
 // pidfd_send_signal / pidfd_getfd, kcmp, process_madvise, namespaces and mounts (unshare, setns,
 // mount, umount2, pivot_root, chroot), and signals to any process but this one (kill, tgkill,
-// rt_sigqueueinfo and rt_tgsigqueueinfo only with this process's pid; tkill never). Sockets fail
-// with EPERM, clone3 with ENOSYS (glibc falls back to clone, whose flags the filter reads).
+// rt_sigqueueinfo and rt_tgsigqueueinfo only with this process's pid; tkill never), resource
+// limits and page placement of another process (prlimit64, migrate_pages, move_pages). Another
+// process's scheduling (sched_set*, setpriority, ioprio_set) fails with EPERM, sockets too, clone3
+// with ENOSYS (glibc falls back to clone, whose flags the filter reads). The process is made
+// non-dumpable.
 // Threads stay allowed because the CUDA runtime starts its own.
 #include <string>
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sched.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -343,6 +344,30 @@ TEST(Sandbox, OtherProcessesLimitsAndSchedulingAreOutOfReach) {
             _exit(55);
         }
     });
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// The profiling child keeps one capability (CAP_SYS_ADMIN for counters) and no other.
+TEST(Sandbox, OneCapabilityCanBeKept) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::string why;
+        if (!kev::gpu::sandbox::dropCapabilities(&why, CAP_SYS_ADMIN)) {
+            _exit(60);
+        }
+        const std::string eff = capabilityLine("CapEff:");
+        const std::string bnd = capabilityLine("CapBnd:");
+        const unsigned long long want = 1ull << CAP_SYS_ADMIN;
+        const auto mask = [](const std::string& line) {
+            return std::stoull(line.substr(line.find(':') + 1), nullptr, 16);
+        };
+        // Without CAP_SYS_ADMIN to start with (not root), nothing is kept at all.
+        const bool hadIt = mask(bnd) != 0;
+        _exit((hadIt ? mask(eff) == want && mask(bnd) == want : mask(eff) == 0) ? 0 : 61);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status)) << status;
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -291,6 +292,11 @@ void Evaluation::loadCandidate() {
     sandbox::Options sandboxOptions;
     if (const json::Value* scratch = m_job.find("scratch"); scratch && scratch->isString()) {
         sandboxOptions.scratchDir = scratch->asString();
+    }
+    if (g_profile) {
+        // The driver may reserve performance counters to CAP_SYS_ADMIN (the profile never decides
+        // a verdict); every other capability goes.
+        sandboxOptions.keepCapability = CAP_SYS_ADMIN;
     }
     addCheck("sandbox", true,
              g_profileOnly ? std::string("no sandbox: run-one --profile-only")

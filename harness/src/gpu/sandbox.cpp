@@ -162,8 +162,10 @@ private:
 } // namespace
 
 std::string Report::evidence() const {
-    std::string s = capabilitiesDropped ? "no capabilities; "
-                                        : "capabilities not dropped (" + capabilitiesWhy + "); ";
+    std::string s = !capabilitiesDropped ? "capabilities not dropped (" + capabilitiesWhy + "); "
+                    : keptCapability >= 0
+                        ? "no capabilities but " + std::to_string(keptCapability) + "; "
+                        : "no capabilities; ";
     if (seccomp)
         s += std::string("seccomp filter installed before the candidate was loaded") +
              (seccompAllThreads ? " on every thread" : " on the loading thread") +
@@ -257,7 +259,7 @@ void installLandlock(const Options& options, Report& report) {
         report.writable += "; no signals or abstract sockets outside the sandbox";
 }
 
-bool dropCapabilities(std::string* why) {
+bool dropCapabilities(std::string* why, int keep) {
     // The bounding set first (that needs CAP_SETPCAP, still held), then the ambient set, then the
     // effective, permitted and inheritable sets: a root child keeps no CAP_SYS_PTRACE (reading a
     // non-dumpable process's memory), no CAP_DAC_OVERRIDE, nothing.
@@ -268,7 +270,7 @@ bool dropCapabilities(std::string* why) {
         std::fclose(f);
     }
     for (int cap = 0; cap <= last; ++cap) {
-        if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+        if (cap != keep && ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
             ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
             *why = errnoText(("PR_CAPBSET_DROP " + std::to_string(cap)).c_str());
             return false;
@@ -282,16 +284,40 @@ bool dropCapabilities(std::string* why) {
     header.version = _LINUX_CAPABILITY_VERSION_3;
     header.pid = 0;
     struct __user_cap_data_struct data[2] = {};
+    if (keep >= 0 && keep < 64) {
+        struct __user_cap_data_struct have[2] = {};
+        const uint32_t bit = 1u << (keep % 32);
+        if (::syscall(SYS_capget, &header, have) == 0 && (have[keep / 32].permitted & bit))
+            data[keep / 32].effective = data[keep / 32].permitted = bit;
+    }
     if (::syscall(SYS_capset, &header, data) != 0) {
         *why = errnoText("capset");
         return false;
+    }
+    struct __user_cap_data_struct now[2] = {};
+    if (::syscall(SYS_capget, &header, now) != 0) {
+        *why = errnoText("capget");
+        return false;
+    }
+    for (int i = 0; i < 2; ++i) {
+        const uint32_t allowed = keep >= 0 && keep / 32 == i ? 1u << (keep % 32) : 0u;
+        if ((now[i].effective | now[i].permitted | now[i].inheritable) & ~allowed) {
+            *why = "capabilities remain after capset";
+            return false;
+        }
     }
     return true;
 }
 
 Report install(const Options& options) {
     Report report;
-    report.capabilitiesDropped = dropCapabilities(&report.capabilitiesWhy);
+    if (options.dropCapabilities) {
+        report.capabilitiesDropped =
+            dropCapabilities(&report.capabilitiesWhy, options.keepCapability);
+        report.keptCapability = options.keepCapability;
+    } else {
+        report.capabilitiesWhy = "left to the caller";
+    }
     // Not dumpable: another process of the same user (a concurrent candidate on another device)
     // cannot open this one's /proc/<pid>/mem even where Landlock is missing.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

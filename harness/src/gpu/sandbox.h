@@ -35,10 +35,15 @@ namespace kev::gpu::sandbox {
 struct Options {
     // The only folder the candidate may write beneath; empty: none.
     std::string scratchDir;
+    bool dropCapabilities = true;
+    // A capability the process keeps (the profiling child keeps CAP_SYS_ADMIN, which the driver
+    // may require for performance counters); -1: none.
+    int keepCapability = -1;
 };
 
 struct Report {
     bool capabilitiesDropped = false; // every set empty, the bounding set included
+    int keptCapability = -1;
     std::string capabilitiesWhy;
     bool seccomp = false;
     bool seccompAllThreads = false; // TSYNC: threads started before the filter are filtered too
@@ -61,6 +66,6 @@ void installLandlock(const Options& options, Report& report);
 // Drops every capability: bounding, ambient, effective, permitted and inheritable sets. A child
 // running as root keeps its uid but loses CAP_SYS_PTRACE (which would let it open a non-dumpable
 // process's /proc/<pid>/mem), CAP_DAC_OVERRIDE and the rest. False with `why` on failure.
-bool dropCapabilities(std::string* why);
+bool dropCapabilities(std::string* why, int keep = -1);
 
 } // namespace kev::gpu::sandbox

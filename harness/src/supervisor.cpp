@@ -25,6 +25,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -270,6 +271,9 @@ Supervisor::Supervisor(SupervisorConfig config, Sink sink)
         m_config.maxCompiles = coreCount();
     if (m_config.selfExe.empty())
         m_config.selfExe = selfExePath();
+    // Not dumpable: a child of the same user (a candidate, its capabilities dropped) cannot open
+    // this process's /proc/<pid>/environ or mem, even on a kernel without Landlock.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 Supervisor::~Supervisor() {

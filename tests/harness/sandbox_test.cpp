@@ -14,7 +14,9 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -370,4 +372,43 @@ TEST(Sandbox, OneCapabilityCanBeKept) {
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status)) << status;
     EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Modes, owners and times of files are out of reach (a harness binary made non-executable would
+// stop every later evaluation), and so are signals by I/O readiness to another process.
+TEST(Sandbox, FileModesAndSignalOwnersAreRefused) {
+    const kev::test::TempDir tmp("kev_sandbox_chmod");
+    const fs::path file = tmp / "harness-like";
+    std::ofstream(file) << "x";
+    const int status = inChild([file] {
+        if (chmod(file.c_str(), 0) == 0 || errno != EPERM) {
+            _exit(70);
+        }
+        if (chown(file.c_str(), 0, 0) == 0 || errno != EPERM) {
+            _exit(71);
+        }
+        if (utimensat(AT_FDCWD, file.c_str(), nullptr, 0) == 0 || errno != EPERM) {
+            _exit(72);
+        }
+        int fds[2];
+        if (pipe(fds) != 0) {
+            _exit(73);
+        }
+        if (fcntl(fds[0], F_SETOWN, getppid()) == 0 || errno != EPERM) {
+            _exit(74);
+        }
+        if (fcntl(fds[0], F_SETSIG, SIGKILL) == 0 || errno != EPERM) {
+            _exit(75);
+        }
+        if (fcntl(fds[0], F_SETOWN, getpid()) != 0 || fcntl(fds[0], F_GETFL) < 0) {
+            _exit(76);
+        }
+        int owner = getppid();
+        if (ioctl(fds[0], FIOSETOWN, &owner) == 0 || errno != EPERM) {
+            _exit(77);
+        }
+    });
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(fs::status(file).permissions() & fs::perms::owner_read, fs::perms::owner_read);
 }

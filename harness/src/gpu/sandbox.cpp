@@ -147,8 +147,13 @@ public:
     }
     std::vector<sock_filter> build() {
         // Every target lies ahead of its jump (classic BPF has no backward jumps).
-        for (const auto& [at, label] : m_fixups)
-            m_code[at].jt = static_cast<uint8_t>(m_labels[static_cast<size_t>(label)] - at - 1);
+        for (const auto& [at, label] : m_fixups) {
+            const size_t target = m_labels.at(static_cast<size_t>(label));
+            // A backward or overlong jump would make the kernel refuse the whole filter.
+            if (target <= at || target - at - 1 > 255)
+                return {};
+            m_code[at].jt = static_cast<uint8_t>(target - at - 1);
+        }
         return m_code;
     }
 
@@ -329,6 +334,7 @@ Report install(const Options& options) {
     constexpr unsigned kNr = offsetof(struct seccomp_data, nr);
     constexpr unsigned kArg0 = offsetof(struct seccomp_data, args[0]);
     constexpr unsigned kArg1 = offsetof(struct seccomp_data, args[1]);
+    constexpr unsigned kArg2 = offsetof(struct seccomp_data, args[2]);
     constexpr unsigned kKill = SECCOMP_RET_KILL_PROCESS;
     constexpr unsigned kAllow = SECCOMP_RET_ALLOW;
     constexpr unsigned kEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
@@ -348,6 +354,10 @@ Report install(const Options& options) {
         LPriority,
         LIoprio,
         LPriorityWho,
+        LFcntl,
+        LFcntlOwner,
+        LIoctl,
+        LLocalDeny,
         LAllowTail
     };
     const uint32_t self = static_cast<uint32_t>(::getpid());
@@ -385,6 +395,18 @@ Report install(const Options& options) {
                                                      438L /* pidfd_getfd */,
                                                      440L /* process_madvise */})
         p.jeqTo(static_cast<uint32_t>(nr), LKill);
+    // Modes, owners, times and extended attributes of files (Landlock does not cover them): a
+    // harness binary or cache made unreadable would stop the next evaluations.
+    for (const long nr : std::initializer_list<long>{
+             SYS_chmod,       SYS_fchmod,       SYS_fchmodat,     452L /* fchmodat2 */,
+             SYS_chown,       SYS_fchown,       SYS_lchown,       SYS_fchownat,
+             SYS_utime,       SYS_utimes,       SYS_futimesat,    SYS_utimensat,
+             SYS_setxattr,    SYS_lsetxattr,    SYS_fsetxattr,    463L /* setxattrat */,
+             SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr, 466L /* removexattrat */})
+        p.jeqTo(static_cast<uint32_t>(nr), LEperm);
+    // Signals by I/O readiness (F_SETOWN, F_SETSIG, FIOSETOWN) to another process.
+    p.jeqTo(SYS_fcntl, LFcntl);
+    p.jeqTo(SYS_ioctl, LIoctl);
     p.jeqTo(SYS_socket, LEperm);
     p.jeqTo(SYS_socketpair, LEperm);
     p.jeqTo(435 /* clone3 */, LEnosys);
@@ -453,9 +475,35 @@ Report install(const Options& options) {
     p.jeqTo(0, LAllowTail);
     p.jeqTo(self, LAllowTail);
     p.stmt(BPF_RET | BPF_K, kEperm);
+    // fcntl: F_SETOWN (8) only to nobody (0) or this process; F_SETSIG (10) and F_SETOWN_EX (15),
+    // whose target the filter cannot read, refused.
+    p.place(LFcntl);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg1);
+    p.jeqTo(8, LFcntlOwner);
+    p.jeqTo(10, LLocalDeny);
+    p.jeqTo(15, LLocalDeny);
+    p.stmt(BPF_RET | BPF_K, kAllow);
+    p.place(LFcntlOwner);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg2);
+    p.jeqTo(0, LAllowTail);
+    p.jeqTo(self, LAllowTail);
+    p.stmt(BPF_RET | BPF_K, kEperm);
+    // ioctl: FIOSETOWN, SIOCSPGRP and TIOCSPGRP name a process (through a pointer): refused.
+    p.place(LIoctl);
+    p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg1);
+    p.jeqTo(0x8901, LLocalDeny);
+    p.jeqTo(0x8902, LLocalDeny);
+    p.jeqTo(0x5410, LLocalDeny);
+    p.stmt(BPF_RET | BPF_K, kAllow);
+    p.place(LLocalDeny); // an EPERM after the blocks above (jumps go forward only)
+    p.stmt(BPF_RET | BPF_K, kEperm);
     p.place(LAllowTail);
     p.stmt(BPF_RET | BPF_K, kAllow);
     std::vector<sock_filter> program = p.build();
+    if (program.empty()) {
+        report.seccompWhy = "the filter program has a jump the kernel would refuse (a bug)";
+        return report;
+    }
     struct sock_fprog fprog;
     fprog.len = static_cast<unsigned short>(program.size());
     fprog.filter = program.data();

@@ -25,8 +25,9 @@
 // rt_sigqueueinfo and rt_tgsigqueueinfo only with this process's pid; tkill never), resource
 // limits and page placement of another process (prlimit64, migrate_pages, move_pages). Another
 // process's scheduling (sched_set*, setpriority, ioprio_set) fails with EPERM, sockets too, clone3
-// with ENOSYS (glibc falls back to clone, whose flags the filter reads). The process is made
-// non-dumpable.
+// with ENOSYS (glibc falls back to clone, whose flags the filter reads); so do chmod, chown,
+// utimes and xattr calls (Landlock does not cover them) and F_SETOWN/F_SETSIG/FIOSETOWN towards
+// another process. The process is made non-dumpable.
 // Threads stay allowed because the CUDA runtime starts its own.
 #include <string>
 

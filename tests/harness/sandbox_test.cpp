@@ -412,3 +412,18 @@ TEST(Sandbox, FileModesAndSignalOwnersAreRefused) {
     EXPECT_EQ(WEXITSTATUS(status), 0);
     EXPECT_EQ(fs::status(file).permissions() & fs::perms::owner_read, fs::perms::owner_read);
 }
+
+// Ways around the filter: io_uring (system calls the filter never sees), bpf, fanotify; the
+// keyrings are refused.
+TEST(Sandbox, WaysAroundTheFilterAreClosed) {
+    EXPECT_TRUE(killedBySigsys(inChild([] { syscall(425 /* io_uring_setup */, 8, nullptr); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { syscall(SYS_bpf, 0, nullptr, 0); })));
+    EXPECT_TRUE(killedBySigsys(inChild([] { syscall(SYS_fanotify_init, 0, 0); })));
+    const int status = inChild([] {
+        if (syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0) >= 0 || errno != EPERM) {
+            _exit(80);
+        }
+    });
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}

@@ -395,6 +395,18 @@ Report install(const Options& options) {
                                                      438L /* pidfd_getfd */,
                                                      440L /* process_madvise */})
         p.jeqTo(static_cast<uint32_t>(nr), LKill);
+    // Ways around the filter and the file rules: io_uring runs system calls the filter never
+    // sees (sockets, opens), bpf and fanotify reach other processes' memory and files with the
+    // CAP_SYS_ADMIN the profiling child keeps; modules and kexec for completeness.
+    for (const long nr : std::initializer_list<long>{
+             425L /* io_uring_setup */, 426L /* io_uring_enter */, 427L /* io_uring_register */,
+             SYS_bpf, SYS_fanotify_init, SYS_open_by_handle_at, SYS_init_module, SYS_finit_module,
+             SYS_delete_module, SYS_kexec_load, SYS_kexec_file_load})
+        p.jeqTo(static_cast<uint32_t>(nr), LKill);
+    // The kernel keyrings (a user's keys may live there) and perf events: refused.
+    for (const long nr :
+         std::initializer_list<long>{SYS_keyctl, SYS_add_key, SYS_request_key, SYS_perf_event_open})
+        p.jeqTo(static_cast<uint32_t>(nr), LEperm);
     // Modes, owners, times and extended attributes of files (Landlock does not cover them): a
     // harness binary or cache made unreadable would stop the next evaluations.
     for (const long nr : std::initializer_list<long>{

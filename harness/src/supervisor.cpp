@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <sys/prctl.h>
@@ -38,6 +39,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxLine = 64u << 20;
+
+// What the profiling child says on its channel (PROTOCOL.md): reference_metrics comes before the
+// candidate is loaded.
+const std::set<std::string> kProfileLineTypes = {"progress", "ready", "reference_metrics"};
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -244,6 +249,9 @@ struct Supervisor::Eval {
     // anything else refuses the channel (result_channel.h).
     std::optional<channel::ResultProtocol> protocol;
     std::optional<channel::ResultProtocol> profileProtocol;
+    // The reference's counters from the profiling child's first reference_metrics line, written
+    // before it loaded the candidate: the only counters the reference cache takes.
+    json::Value trustedReference;
     // The evaluation's verdict while the profiling child (run-one --profile) runs.
     std::string status, message;
     json::Value profileResult;
@@ -601,7 +609,7 @@ void Supervisor::startChild(Eval& e) {
     e.state = Eval::State::Running;
     if (prewarm) {
         e.profileToken = resultToken();
-        e.profileProtocol.emplace(e.profileToken);
+        e.profileProtocol.emplace(e.profileToken, kProfileLineTypes);
         // Its limit covers the wait for the evaluation as well as its own run.
         e.profileProc = spawnChild(e, {"--profile", "--wait-go"}, e.profileToken, true,
                                    2 * e.req.options.runTimeoutS);
@@ -644,6 +652,10 @@ void Supervisor::handleProfileLine(Eval& e, process::Process& child, const std::
         return;
     if (m->type == "ready" && e.timingHeld && &child == e.profileProc.get())
         releaseTiming(e);
+    if (m->type == "reference_metrics" && e.trustedReference.isNull()) {
+        const json::Value* metrics = m->value.find("metrics");
+        e.trustedReference = metrics && metrics->isObject() ? *metrics : json::Value::object();
+    }
     if (m->type == "result")
         e.profileResult = std::move(m->value);
 }
@@ -740,7 +752,7 @@ void Supervisor::startProfiling(Eval& e) {
         // The waiting child is gone (or was never started): start one now.
         e.profileProc.reset();
         e.token = resultToken();
-        e.profileProtocol.emplace(e.token);
+        e.profileProtocol.emplace(e.token, kProfileLineTypes);
         std::vector<std::string> args = {"--profile"};
         if (cached)
             args.push_back("--candidate-only");
@@ -773,18 +785,33 @@ void Supervisor::afterProfile(Eval& e) {
         const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
         metrics["reason"] = "the profiling child ended without metrics: " + f.message;
     }
-    if (e.cachedReference.isObject()) {
+    const auto takeReference = [&metrics](const json::Value& from) {
         for (const char* field : kReferenceFields) {
-            if (const json::Value* v = e.cachedReference.find(field))
+            if (const json::Value* v = from.find(field))
                 metrics[field] = *v;
         }
+    };
+    if (e.cachedReference.isObject()) {
+        takeReference(e.cachedReference);
         metrics["reference_source"] = "cache " + e.referenceCachePath;
-    } else if (!e.referenceCachePath.empty() && metrics.find("reference") &&
-               !metrics.find("reference_error")) {
-        storeReferenceCache(e.referenceCachePath, e.referenceCacheKey, metrics);
-        metrics["reference_source"] = "profiled (cached at " + e.referenceCachePath + ")";
+    } else if (e.trustedReference.isObject() && e.trustedReference.find("reference")) {
+        // Counted before the candidate was loaded: these, not the result's copy (which passed
+        // through the candidate's process), are reported and cached.
+        takeReference(e.trustedReference);
+        if (const json::Value* err = e.trustedReference.find("reference_error"))
+            metrics["reference_error"] = *err;
+        if (!e.referenceCachePath.empty() && !e.trustedReference.find("reference_error")) {
+            storeReferenceCache(e.referenceCachePath, e.referenceCacheKey, e.trustedReference);
+            metrics["reference_source"] =
+                "profiled before the candidate was loaded (cached at " + e.referenceCachePath + ")";
+        } else {
+            metrics["reference_source"] = "profiled before the candidate was loaded";
+        }
     } else if (metrics.find("reference")) {
-        metrics["reference_source"] = "profiled";
+        // Only the result carried them: the candidate could have changed them, so they are
+        // shown but never cached.
+        metrics["reference_source"] = "profiled (not cached: not reported before the candidate "
+                                      "was loaded)";
     }
     e.childResult["metrics"] = std::move(metrics);
     finish(e, e.status, e.message);

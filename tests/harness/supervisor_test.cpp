@@ -64,7 +64,12 @@ if [ "$6" = "--profile" ]; then
         echo "$go" > "$KEV_JOB_DIR/$id.go"
     fi
     case "$id" in
-    profiled|profiled_again)
+    profiled|profiled_again|profiled_late)
+        # The reference's counters, before the candidate is loaded (not for profiled_late, whose
+        # only copy comes in the result, after the candidate ran).
+        if [ "$go" = "go" ] && [ "$id" != profiled_late ]; then
+            echo '{"type":"reference_metrics","metrics":{"available":true,"reference":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":86.5},"reference_kernel":"nvjet_fake","reference_kernels":[]}}' >&3
+        fi
         if [ "$go" = "go candidate-only" ]; then
             echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9}}}' | tok >&3
         else
@@ -80,7 +85,7 @@ if [ "$6" = "--hold-timing" ]; then
     echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
 fi
 case "$id" in
-profiled|profiled_again|profiled_crash|ok)
+profiled|profiled_again|profiled_late|profiled_crash|ok)
     echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
     echo "$result" | tok >&3 ;;
 garbage)
@@ -303,7 +308,9 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
     EXPECT_EQ(go, "go");
     std::getline(std::ifstream(s_dir / "jobs" / "profiled_again.go"), go);
     EXPECT_EQ(go, "go candidate-only");
-    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (cached at ", 0), 0u)
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source"))
+                  .rfind("profiled before the candidate was loaded (cached at ", 0),
+              0u)
         << a.dump(2);
     EXPECT_EQ(str(b.find("metrics")->find("reference_source")).rfind("cache ", 0), 0u) << b.dump(2);
     EXPECT_EQ(str(b.find("metrics")->find("reference_kernel")), "nvjet_fake");
@@ -321,6 +328,27 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
     EXPECT_EQ(released, "time");
     EXPECT_GT(readyAt, 0);
     EXPECT_GE(releasedAt, readyAt);
+}
+
+// Class 6: reference counters that only the result carried (after the candidate ran in that
+// process) are shown but never cached.
+TEST_F(Supervisor, ReferenceCountersFromAfterTheCandidateAreNotCached) {
+    ASSERT_TRUE(s_prebuilt);
+    fs::remove_all(s_dir / "cache");
+    auto first = reports({"profiled_late"});
+    ASSERT_EQ(first.count("profiled_late"), 1u);
+    const Value& a = first["profiled_late"];
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (not cached", 0), 0u)
+        << a.dump(2);
+    bool cached = false;
+    if (fs::exists(s_dir / "cache")) {
+        for (const auto& f : fs::directory_iterator(s_dir / "cache"))
+            cached = cached || f.path().filename().string().rfind("reference-metrics-", 0) == 0;
+    }
+    EXPECT_FALSE(cached);
+    std::string go;
+    std::getline(std::ifstream(s_dir / "jobs" / "profiled_late.go"), go);
+    EXPECT_EQ(go, "go");
 }
 
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {

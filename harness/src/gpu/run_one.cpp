@@ -174,6 +174,9 @@ public:
 private:
     void setUpDevice();
     void loadCandidate();
+    // loadCandidate in two steps: the sandbox and the task's reference, then the candidate.
+    void installSandboxAndReference();
+    void loadCandidateLibrary();
     void launchCandidate(int set);
     void syncCandidate(const char* what);
     json::Value trial(const char* phase, const Shape& shape, const InputCase& inputCase,
@@ -288,6 +291,13 @@ void Evaluation::setUpDevice() {
 }
 
 void Evaluation::loadCandidate() {
+    installSandboxAndReference();
+    if (!m_selfCheck) {
+        loadCandidateLibrary();
+    }
+}
+
+void Evaluation::installSandboxAndReference() {
     // The candidate may write only beneath the scratch folder the supervisor made for it.
     sandbox::Options sandboxOptions;
     if (const json::Value* scratch = m_job.find("scratch"); scratch && scratch->isString()) {
@@ -308,9 +318,10 @@ void Evaluation::loadCandidate() {
         }
         m_bench->setReferenceLibrary(m_reference.launch(), m_reference.workspace());
     }
-    if (m_selfCheck) {
-        return;
-    }
+}
+
+void Evaluation::loadCandidateLibrary() {
+    std::string error;
     enterCandidate("library load (static initialisers)");
     const bool ok = m_library.load(m_job.find("library")->asString(), &error);
     leaveCandidate();
@@ -768,7 +779,33 @@ json::Value Evaluation::profile() {
             lap("wait_s");
         }
         m_bench = makeBench(m_task, m_stream, m_cublas, m_kdev);
-        loadCandidate();
+        installSandboxAndReference();
+        const auto reference = [this] {
+            m_bench->launchReference(0, false);
+            KEV_CUDA(cudaStreamSynchronize(m_stream));
+        };
+        // The reference's counters come first, on a line written before the candidate's library
+        // is loaded: nothing of the candidate has run, so the supervisor may cache them
+        // (THREAT_MODEL.md, class 6). The line is written whenever they were asked for, so that
+        // no line of the candidate's can take its place.
+        std::vector<profiler::Range> r;
+        std::string referenceError;
+        const bool referenceFirst = ready && !g_noCupti && profileReference;
+        if (referenceFirst) {
+            m_bench->setShape(m_task.shape, 0);
+            m_bench->fill(0, InputCase{}, m_seed);
+            m_bench->poison(Side::Reference);
+            KEV_CUDA(cudaStreamSynchronize(m_stream));
+            r = prof.profile(reference, &referenceError);
+            lap("reference_s");
+            json::Value line = json::Value::object();
+            line["type"] = "reference_metrics";
+            line["metrics"] = profiler::metricsJson(prof, {}, "", r, referenceError);
+            writeLine(line);
+        }
+        if (!m_selfCheck) {
+            loadCandidateLibrary();
+        }
         m_bench->setShape(m_task.shape, workspaceFor(m_task.shape));
         m_bench->fill(0, InputCase{}, m_seed);
         m_bench->poison(Side::Candidate);
@@ -777,10 +814,6 @@ json::Value Evaluation::profile() {
         const auto candidate = [this] {
             launchCandidate(0);
             syncCandidate("the candidate");
-        };
-        const auto reference = [this] {
-            m_bench->launchReference(0, false);
-            KEV_CUDA(cudaStreamSynchronize(m_stream));
         };
         if (g_noCupti) {
             candidate();
@@ -792,14 +825,9 @@ json::Value Evaluation::profile() {
             reference();
             result["metrics"] = profiler::metricsUnavailable(why);
         } else {
-            std::string candidateError, referenceError;
+            std::string candidateError;
             const std::vector<profiler::Range> c = prof.profile(candidate, &candidateError);
             lap("candidate_s");
-            std::vector<profiler::Range> r;
-            if (profileReference) {
-                r = prof.profile(reference, &referenceError);
-                lap("reference_s");
-            }
             result["metrics"] = profiler::metricsJson(prof, c, candidateError, r, referenceError);
         }
         result["status"] = "ok";

@@ -427,3 +427,48 @@ TEST(Sandbox, WaysAroundTheFilterAreClosed) {
     ASSERT_TRUE(WIFEXITED(status)) << status;
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }
+
+// Where Landlock is not active the filter itself keeps every file as it is: opens for writing,
+// creating, renaming and removing fail; reading and descriptors opened before still work.
+TEST(Sandbox, WithoutLandlockNoFileChanges) {
+    const kev::test::TempDir tmp("kev_sandbox_nowrite");
+    const fs::path cache = tmp / "peaks.json";
+    std::ofstream(cache) << "{}";
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    Options o;
+    o.landlock = false;
+    o.dropCapabilities = false;
+    const int status = inChild(
+        [&] {
+            const std::string c = cache.string();
+            const std::string other = (tmp / "new").string();
+            if (open(c.c_str(), O_WRONLY) >= 0 || errno != EACCES) {
+                _exit(90 + 1);
+            }
+            if (open(c.c_str(), O_RDONLY | O_APPEND) >= 0 || errno != EACCES) {
+                _exit(90 + 2);
+            }
+            if (openat(AT_FDCWD, other.c_str(), O_RDONLY | O_CREAT, 0644) >= 0 || errno != EACCES) {
+                _exit(90 + 3);
+            }
+            if (unlink(c.c_str()) == 0 || rename(c.c_str(), other.c_str()) == 0 ||
+                mkdir(other.c_str(), 0755) == 0 || truncate(c.c_str(), 0) == 0) {
+                _exit(90 + 4);
+            }
+            if (syscall(437 /* openat2 */, AT_FDCWD, c.c_str(), nullptr, 0) >= 0 ||
+                errno != ENOSYS) {
+                _exit(90 + 5);
+            }
+            if (open(c.c_str(), O_RDONLY) < 0 || write(fds[1], "x", 1) != 1) {
+                _exit(90 + 6);
+            }
+        },
+        o);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(kev::test::readFile(cache), "{}");
+    EXPECT_FALSE(fs::exists(tmp / "new"));
+    close(fds[0]);
+    close(fds[1]);
+}

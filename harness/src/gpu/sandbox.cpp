@@ -178,6 +178,9 @@ std::string Report::evidence() const {
              "processes)";
     else
         s += "seccomp filter not installed: " + seccompWhy;
+    if (seccompRefusesWrites)
+        s += "; no file may be created, changed or removed (the filter's fallback without "
+             "Landlock)";
     if (landlock)
         s += "; Landlock ABI " + std::to_string(landlockAbi) + " active: writable only " + writable;
     else if (landlockAbi > 0)
@@ -326,7 +329,10 @@ Report install(const Options& options) {
     // Not dumpable: another process of the same user (a concurrent candidate on another device)
     // cannot open this one's /proc/<pid>/mem even where Landlock is missing.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    installLandlock(options, report);
+    if (options.landlock)
+        installLandlock(options, report);
+    else
+        report.landlockWhy = "not asked for";
 #if defined(__x86_64__)
     // The BPF program reads struct seccomp_data: arch, nr, then args[0] (clone's flags, the pid
     // of a signal; its low 32 bits, which is all of a pid_t on this little-endian ABI).
@@ -339,6 +345,9 @@ Report install(const Options& options) {
     constexpr unsigned kAllow = SECCOMP_RET_ALLOW;
     constexpr unsigned kEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
     constexpr unsigned kEnosys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
+    constexpr unsigned kEacces = SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA);
+    // O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND: an open that may change a file.
+    constexpr uint32_t kWritingOpen = 01 | 02 | 0100 | 01000 | 02000;
     enum Label {
         LKill,
         LEperm,
@@ -358,6 +367,9 @@ Report install(const Options& options) {
         LFcntlOwner,
         LIoctl,
         LLocalDeny,
+        LOpen,
+        LOpenat,
+        LNoWrite,
         LAllowTail
     };
     const uint32_t self = static_cast<uint32_t>(::getpid());
@@ -417,6 +429,20 @@ Report install(const Options& options) {
              SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr, 466L /* removexattrat */})
         p.jeqTo(static_cast<uint32_t>(nr), LEperm);
     // Signals by I/O readiness (F_SETOWN, F_SETSIG, FIOSETOWN) to another process.
+    // Without Landlock the file system stays writable to the process: the filter then refuses every
+    // open that may change a file and every call that creates, renames or removes one (the child
+    // needs none once it is set up; the report says this fallback is in force).
+    const bool writeFallback = !report.landlock;
+    if (writeFallback) {
+        p.jeqTo(SYS_open, LOpen);
+        p.jeqTo(SYS_openat, LOpenat);
+        p.jeqTo(437 /* openat2: its flags are behind a pointer */, LEnosys);
+        for (const long nr : std::initializer_list<long>{
+                 SYS_creat, SYS_rename, SYS_renameat, SYS_renameat2, SYS_unlink, SYS_unlinkat,
+                 SYS_link, SYS_linkat, SYS_symlink, SYS_symlinkat, SYS_mkdir, SYS_mkdirat,
+                 SYS_rmdir, SYS_mknod, SYS_mknodat, SYS_truncate})
+            p.jeqTo(static_cast<uint32_t>(nr), LNoWrite);
+    }
     p.jeqTo(SYS_fcntl, LFcntl);
     p.jeqTo(SYS_ioctl, LIoctl);
     p.jeqTo(SYS_socket, LEperm);
@@ -509,6 +535,21 @@ Report install(const Options& options) {
     p.stmt(BPF_RET | BPF_K, kAllow);
     p.place(LLocalDeny); // an EPERM after the blocks above (jumps go forward only)
     p.stmt(BPF_RET | BPF_K, kEperm);
+    if (writeFallback) {
+        // open(path, flags) and openat(dir, path, flags): reading only.
+        p.place(LOpen);
+        p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg1);
+        p.stmt(BPF_ALU | BPF_AND | BPF_K, kWritingOpen);
+        p.jeqTo(0, LAllowTail);
+        p.stmt(BPF_RET | BPF_K, kEacces);
+        p.place(LOpenat);
+        p.stmt(BPF_LD | BPF_W | BPF_ABS, kArg2);
+        p.stmt(BPF_ALU | BPF_AND | BPF_K, kWritingOpen);
+        p.jeqTo(0, LAllowTail);
+        p.stmt(BPF_RET | BPF_K, kEacces);
+        p.place(LNoWrite);
+        p.stmt(BPF_RET | BPF_K, kEacces);
+    }
     p.place(LAllowTail);
     p.stmt(BPF_RET | BPF_K, kAllow);
     std::vector<sock_filter> program = p.build();
@@ -528,8 +569,10 @@ Report install(const Options& options) {
     if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) == 0) {
         report.seccomp = true;
         report.seccompAllThreads = true;
+        report.seccompRefusesWrites = writeFallback;
     } else if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0) {
         report.seccomp = true;
+        report.seccompRefusesWrites = writeFallback;
     } else {
         report.seccompWhy = errnoText("seccomp(SECCOMP_SET_MODE_FILTER)");
     }

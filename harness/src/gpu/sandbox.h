@@ -28,7 +28,9 @@
 // with ENOSYS (glibc falls back to clone, whose flags the filter reads); so do chmod, chown,
 // utimes and xattr calls (Landlock does not cover them) and F_SETOWN/F_SETSIG/FIOSETOWN towards
 // another process. The process is made non-dumpable.
-// Threads stay allowed because the CUDA runtime starts its own.
+// Threads stay allowed because the CUDA runtime starts its own. Where Landlock is not active, the
+// filter also refuses (EACCES) every open for writing, creating or truncating, and every create,
+// rename, link and remove of a file: the child writes nowhere at all.
 #include <string>
 
 namespace kev::gpu::sandbox {
@@ -37,6 +39,8 @@ struct Options {
     // The only folder the candidate may write beneath; empty: none.
     std::string scratchDir;
     bool dropCapabilities = true;
+    // false: no Landlock even where the kernel has it (tests of the filter's write fallback).
+    bool landlock = true;
     // A capability the process keeps (the profiling child keeps CAP_SYS_ADMIN, which the driver
     // may require for performance counters); -1: none.
     int keepCapability = -1;
@@ -48,11 +52,14 @@ struct Report {
     std::string capabilitiesWhy;
     bool seccomp = false;
     bool seccompAllThreads = false; // TSYNC: threads started before the filter are filtered too
-    std::string seccompWhy;         // why not, when it is not installed
-    int landlockAbi = 0;            // 0: the kernel has no Landlock
-    bool landlock = false;          // a ruleset is enforced
-    std::string landlockWhy;        // why not, when it is not enforced
-    std::string writable;           // what stays writable, for the evidence
+    // Without Landlock the filter refuses every open that may change a file, and every create,
+    // rename, link and remove.
+    bool seccompRefusesWrites = false;
+    std::string seccompWhy;  // why not, when it is not installed
+    int landlockAbi = 0;     // 0: the kernel has no Landlock
+    bool landlock = false;   // a ruleset is enforced
+    std::string landlockWhy; // why not, when it is not enforced
+    std::string writable;    // what stays writable, for the evidence
     // One sentence for the report's "sandbox" check.
     std::string evidence() const;
 };

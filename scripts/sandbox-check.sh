@@ -2,8 +2,9 @@
 # On a GPU host (issue 15, classes 5-9; harness/THREAT_MODEL.md): the sandbox must not cost a
 # correct kernel anything and must be in force.
 #   1. one `eval` of a correct kernel: status ok, and its report says that the seccomp filter is on
-#      every thread, that Landlock is active (with its ABI), that the result channel was clean and
-#      that the load-time code is the toolchain's;
+#      every thread, that Landlock is active (with its ABI), that the result channel was clean,
+#      that the load-time code is the toolchain's, and that the reference's counters were taken
+#      before the candidate was loaded (or came from the cache);
 #   2. the hostile kernels of classes 5-9 through ONE `serve` (keys set in its environment), each
 #      in its expected status, the server answering after every one.
 # Uses $KEVOLVE_HARNESS or build/gpu-host/harness/kevolve-harness; results in $OUT
@@ -38,6 +39,13 @@ if "Landlock ABI" not in sandbox or " active:" not in sandbox:
 for name in ("load_time_code", "result_channel"):
     if not checks.get(name, {}).get("ok"):
         problems.append(f"{name} did not pass")
+m = r.get("metrics", {})
+print(f"metrics          available={m.get('available')}: {m.get('reason', '')}")
+print(f"reference_source {m.get('reference_source')}")
+if m.get("available") and str(m.get("reference_source", "")).startswith("profiled (not cached"):
+    problems.append("the profiling child did not report the reference before loading the candidate")
+if not m.get("available"):
+    print("WARNING: no counters (CAP_SYS_ADMIN kept in the profiling child? see the reason)")
 print("status:", r.get("status"), "-", r.get("message"))
 for p in problems:
     print("PROBLEM:", p)

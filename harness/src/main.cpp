@@ -1,5 +1,6 @@
 // kevolve-harness: the referee's command line (harness/PROTOCOL.md).
 #include "kevolve/harness_version.h"
+#include "process.h"
 #include "supervisor.h"
 
 #ifdef KEVOLVE_HAVE_GPU_CHILD
@@ -165,7 +166,7 @@ int execGuard(int argc, char** argv) {
     if (!parentAlive())
         return 1;
     closeDescriptors(keep);
-    ::execvp(argv[i], argv + i);
+    kev::process::replaceWith(argv + i);
     std::fprintf(stderr, "kevolve-harness exec-guard: cannot run %s: %s\n", argv[i],
                  std::strerror(errno));
     return 127;

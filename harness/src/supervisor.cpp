@@ -7,6 +7,7 @@
 #include "nvml.h"
 #include "process.h"
 #include "report.h"
+#include "result_channel.h"
 #include "roofline.h"
 #include "verdict.h"
 
@@ -23,8 +24,11 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kev {
@@ -36,6 +40,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxLine = 64u << 20;
+
+// What the profiling child says on its channel (PROTOCOL.md): reference_metrics comes before the
+// candidate is loaded.
+const std::set<std::string> kProfileLineTypes = {"progress", "ready", "reference_metrics"};
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -227,6 +235,7 @@ struct Supervisor::Eval {
     // verifier ends it gets a short grace to finish its own line, then it is killed.
     std::unique_ptr<process::Process> runner;
     std::string runnerToken;
+    std::optional<channel::ResultProtocol> runnerProtocol;
     verdict::ChildLines runnerLines;
     std::optional<process::Result> verifierRun;
     Clock::time_point verifierEnd;
@@ -235,9 +244,14 @@ struct Supervisor::Eval {
     double lintS = 0;
     double gpuS = 0;
     json::Value childResult;
-    int resultLines = 0;
-    int forgedLines = 0; // result lines without the child's token
-    std::string token;   // handed to the child in its environment, echoed in its result
+    std::string token; // handed to the child in its environment, echoed in its result
+    // What the evaluation's child and the profiling child may say on their result channels:
+    // anything else refuses the channel (result_channel.h).
+    std::optional<channel::ResultProtocol> protocol;
+    std::optional<channel::ResultProtocol> profileProtocol;
+    // The reference's counters from the profiling child's first reference_metrics line, written
+    // before it loaded the candidate: the only counters the reference cache takes.
+    json::Value trustedReference;
     // The evaluation's verdict while the profiling child (run-one --profile) runs.
     std::string status, message;
     json::Value profileResult;
@@ -247,7 +261,6 @@ struct Supervisor::Eval {
     // (run-one --profile --wait-go), so its start-up overlaps the evaluation.
     std::unique_ptr<process::Process> profileProc;
     std::string profileToken;
-    std::vector<std::string> profileEarlyLines;
     // The evaluation's child holds its timing (run-one --hold-timing) until the profiling child
     // is ready or gone, so that no CUDA start-up overlaps a timed sample.
     bool timingHeld = false;
@@ -266,6 +279,9 @@ Supervisor::Supervisor(SupervisorConfig config, Sink sink)
         m_config.maxCompiles = coreCount();
     if (m_config.selfExe.empty())
         m_config.selfExe = selfExePath();
+    // Not dumpable: a child of the same user (a candidate, its capabilities dropped) cannot open
+    // this process's /proc/<pid>/environ or mem, even on a kernel without Landlock.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 Supervisor::~Supervisor() {
@@ -402,11 +418,8 @@ void Supervisor::service() {
         case Eval::State::Running: {
             if (e.profileProc) {
                 e.profileProc->service();
-                for (auto& line : e.profileProc->takeChannelLines()) {
-                    if (e.timingHeld && isReadyLine(line))
-                        releaseTiming(e);
-                    e.profileEarlyLines.push_back(std::move(line));
-                }
+                for (const auto& line : e.profileProc->takeChannelLines())
+                    handleProfileLine(e, *e.profileProc, line);
             }
             if (e.timingHeld && (!e.profileProc || !e.profileProc->running()))
                 releaseTiming(e);
@@ -420,7 +433,7 @@ void Supervisor::service() {
                 for (const auto& line : e.proc->takeChannelLines())
                     handleChildLine(e, line);
                 if (finished) {
-                    e.verifierRun = e.proc->result();
+                    e.verifierRun = withChannel(*e.proc);
                     e.verifierEnd = Clock::now();
                 }
             }
@@ -437,7 +450,7 @@ void Supervisor::service() {
         case Eval::State::Profiling: {
             const bool finished = e.proc->service();
             for (const auto& line : e.proc->takeChannelLines())
-                handleProfileLine(e, line);
+                handleProfileLine(e, *e.proc, line);
             if (finished)
                 afterProfile(e);
             break;
@@ -445,6 +458,8 @@ void Supervisor::service() {
         }
     }
     m_evals.remove_if([](const std::unique_ptr<Eval>& e) { return e->done; });
+    // Children killed earlier that were stuck in the kernel: collected without blocking.
+    process::reapStragglers();
 }
 
 void Supervisor::startCompile(Eval& e) {
@@ -588,6 +603,13 @@ void Supervisor::startChild(Eval& e) {
     // working directory (THREAT_MODEL.md, class 2).
     job["options"] = e.req.options.toJson();
     job["workdir"] = e.workDir;
+    // The only folder the child may write to once the candidate is loaded (Landlock).
+    const std::string scratch = e.workDir + "/scratch";
+    if (::mkdir(scratch.c_str(), 0700) != 0 && errno != EEXIST) {
+        fail(e, "cannot create " + scratch + ": " + std::strerror(errno));
+        return;
+    }
+    job["scratch"] = scratch;
     job["lint"] = e.req.options.lint;
     e.token = resultToken();
     const std::string jobPath = e.workDir + "/job.json";
@@ -600,11 +622,13 @@ void Supervisor::startChild(Eval& e) {
         !e.req.options.selfCheck &&
         metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never;
     e.timingHeld = prewarm;
+    e.protocol.emplace(e.token);
     if (!startPair(e, job.dump(), prewarm))
         return;
     e.state = Eval::State::Running;
     if (prewarm) {
         e.profileToken = resultToken();
+        e.profileProtocol.emplace(e.profileToken, kProfileLineTypes);
         // Its limit covers the wait for the evaluation as well as its own run.
         e.profileProc = spawnChild(e, {"--profile", "--wait-go"}, e.profileToken, true,
                                    2 * e.req.options.runTimeoutS);
@@ -626,7 +650,8 @@ std::unique_ptr<process::Process> Supervisor::spawnProcess(Eval& e, std::vector<
     spec.stdinPipe = stdinPipe;
     spec.timeoutS = timeoutS;
     spec.cwd = e.workDir;
-    spec.env = {{"CUDA_MODULE_LOADING", moduleLoading},
+    spec.env = {{"TMPDIR", e.workDir + "/scratch"},
+                {"CUDA_MODULE_LOADING", moduleLoading},
                 {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                 {"KEVOLVE_PARENT_PID", std::to_string(::getpid())},
                 {"KEVOLVE_RESULT_TOKEN", token}};
@@ -675,6 +700,7 @@ bool Supervisor::startPair(Eval& e, const std::string& jobLine, bool holdTiming)
     verdict::setInheritable(toVerifier[0], false);
     verdict::setInheritable(toRunner[1], false);
     e.runnerToken = resultToken();
+    e.runnerProtocol.emplace(e.runnerToken, std::set<std::string>{"result"});
     verdict::setInheritable(toRunner[0], true);
     verdict::setInheritable(toVerifier[1], true);
     e.runner = spawnChild(
@@ -689,32 +715,28 @@ bool Supervisor::startPair(Eval& e, const std::string& jobLine, bool holdTiming)
     return true;
 }
 
+// The runner writes exactly one line, its result with its token: anything else on its channel
+// (junk, a forged or second result, a flood) refuses the channel (result_channel.h).
 void Supervisor::handleRunnerLine(Eval& e, const std::string& line) {
-    auto v = json::tryParse(line, nullptr);
-    if (!v || !v->isObject())
+    const auto m = e.runnerProtocol->accept(e.runner->channelReader(), line);
+    if (!m || m->type != "result")
         return;
-    const json::Value* type = v->find("type");
-    if (!type || !type->isString() || type->asString() != "result")
-        return;
-    const json::Value* token = v->find("token");
-    if (!token || !token->isString() || token->asString() != e.runnerToken) {
-        ++e.runnerLines.forged;
-        return;
-    }
     ++e.runnerLines.results;
-    v->erase("token");
-    e.runnerLines.result = std::move(*v);
+    e.runnerLines.result = std::move(m->value);
 }
 
-void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
-    auto v = json::tryParse(line, nullptr);
-    if (!v || !v->isObject())
+void Supervisor::handleProfileLine(Eval& e, process::Process& child, const std::string& line) {
+    const auto m = e.profileProtocol->accept(child.channelReader(), line);
+    if (!m)
         return;
-    const json::Value* type = v->find("type");
-    const json::Value* token = v->find("token");
-    if (type && type->isString() && type->asString() == "result" && token && token->isString() &&
-        token->asString() == e.token)
-        e.profileResult = std::move(*v);
+    if (m->type == "ready" && e.timingHeld && &child == e.profileProc.get())
+        releaseTiming(e);
+    if (m->type == "reference_metrics" && e.trustedReference.isNull()) {
+        const json::Value* metrics = m->value.find("metrics");
+        e.trustedReference = metrics && metrics->isObject() ? *metrics : json::Value::object();
+    }
+    if (m->type == "result")
+        e.profileResult = std::move(m->value);
 }
 
 namespace {
@@ -750,7 +772,10 @@ json::Value loadReferenceCache(const std::string& path, const std::string& key) 
     const auto v = text ? json::tryParse(*text, nullptr) : std::nullopt;
     const json::Value* k = v && v->isObject() ? v->find("key") : nullptr;
     const json::Value* m = v && v->isObject() ? v->find("metrics") : nullptr;
-    if (k && k->isString() && k->asString() == key && m && m->isObject() && m->find("reference"))
+    // The file is outside the child's reach (Landlock) but not outside every process's: counters
+    // that cannot be real are profiled again.
+    if (k && k->isString() && k->asString() == key && m && m->isObject() && m->find("reference") &&
+        metrics::implausible(*m).empty())
         return *m;
     return json::Value();
 }
@@ -774,12 +799,6 @@ void storeReferenceCache(const std::string& path, const std::string& key,
 }
 
 } // namespace
-
-bool Supervisor::isReadyLine(const std::string& line) {
-    const auto v = json::tryParse(line, nullptr);
-    const json::Value* type = v && v->isObject() ? v->find("type") : nullptr;
-    return type && type->isString() && type->asString() == "ready";
-}
 
 void Supervisor::releaseTiming(Eval& e) {
     e.timingHeld = false;
@@ -808,18 +827,16 @@ void Supervisor::startProfiling(Eval& e) {
         e.profileProc->closeStdin();
         e.proc = std::move(e.profileProc);
         e.token = e.profileToken;
-        for (const auto& line : e.profileEarlyLines)
-            handleProfileLine(e, line);
     } else {
         // The waiting child is gone (or was never started): start one now.
         e.profileProc.reset();
         e.token = resultToken();
+        e.profileProtocol.emplace(e.token, kProfileLineTypes);
         std::vector<std::string> args = {"--profile"};
         if (cached)
             args.push_back("--candidate-only");
         e.proc = spawnChild(e, args, e.token, false, e.req.options.runTimeoutS);
     }
-    e.profileEarlyLines.clear();
     e.profileGo = std::chrono::steady_clock::now();
     e.state = Eval::State::Profiling;
 }
@@ -827,9 +844,14 @@ void Supervisor::startProfiling(Eval& e) {
 // Counters never change the verdict: a profiling child that fails leaves the reason in
 // `metrics` and the report is otherwise the evaluation's.
 void Supervisor::afterProfile(Eval& e) {
-    const process::Result run = e.proc->result();
+    const process::Result run = withChannel(*e.proc);
     e.proc.reset();
     e.profileS = secondsSince(e.profileGo);
+    if (run.channelRefused) {
+        // The candidate ran in this child too: a broken channel is its doing, not a counter.
+        refuseChannel(e, run, "the profiling child");
+        return;
+    }
     e.profileHiddenS = std::max(0.0, run.seconds - e.profileS);
     json::Value metrics;
     if (const json::Value* m =
@@ -842,71 +864,138 @@ void Supervisor::afterProfile(Eval& e) {
         const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
         metrics["reason"] = "the profiling child ended without metrics: " + f.message;
     }
-    if (e.cachedReference.isObject()) {
+    const auto takeReference = [&metrics](const json::Value& from) {
         for (const char* field : kReferenceFields) {
-            if (const json::Value* v = e.cachedReference.find(field))
+            if (const json::Value* v = from.find(field))
                 metrics[field] = *v;
         }
+    };
+    if (e.cachedReference.isObject()) {
+        takeReference(e.cachedReference);
         metrics["reference_source"] = "cache " + e.referenceCachePath;
-    } else if (!e.referenceCachePath.empty() && metrics.find("reference") &&
-               !metrics.find("reference_error")) {
-        storeReferenceCache(e.referenceCachePath, e.referenceCacheKey, metrics);
-        metrics["reference_source"] = "profiled (cached at " + e.referenceCachePath + ")";
+    } else if (e.trustedReference.isObject() && e.trustedReference.find("reference")) {
+        // Counted before the candidate was loaded: these, not the result's copy (which passed
+        // through the candidate's process), are reported and cached.
+        takeReference(e.trustedReference);
+        if (const json::Value* err = e.trustedReference.find("reference_error"))
+            metrics["reference_error"] = *err;
+        if (!e.referenceCachePath.empty() && !e.trustedReference.find("reference_error")) {
+            storeReferenceCache(e.referenceCachePath, e.referenceCacheKey, e.trustedReference);
+            metrics["reference_source"] =
+                "profiled before the candidate was loaded (cached at " + e.referenceCachePath + ")";
+        } else {
+            metrics["reference_source"] = "profiled before the candidate was loaded";
+        }
     } else if (metrics.find("reference")) {
-        metrics["reference_source"] = "profiled";
+        // Only the result carried them: the candidate could have changed them, so they are
+        // shown but never cached.
+        metrics["reference_source"] = "profiled (not cached: not reported before the candidate "
+                                      "was loaded)";
     }
     e.childResult["metrics"] = std::move(metrics);
     finish(e, e.status, e.message);
 }
 
 void Supervisor::handleChildLine(Eval& e, const std::string& line) {
-    std::string error;
-    auto v = json::tryParse(line, &error);
-    if (!v || !v->isObject()) {
-        std::cerr << "kevolve-harness: " << e.req.id << ": ignoring a malformed line from the "
-                  << "GPU child: " << line.substr(0, 200) << "\n";
+    // The child learns its token from its environment and scrubs it before the candidate is
+    // loaded: a result without it, junk, or anything after the result was written by someone
+    // else on the child's fd and refuses the channel (the child is then killed).
+    const auto m = e.protocol->accept(e.proc->channelReader(), line);
+    if (!m)
         return;
-    }
-    const json::Value* type = v->find("type");
-    if (!type || !type->isString())
-        return;
-    if (type->asString() == "progress") {
-        const json::Value* stage = v->find("stage");
-        const json::Value* message = v->find("message");
-        const json::Value* fraction = v->find("fraction");
+    if (m->type == "progress") {
+        const json::Value* stage = m->value.find("stage");
+        const json::Value* message = m->value.find("message");
+        const json::Value* fraction = m->value.find("fraction");
         progress(e, stage && stage->isString() ? stage->asString() : std::string("run"),
                  message && message->isString() ? message->asString() : std::string(),
                  fraction && fraction->isNumber() ? fraction->asDouble() : 0.0);
-    } else if (type->asString() == "result") {
-        // The child learns its token from its environment and scrubs it before the candidate is
-        // loaded: a result line without it was written by someone else on the child's fd.
-        const json::Value* token = v->find("token");
-        if (!token || !token->isString() || token->asString() != e.token) {
-            ++e.forgedLines;
-            return;
-        }
-        ++e.resultLines;
-        v->erase("token");
-        e.childResult = std::move(*v);
+    } else if (m->type == "result") {
+        e.childResult = std::move(m->value);
     }
 }
 
+// The child's result with its channel's final state: the protocol may have refused the channel
+// after the process ended (the lines are checked once they are taken).
+process::Result Supervisor::withChannel(process::Process& child) {
+    process::Result run = child.result();
+    run.channelRefused = !child.channelReader().ok();
+    run.channel = child.channelReader().toJson();
+    return run;
+}
+
+void Supervisor::refuseChannel(Eval& e, const process::Result& run, const char* who) {
+    const json::Value* v = run.channel.find("violation");
+    const json::Value* m = v ? v->find("message") : nullptr;
+    const json::Value* x = v ? v->find("excerpt") : nullptr;
+    const std::string what = m && m->isString() ? m->asString() : std::string("broken framing");
+    json::Value result = json::Value::object();
+    json::Value violations = json::Value::array();
+    violations.push(std::string(who) + "'s result channel was refused: " + what);
+    result["violations"] = std::move(violations);
+    json::Value check = json::Value::object();
+    check["name"] = "result_channel";
+    check["ok"] = false;
+    check["evidence"] = what + (x && x->isString() ? "; excerpt: " + x->asString() : "") + " (" +
+                        std::to_string(run.channel.find("bytes")->asInt()) + " bytes)";
+    json::Value checks = json::Value::array();
+    checks.push(std::move(check));
+    result["checks"] = std::move(checks);
+    json::Value error = json::Value::object();
+    error["stage"] = "run";
+    error["message"] = std::string(who) + "'s result channel: " + what;
+    error["channel"] = run.channel;
+    result["error"] = std::move(error);
+    e.childResult = std::move(result);
+    finish(e, "rule_violation",
+           "rule violation: " + std::string(who) + "'s result channel: " + what);
+}
+
 void Supervisor::afterChild(Eval& e) {
-    const process::Result verifierRun = e.verifierRun ? *e.verifierRun : e.proc->result();
-    const process::Result runnerRun = e.runner ? e.runner->result() : process::Result();
+    const process::Result verifierRun = e.verifierRun ? *e.verifierRun : withChannel(*e.proc);
+    const process::Result runnerRun = e.runner ? withChannel(*e.runner) : process::Result();
     e.proc.reset();
     e.runner.reset();
     e.verifierRun.reset();
     e.gpuS = verifierRun.seconds;
+    // Anything unexpected on the runner's channel is the candidate's doing; on the verifier's,
+    // nothing it says can be trusted any more.
+    if (runnerRun.channelRefused) {
+        e.profileProc.reset();
+        refuseChannel(e, runnerRun, "the runner");
+        return;
+    }
+    if (verifierRun.channelRefused) {
+        e.profileProc.reset();
+        refuseChannel(e, verifierRun, "the verifier");
+        return;
+    }
     verdict::ChildLines verifierLines;
     verifierLines.result = e.childResult;
-    verifierLines.results = e.resultLines;
-    verifierLines.forged = e.forgedLines;
+    verifierLines.results = e.childResult.isObject() ? 1 : 0;
     verdict::Outcome o = verdict::combine(verifierLines, verifierRun, e.runnerLines, runnerRun,
                                           e.req.options.runTimeoutS);
     e.childResult = std::move(o.child);
     e.status = o.status;
     e.message = o.message;
+    if (e.childResult.isObject() && e.childResult.find("status")) {
+        json::Value check = json::Value::object();
+        check["name"] = "result_channel";
+        check["ok"] = true;
+        const auto count = [](const process::Result& r, const char* key) {
+            const json::Value* v = r.channel.isObject() ? r.channel.find(key) : nullptr;
+            return v && v->isInt() ? v->asInt() : 0;
+        };
+        check["evidence"] = "the verifier: " + std::to_string(count(verifierRun, "lines")) +
+                            " lines (" + std::to_string(count(verifierRun, "bytes")) +
+                            " bytes); the runner: " + std::to_string(count(runnerRun, "lines")) +
+                            " lines (" + std::to_string(count(runnerRun, "bytes")) +
+                            " bytes); one result each with its token, nothing after it";
+        json::Value& checks = e.childResult["checks"];
+        if (!checks.isArray())
+            checks = json::Value::array();
+        checks.push(std::move(check));
+    }
     if (report::isStatus(e.status) && e.childResult.find("status")) {
         e.childResult["status"] = e.status;
         e.childResult["message"] = e.message;

@@ -18,7 +18,8 @@ namespace kev {
 
 namespace process {
 class Process;
-}
+struct Result;
+} // namespace process
 
 struct EvalOptions {
     int device = 0;
@@ -101,9 +102,10 @@ private:
                                                  const std::string& token, bool stdinPipe,
                                                  double timeoutS);
     void startProfiling(Eval& e);
-    static bool isReadyLine(const std::string& line);
     void releaseTiming(Eval& e);
-    void handleProfileLine(Eval& e, const std::string& line);
+    void handleProfileLine(Eval& e, process::Process& child, const std::string& line);
+    void refuseChannel(Eval& e, const process::Result& run, const char* who);
+    static process::Result withChannel(process::Process& child);
     void afterProfile(Eval& e);
     void finish(Eval& e, const std::string& status, const std::string& message);
     void fail(Eval& e, const std::string& message, const char* code = "internal");

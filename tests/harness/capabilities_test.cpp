@@ -1,7 +1,7 @@
 // The runner's capability drop without a GPU: a process that dropped everything holds no
 // capability, and cannot open the memory of a non-dumpable process of the same user (the
 // verifier), even when it started as root.
-#include "gpu/capabilities.h"
+#include "gpu/sandbox.h"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ template <typename F> int inChild(F body) {
 TEST(Capabilities, NoneSurviveTheDrop) {
     EXPECT_EQ(inChild([] {
                   std::string why;
-                  if (!kev::gpu::dropCapabilities(&why)) {
+                  if (!kev::gpu::sandbox::dropCapabilities(&why)) {
                       return 1;
                   }
                   __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -62,7 +62,7 @@ TEST(Capabilities, ANonDumpableSiblingsMemoryStaysClosed) {
     const std::string mem = "/proc/" + std::to_string(verifier) + "/mem";
     EXPECT_EQ(inChild([&mem] {
                   std::string why;
-                  if (!kev::gpu::dropCapabilities(&why)) {
+                  if (!kev::gpu::sandbox::dropCapabilities(&why)) {
                       return 1;
                   }
                   const int fd = ::open(mem.c_str(), O_RDONLY);
@@ -76,7 +76,7 @@ TEST(Capabilities, ANonDumpableSiblingsMemoryStaysClosed) {
 TEST(Capabilities, OneCanBeKept) {
     EXPECT_EQ(inChild([] {
                   std::string why;
-                  if (!kev::gpu::dropCapabilities(&why, CAP_SYS_ADMIN)) {
+                  if (!kev::gpu::sandbox::dropCapabilities(&why, CAP_SYS_ADMIN)) {
                       return 1;
                   }
                   __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};

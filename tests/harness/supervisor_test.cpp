@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 echo "ptxas info    : Compiling entry function '_Z4zeroPf' for 'sm_90a'"
+env > "$KEV_JOB_DIR/nvcc.env"
 cp "$KEV_PREBUILT" "$out"
 )SH";
 
@@ -63,7 +64,7 @@ if [ "$1" = "verify" ]; then
         echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
     fi
     case "$id" in
-    profiled|profiled_again|profiled_crash|ok|violation|runner_forged|runner_two|runner_silent)
+    profiled|profiled_again|profiled_late|profiled_crash|ok|violation|runner_forged|runner_two|runner_silent)
         echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
         echo "$result" | tok >&3 ;;
     garbage)
@@ -75,11 +76,20 @@ if [ "$1" = "verify" ]; then
         echo '{"type":"result","role":"verifier","status":"runtime_error","message":"the runner ended during '"'call'"' (no reply)","error":{"stage":"run","message":"the runner ended"}}' | tok >&3 ;;
     hang)
         sleep 100 ;;
+    escape)
+        # Leaves its process group for the supervisor's, then hangs: the time-out must still end it.
+        exec perl -e 'setpgrp(0, getpgrp(getppid())) or exit 9; print STDERR "escaped\n"; sleep' ;;
     two)
         echo "$result" | tok >&3
         echo "$result" | tok >&3 ;;
     forged)
         echo "$result" >&3 ;;
+    flood)
+        echo "$result" | tok >&3
+        head -c 80000000 /dev/zero | tr '\0' J >&3 ;;
+    trailing)
+        echo "$result" | tok >&3
+        echo '{"type":"progress","stage":"x"}' >&3 ;;
     silent)
         exit 0 ;;
     esac
@@ -97,7 +107,12 @@ if [ "$6" = "--profile" ]; then
         echo "$go" > "$KEV_JOB_DIR/$id.go"
     fi
     case "$id" in
-    profiled|profiled_again)
+    profiled|profiled_again|profiled_late)
+        # The reference's counters, before the candidate is loaded (not for profiled_late, whose
+        # only copy comes in the result, after the candidate ran).
+        if [ "$go" = "go" ] && [ "$id" != profiled_late ]; then
+            echo '{"type":"reference_metrics","metrics":{"available":true,"reference":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":86.5},"reference_kernel":"nvjet_fake","reference_kernels":[]}}' >&3
+        fi
         if [ "$go" = "go candidate-only" ]; then
             echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9}}}' | tok >&3
         else
@@ -109,6 +124,7 @@ if [ "$6" = "--profile" ]; then
 fi
 # The runner.
 cp "$job" "$KEV_JOB_DIR/$id.json"
+env > "$KEV_JOB_DIR/$id.env"
 runner='{"type":"result","role":"runner","calls":12,"checks":[{"name":"sandbox","ok":true,"evidence":"seccomp"},{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"resources":{"kernels":[]}}'
 case "$id" in
 sigsys)
@@ -120,7 +136,6 @@ crash)
 violation)
     echo '{"type":"result","role":"runner","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' | tok >&3 ;;
 runner_forged)
-    echo "$runner" | tok >&3
     echo '{"type":"result","role":"runner","checks":[]}' >&3 ;;
 runner_two)
     echo "$runner" | tok >&3
@@ -163,7 +178,13 @@ protected:
                 {"KEVOLVE_TEST_CHILD", (s_dir / "child.sh").string()},
                 {"KEV_PREBUILT", (s_dir / "clean.so").string()},
                 {"KEV_JOB_DIR", (s_dir / "jobs").string()},
-                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()}};
+                {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()},
+                // The stand-ins' own settings pass by the operator's explicit choice; the keys
+                // must reach neither nvcc nor the GPU child.
+                {"KEVOLVE_PASS_ENV", "KEV_PREBUILT,KEV_JOB_DIR"},
+                {"OPENAI_API_KEY", "sk-test-openai-secret"},
+                {"KEVOLVE_API_KEY", "kv-test-kevolve-secret"},
+                {"SOME_SERVICE_TOKEN", "tok-test-secret"}};
     }
 
     static Value eval(const std::string& id, double runTimeout = 60) {
@@ -230,14 +251,15 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_EQ(env.find("cuda_runtime_version")->asInt(), 13000);
     EXPECT_DOUBLE_EQ(ok.find("timing")->find("speedup_vs_reference")->asDouble(), 0.93);
     EXPECT_TRUE(ok.find("correctness")->find("ok")->asBool());
-    // Lint checks first, then the child's.
-    // Lint checks first, then the runner's, then the verifier's.
+    // Lint checks first, then the runner's, then the verifier's, then the channels'.
     const Value& checks = *ok.find("rules")->find("checks");
-    ASSERT_EQ(checks.size(), 6u) << checks.dump();
+    ASSERT_GE(checks.size(), 5u) << checks.dump();
+    const size_t n = checks.size();
     EXPECT_EQ(str(checks.at(0).find("name")), "undefined_symbols");
-    EXPECT_EQ(str(checks.at(3).find("name")), "sandbox");
-    EXPECT_EQ(str(checks.at(4).find("name")), "launch_audit");
-    EXPECT_EQ(str(checks.at(5).find("name")), "inputs_unchanged");
+    EXPECT_EQ(str(checks.at(n - 4).find("name")), "sandbox");
+    EXPECT_EQ(str(checks.at(n - 3).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(n - 2).find("name")), "inputs_unchanged");
+    EXPECT_EQ(str(checks.at(n - 1).find("name")), "result_channel");
     EXPECT_NE(ok.find("resources"), nullptr) << "the runner's resources reach the report";
     EXPECT_TRUE(ok.find("rules")->find("ok")->asBool());
     const Value& stages = *ok.find("stages");
@@ -254,8 +276,13 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     }
     EXPECT_TRUE(forwarded) << "the child's progress is forwarded";
 
+    // A line outside the protocol is not ignored: the channel is refused with the evidence.
     ASSERT_EQ(r.count("garbage"), 1u);
-    EXPECT_EQ(str(r["garbage"].find("status")), "ok") << "a garbage line is ignored";
+    EXPECT_EQ(str(r["garbage"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["garbage"].find("message")).find("line 1 is not JSON"), std::string::npos)
+        << r["garbage"].dump(2);
+    EXPECT_EQ(str(r["garbage"].find("error")->find("channel")->find("violation")->find("excerpt")),
+              "this is not json");
 
     // The job file the child was given.
     const std::string text = kev::test::readFile(s_dir / "jobs" / "ok.json");
@@ -317,7 +344,9 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
     EXPECT_EQ(go, "go");
     std::getline(std::ifstream(s_dir / "jobs" / "profiled_again.go"), go);
     EXPECT_EQ(go, "go candidate-only");
-    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (cached at ", 0), 0u)
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source"))
+                  .rfind("profiled before the candidate was loaded (cached at ", 0),
+              0u)
         << a.dump(2);
     EXPECT_EQ(str(b.find("metrics")->find("reference_source")).rfind("cache ", 0), 0u) << b.dump(2);
     EXPECT_EQ(str(b.find("metrics")->find("reference_kernel")), "nvjet_fake");
@@ -335,6 +364,27 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
     EXPECT_EQ(released, "time");
     EXPECT_GT(readyAt, 0);
     EXPECT_GE(releasedAt, readyAt);
+}
+
+// Class 6: reference counters that only the result carried (after the candidate ran in that
+// process) are shown but never cached.
+TEST_F(Supervisor, ReferenceCountersFromAfterTheCandidateAreNotCached) {
+    ASSERT_TRUE(s_prebuilt);
+    fs::remove_all(s_dir / "cache");
+    auto first = reports({"profiled_late"});
+    ASSERT_EQ(first.count("profiled_late"), 1u);
+    const Value& a = first["profiled_late"];
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (not cached", 0), 0u)
+        << a.dump(2);
+    bool cached = false;
+    if (fs::exists(s_dir / "cache")) {
+        for (const auto& f : fs::directory_iterator(s_dir / "cache"))
+            cached = cached || f.path().filename().string().rfind("reference-metrics-", 0) == 0;
+    }
+    EXPECT_FALSE(cached);
+    std::string go;
+    std::getline(std::ifstream(s_dir / "jobs" / "profiled_late.go"), go);
+    EXPECT_EQ(go, "go");
 }
 
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
@@ -358,7 +408,9 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_EQ(r["crash"].find("correctness"), nullptr);
 
     EXPECT_EQ(str(r["two"].find("status")), "rule_violation");
-    EXPECT_NE(str(r["two"].find("message")).find("more than one result"), std::string::npos);
+    EXPECT_NE(str(r["two"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["two"].dump(2);
 
     EXPECT_EQ(str(r["silent"].find("status")), "runtime_error");
 
@@ -381,13 +433,52 @@ TEST_F(Supervisor, RunnerCanOnlyWorsenTheVerdict) {
     ASSERT_EQ(r.size(), 3u);
     EXPECT_EQ(str(r["runner_forged"].find("status")), "rule_violation")
         << r["runner_forged"].dump(2);
-    EXPECT_NE(str(r["runner_forged"].find("message")).find("forged"), std::string::npos);
-    EXPECT_NE(r["runner_forged"].find("rules")->find("violations")->dump().find("runner's token"),
+    EXPECT_NE(str(r["runner_forged"].find("message")).find("the runner's result channel"),
               std::string::npos);
+    EXPECT_NE(str(r["runner_forged"].find("message")).find("forged"), std::string::npos);
     EXPECT_EQ(str(r["runner_two"].find("status")), "rule_violation");
-    EXPECT_NE(str(r["runner_two"].find("message")).find("more than one result"), std::string::npos);
+    EXPECT_NE(str(r["runner_two"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["runner_two"].dump(2);
     EXPECT_EQ(str(r["runner_silent"].find("status")), "runtime_error");
     EXPECT_NE(str(r["runner_silent"].find("message")).find("runner ended without"),
+              std::string::npos);
+}
+
+// Class 8 of THREAT_MODEL.md: junk on the result channel after a well-formed result is a
+// violation with evidence (an 80 MB flood is not dropped silently), and the server lives on.
+TEST_F(Supervisor, ResultChannelFloodIsARuleViolation) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"flood", "trailing", "ok"});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(str(r["flood"].find("status")), "rule_violation") << r["flood"].dump(2);
+    EXPECT_NE(str(r["flood"].find("message")).find("result channel"), std::string::npos);
+    const Value* channel = r["flood"].find("error")->find("channel");
+    ASSERT_NE(channel, nullptr);
+    EXPECT_FALSE(channel->find("ok")->asBool());
+    // The junk after the result never got a newline within the line limit.
+    EXPECT_EQ(str(channel->find("violation")->find("kind")), "line_too_long");
+    EXPECT_EQ(str(channel->find("violation")->find("excerpt")).substr(0, 8), "JJJJJJJJ");
+    EXPECT_EQ(str(r["trailing"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["trailing"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["trailing"].dump(2);
+    EXPECT_EQ(str(r["ok"].find("status")), "ok") << "the server is alive after the flood";
+}
+
+// Class 9: the user's keys in the supervisor's environment reach neither nvcc nor the child.
+TEST_F(Supervisor, SecretsReachNeitherNvccNorTheChild) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"ok"});
+    ASSERT_EQ(r.count("ok"), 1u);
+    for (const char* file : {"nvcc.env", "ok.env"}) {
+        const std::string env = kev::test::readFile(s_dir / "jobs" / file);
+        ASSERT_NE(env.find("PATH="), std::string::npos) << file << ":\n" << env;
+        for (const char* secret : {"sk-test-openai-secret", "kv-test-kevolve-secret",
+                                   "tok-test-secret", "OPENAI_API_KEY", "KEVOLVE_API_KEY"})
+            EXPECT_EQ(env.find(secret), std::string::npos) << secret << " leaked into " << file;
+    }
+    EXPECT_NE(kev::test::readFile(s_dir / "jobs" / "ok.env").find("KEVOLVE_RESULT_TOKEN="),
               std::string::npos);
 }
 
@@ -423,8 +514,14 @@ TEST_F(Supervisor, FileReferenceIsCompiledForTheChild) {
 
 TEST_F(Supervisor, HungChildTimesOut) {
     ASSERT_TRUE(s_prebuilt);
-    auto r = reports({"hang"}, 1.0);
+    auto r = reports({"hang", "escape"}, 1.0);
     ASSERT_EQ(r.count("hang"), 1u);
+    // Class 7: a child that left its process group is killed by pid at its deadline, and the
+    // server goes on to the next evaluation (reports() waits for both).
+    ASSERT_EQ(r.count("escape"), 1u);
+    EXPECT_EQ(str(r["escape"].find("status")), "timeout") << r["escape"].dump(2);
+    EXPECT_NE(str(r["escape"].find("error")->find("stderr")).find("escaped"), std::string::npos)
+        << r["escape"].dump(2);
     EXPECT_EQ(str(r["hang"].find("status")), "timeout");
     EXPECT_EQ(str(r["hang"].find("message")),
               "the GPU child did not finish within 1 s (run_timeout_s) and was killed");

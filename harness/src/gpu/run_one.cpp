@@ -8,7 +8,6 @@
 #include "runner_link.h"
 
 #include "candidate.h"
-#include "capabilities.h"
 #include "cuda_util.h"
 #include "cupti_activity.h"
 #include "gemm_bench.h"
@@ -159,6 +158,9 @@ public:
 private:
     void setUpDevice();
     void loadCandidate();
+    // loadCandidate in two steps: the sandbox and the task's reference, then the candidate.
+    void installSandboxAndReference();
+    void loadCandidateLibrary();
     void launchCandidate(int set);
     void syncCandidate(const char* what);
     uint64_t workspaceFor(const Shape& shape);
@@ -231,23 +233,26 @@ void Evaluation::setUpDevice() {
 }
 
 void Evaluation::loadCandidate() {
-    // As in the runner (runner.cpp), but CAP_SYS_ADMIN stays where it is held: the driver may
-    // reserve the performance counters to it. CAP_SYS_PTRACE (other processes' memory) and every
-    // other capability go.
-    if (!g_profileOnly) {
-        std::string capsWhy;
-        if (!dropCapabilities(&capsWhy, CAP_SYS_ADMIN)) {
-            throw std::runtime_error("the profiling child could not drop its capabilities: " +
-                                     capsWhy);
-        }
+    installSandboxAndReference();
+    if (!m_selfCheck) {
+        loadCandidateLibrary();
     }
-    std::string why;
-    const bool sandboxed =
-        g_profileOnly ? (why = "run-one --profile-only", false) : sandbox::install(&why);
+}
+
+void Evaluation::installSandboxAndReference() {
+    // The candidate may write only beneath the scratch folder the supervisor made for it.
+    sandbox::Options sandboxOptions;
+    if (const json::Value* scratch = m_job.find("scratch"); scratch && scratch->isString()) {
+        sandboxOptions.scratchDir = scratch->asString();
+    }
+    if (g_profile) {
+        // The driver may reserve performance counters to CAP_SYS_ADMIN (the profile never decides
+        // a verdict); every other capability goes.
+        sandboxOptions.keepCapability = CAP_SYS_ADMIN;
+    }
     addCheck("sandbox", true,
-             sandboxed ? "seccomp filter installed before the candidate was loaded (no fork, exec, "
-                         "ptrace or sockets)"
-                       : "seccomp filter not installed: " + why);
+             g_profileOnly ? std::string("no sandbox: run-one --profile-only")
+                           : sandbox::install(sandboxOptions).evidence());
     std::string error;
     if (const json::Value* ref = m_job.find("reference_library"); ref && ref->isString()) {
         if (!m_reference.load(ref->asString(), &error)) {
@@ -255,9 +260,10 @@ void Evaluation::loadCandidate() {
         }
         m_bench->setReferenceLibrary(m_reference.launch(), m_reference.workspace());
     }
-    if (m_selfCheck) {
-        return;
-    }
+}
+
+void Evaluation::loadCandidateLibrary() {
+    std::string error;
     enterCandidate("library load (static initialisers)");
     const bool ok = m_library.load(m_job.find("library")->asString(), &error);
     leaveCandidate();
@@ -356,7 +362,33 @@ json::Value Evaluation::profile() {
             lap("wait_s");
         }
         m_bench = makeBench(m_task, m_stream, m_cublas, m_kdev);
-        loadCandidate();
+        installSandboxAndReference();
+        const auto reference = [this] {
+            m_bench->launchReference(0, false);
+            KEV_CUDA(cudaStreamSynchronize(m_stream));
+        };
+        // The reference's counters come first, on a line written before the candidate's library
+        // is loaded: nothing of the candidate has run, so the supervisor may cache them
+        // (THREAT_MODEL.md, class 6). The line is written whenever they were asked for, so that
+        // no line of the candidate's can take its place.
+        std::vector<profiler::Range> r;
+        std::string referenceError;
+        const bool referenceFirst = ready && !g_noCupti && profileReference;
+        if (referenceFirst) {
+            m_bench->setShape(m_task.shape, 0);
+            m_bench->fill(0, InputCase{}, link::secureRandom64() & ((uint64_t{1} << 53) - 1));
+            m_bench->poison(Side::Reference);
+            KEV_CUDA(cudaStreamSynchronize(m_stream));
+            r = prof.profile(reference, &referenceError);
+            lap("reference_s");
+            json::Value line = json::Value::object();
+            line["type"] = "reference_metrics";
+            line["metrics"] = profiler::metricsJson(prof, {}, "", r, referenceError);
+            writeLine(line);
+        }
+        if (!m_selfCheck) {
+            loadCandidateLibrary();
+        }
         m_bench->setShape(m_task.shape, workspaceFor(m_task.shape));
         // Any inputs do for counters; drawn here, so nothing the candidate reads predicts them.
         m_bench->fill(0, InputCase{}, link::secureRandom64() & ((uint64_t{1} << 53) - 1));
@@ -366,10 +398,6 @@ json::Value Evaluation::profile() {
         const auto candidate = [this] {
             launchCandidate(0);
             syncCandidate("the candidate");
-        };
-        const auto reference = [this] {
-            m_bench->launchReference(0, false);
-            KEV_CUDA(cudaStreamSynchronize(m_stream));
         };
         if (g_noCupti) {
             candidate();
@@ -381,14 +409,9 @@ json::Value Evaluation::profile() {
             reference();
             result["metrics"] = profiler::metricsUnavailable(why);
         } else {
-            std::string candidateError, referenceError;
+            std::string candidateError;
             const std::vector<profiler::Range> c = prof.profile(candidate, &candidateError);
             lap("candidate_s");
-            std::vector<profiler::Range> r;
-            if (profileReference) {
-                r = prof.profile(reference, &referenceError);
-                lap("reference_s");
-            }
             result["metrics"] = profiler::metricsJson(prof, c, candidateError, r, referenceError);
         }
         result["status"] = "ok";

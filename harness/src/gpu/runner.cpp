@@ -1,7 +1,6 @@
 #include "runner.h"
 
 #include "candidate.h"
-#include "capabilities.h"
 #include "cuda_util.h"
 #include "cupti_activity.h"
 #include "device_kernels.h"
@@ -180,23 +179,19 @@ void Runner::setUp() {
             addCheck("activity_audit", true, "not run: " + why);
         }
     }
-    // A harness run as root must not hand the candidate root's capabilities (CAP_SYS_PTRACE opens
-    // the verifier's memory).
-    std::string capsWhy;
-    const bool noCaps = dropCapabilities(&capsWhy);
-    addCheck("capabilities", noCaps,
-             noCaps ? "every capability dropped (bounding set included) before the candidate "
-                      "was loaded"
-                    : "capabilities not dropped: " + capsWhy);
-    if (!noCaps) {
-        throw std::runtime_error("the runner could not drop its capabilities: " + capsWhy);
+    // The candidate may write only beneath the scratch folder the supervisor made for it, and a
+    // harness run as root hands it no capability (CAP_SYS_PTRACE would open the verifier's
+    // memory): sandbox.h.
+    sandbox::Options sandboxOptions;
+    if (const json::Value* scratch = m_job.find("scratch"); scratch && scratch->isString()) {
+        sandboxOptions.scratchDir = scratch->asString();
     }
-    std::string why;
-    const bool sandboxed = sandbox::install(&why);
-    addCheck("sandbox", true,
-             sandboxed ? "seccomp filter installed before the candidate was loaded (no fork, exec, "
-                         "ptrace or sockets)"
-                       : "seccomp filter not installed: " + why);
+    const sandbox::Report report = sandbox::install(sandboxOptions);
+    if (!report.capabilitiesDropped) {
+        throw std::runtime_error("the runner could not drop its capabilities: " +
+                                 report.capabilitiesWhy);
+    }
+    addCheck("sandbox", true, report.evidence());
     std::string error;
     const json::Value* library = m_job.find(m_selfCheck ? "reference_library" : "library");
     if (library && library->isString()) {

@@ -103,10 +103,13 @@ void EngineRun::resume(const QString& sessionDir, const std::optional<EngineSett
     setState(Engine::State::Starting, sessionDir);
     QString error;
     auto store = SessionStore::open(sessionDir, &error);
-    if (!store) {
+    // A damaged index is refused before any agent runs; a crash's damage is repaired by appending.
+    if (!store || !store->prepareForWriting(&error)) {
         fail(Engine::Failure::Session, error);
         return;
     }
+    for (const QString& repair : store->repairs())
+        emit progressAvailable(0, QStringLiteral("session"), repair, -1);
     if (settings) {
         const QStringList problems = settings->validate();
         if (!problems.isEmpty()) {

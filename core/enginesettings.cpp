@@ -2,6 +2,9 @@
 
 #include <QJsonArray>
 
+#include <cmath>
+#include <type_traits>
+
 namespace kev {
 
 AgentSettings EngineSettings::agentSettings(const QString& role) const {
@@ -51,44 +54,96 @@ QJsonObject EngineSettings::toJson() const {
 }
 
 std::optional<EngineSettings> EngineSettings::fromJson(const QJsonObject& json, QString* error) {
+    // A field present with the wrong type is an error naming it, never a silent default; absent
+    // fields (sessions written before they existed) take the default.
+    QString problem;
+    const auto wrong = [&problem](const QString& key, const char* expected) {
+        if (problem.isEmpty())
+            problem = QStringLiteral("settings.") + key + QStringLiteral(": expected ") +
+                      QLatin1String(expected);
+    };
+    const auto number = [&](const QJsonObject& o, const QString& path, const char* key,
+                            double* out) {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined())
+            return;
+        if (!v.isDouble() || !std::isfinite(v.toDouble()))
+            return wrong(path + QLatin1String(key), "a number");
+        *out = v.toDouble();
+    };
+    const auto integer = [&](const char* key, auto* out, double max) {
+        const QJsonValue v = json.value(QLatin1String(key));
+        if (v.isUndefined())
+            return;
+        const double d = v.toDouble();
+        if (!v.isDouble() || d != std::floor(d) || std::fabs(d) > max)
+            return wrong(QLatin1String(key), "an integer");
+        *out = static_cast<std::remove_pointer_t<decltype(out)>>(d);
+    };
+    const auto boolean = [&](const char* key, bool* out) {
+        const QJsonValue v = json.value(QLatin1String(key));
+        if (v.isUndefined())
+            return;
+        if (!v.isBool())
+            return wrong(QLatin1String(key), "true or false");
+        *out = v.toBool();
+    };
+    const auto object = [&](const QJsonObject& o, const QString& path, const char* key,
+                            QJsonObject* out) {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined())
+            return;
+        if (!v.isObject())
+            return wrong(path + QLatin1String(key), "an object");
+        *out = v.toObject();
+    };
     EngineSettings s;
-    const QJsonObject agents = json.value(QLatin1String("agents")).toObject();
-    const auto role = [&agents](const char* name, QString* backend, QJsonObject* options) {
-        const QJsonObject o = agents.value(QLatin1String(name)).toObject();
-        *backend = o.value(QLatin1String("backend")).toString(*backend);
-        *options = o.value(QLatin1String("options")).toObject();
+    QJsonObject agents;
+    object(json, QString(), "agents", &agents);
+    const auto role = [&](const char* name, QString* backend, QJsonObject* options) {
+        const QString path = QStringLiteral("agents.") + QLatin1String(name) + u'.';
+        QJsonObject o;
+        object(agents, QStringLiteral("agents."), name, &o);
+        const QJsonValue b = o.value(QLatin1String("backend"));
+        if (!b.isUndefined() && !b.isString())
+            wrong(path + QStringLiteral("backend"), "a string");
+        *backend = b.toString(*backend);
+        object(o, path, "options", options);
     };
     role("planner", &s.plannerBackend, &s.plannerOptions);
     role("coder", &s.coderBackend, &s.coderOptions);
     role("reviewer", &s.reviewerBackend, &s.reviewerOptions);
-    s.maxIterations = json.value(QLatin1String("max_iterations")).toInt(s.maxIterations);
-    s.targetSpeedup = json.value(QLatin1String("target_speedup")).toDouble(s.targetSpeedup);
-    // Absent in sessions written before the floor target: the default applies. Present but not a
-    // number would otherwise fall back to the default silently.
-    const QJsonValue floorTarget = json.value(QLatin1String("target_floor_percent"));
-    if (!floorTarget.isUndefined() && !floorTarget.isDouble()) {
+    const double kMaxCount = 1e15;
+    integer("max_iterations", &s.maxIterations, 1e9);
+    number(json, QString(), "target_speedup", &s.targetSpeedup);
+    number(json, QString(), "target_floor_percent", &s.targetFloorPercent);
+    number(json, QString(), "time_budget_s", &s.timeBudgetS);
+    integer("token_budget", &s.tokenBudget, kMaxCount);
+    number(json, QString(), "cost_budget_usd", &s.costBudgetUsd);
+    integer("plateau_iterations", &s.plateauIterations, 1e9);
+    number(json, QString(), "plateau_min_gain", &s.plateauMinGain);
+    boolean("step_mode", &s.stepMode);
+    boolean("gate_plans", &s.gatePlans);
+    integer("beam_width", &s.beamWidth, 1e9);
+    integer("max_code_attempts", &s.maxCodeAttempts, 1e9);
+    const QJsonValue commands = json.value(QLatin1String("harness_commands"));
+    if (!commands.isUndefined()) {
+        s.harnessCommands.clear();
+        if (!commands.isArray())
+            wrong(QStringLiteral("harness_commands"), "an array of strings");
+        for (const auto& c : commands.toArray()) {
+            if (!c.isString())
+                wrong(QStringLiteral("harness_commands"), "an array of strings");
+            s.harnessCommands << c.toString();
+        }
+    }
+    object(json, QString(), "eval_options", &s.evalOptions);
+    integer("eval_timeout_s", &s.evalTimeoutS, 1e9);
+    if (!problem.isEmpty()) {
         if (error)
-            *error =
-                QStringLiteral("settings.target_floor_percent: must be a number (percent of the "
-                               "DRAM floor; 0 = off)");
+            *error = problem;
         return std::nullopt;
     }
-    s.targetFloorPercent = floorTarget.toDouble(s.targetFloorPercent);
-    s.timeBudgetS = json.value(QLatin1String("time_budget_s")).toDouble(s.timeBudgetS);
-    s.tokenBudget = json.value(QLatin1String("token_budget")).toInteger(s.tokenBudget);
-    s.costBudgetUsd = json.value(QLatin1String("cost_budget_usd")).toDouble(s.costBudgetUsd);
-    s.plateauIterations =
-        json.value(QLatin1String("plateau_iterations")).toInt(s.plateauIterations);
-    s.plateauMinGain = json.value(QLatin1String("plateau_min_gain")).toDouble(s.plateauMinGain);
-    s.stepMode = json.value(QLatin1String("step_mode")).toBool(s.stepMode);
-    s.gatePlans = json.value(QLatin1String("gate_plans")).toBool(s.gatePlans);
-    s.beamWidth = json.value(QLatin1String("beam_width")).toInt(s.beamWidth);
-    s.maxCodeAttempts = json.value(QLatin1String("max_code_attempts")).toInt(s.maxCodeAttempts);
-    s.harnessCommands.clear();
-    for (const auto& c : json.value(QLatin1String("harness_commands")).toArray())
-        s.harnessCommands << c.toString();
-    s.evalOptions = json.value(QLatin1String("eval_options")).toObject();
-    s.evalTimeoutS = json.value(QLatin1String("eval_timeout_s")).toInt(s.evalTimeoutS);
     const QStringList problems = s.validate();
     if (!problems.isEmpty()) {
         if (error)

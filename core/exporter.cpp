@@ -94,8 +94,25 @@ QString Exporter::chartSvg(const QVector<IterationSummary>& steps, int highlight
     const double bottom = 40;
     double maxY = 1.2;
     for (const auto& s : steps) {
-        if (s.speedup)
+        if (s.speedup && std::isfinite(*s.speedup))
             maxY = std::max(maxY, *s.speedup * 1.1);
+    }
+    // The index reader refuses speed-ups beyond this; a caller's own values are clamped to it.
+    maxY = std::min(maxY, IterationSummary::kMaxSpeedup * 1.1);
+    // About eight grid lines whatever the range (a quarter for small speed-ups, then 1, 2 or 5
+    // times a power of ten), so the chart's size never grows with the best speed-up.
+    double gridStep = 0.25;
+    if (maxY > 3) {
+        const double raw = maxY / 8;
+        const double power = std::pow(10.0, std::floor(std::log10(raw)));
+        gridStep = power * 10;
+        for (const double m : {1.0, 2.0, 5.0}) {
+            if (m * power >= raw) {
+                gridStep = m * power;
+                break;
+            }
+        }
+        gridStep = std::max(1.0, gridStep);
     }
     const int count = std::max(1, static_cast<int>(steps.size()));
     const auto x = [&](int i) {
@@ -110,7 +127,8 @@ QString Exporter::chartSvg(const QVector<IterationSummary>& steps, int highlight
            QStringLiteral("\" font-family=\"sans-serif\" font-size=\"11\">\n");
     svg += QStringLiteral("<title>Speedup over the reference per version</title>\n");
     svg += QStringLiteral("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-    for (double tick = 0; tick <= maxY + 1e-9; tick += (maxY > 3 ? 1.0 : 0.25)) {
+    for (int line = 0; line * gridStep <= maxY + 1e-9; ++line) {
+        const double tick = line * gridStep;
         svg += QStringLiteral("<line x1=\"") + number(left, 1) + QStringLiteral("\" x2=\"") +
                number(width - right, 1) + QStringLiteral("\" y1=\"") + number(y(tick), 1) +
                QStringLiteral("\" y2=\"") + number(y(tick), 1) +

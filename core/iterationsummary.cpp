@@ -1,5 +1,7 @@
 #include "iterationsummary.h"
 
+#include <cmath>
+
 namespace kev {
 
 namespace {
@@ -9,12 +11,92 @@ void putOptional(QJsonObject& json, const char* key, const std::optional<double>
         json.insert(QLatin1String(key), *value);
 }
 
-std::optional<double> getOptional(const QJsonObject& json, const char* key) {
-    const QJsonValue value = json.value(QLatin1String(key));
-    if (value.isDouble())
-        return value.toDouble();
-    return std::nullopt;
-}
+// Reads an index record's fields, checking each one's type and range; the first problem names
+// the field ("index record: speedup: 1e+308 is out of range (0 to 1e+06)").
+class RecordReader {
+public:
+    explicit RecordReader(const QJsonObject& json)
+        : m_json(json) {}
+
+    int integer(const char* key, int min, int max, int fallback) {
+        const QJsonValue v = m_json.value(QLatin1String(key));
+        if (v.isUndefined())
+            return fallback;
+        const double d = v.toDouble();
+        if (!v.isDouble() || d != std::floor(d))
+            return problem(key, QStringLiteral("expected an integer"), fallback);
+        if (d < min || d > max)
+            return outOfRange(key, d, min, max, fallback);
+        return static_cast<int>(d);
+    }
+
+    qint64 integer64(const char* key, qint64 max) {
+        const QJsonValue v = m_json.value(QLatin1String(key));
+        if (v.isUndefined())
+            return 0;
+        const double d = v.toDouble();
+        if (!v.isDouble() || d != std::floor(d))
+            return problem(key, QStringLiteral("expected an integer"), 0);
+        if (d < 0 || d > static_cast<double>(max))
+            return outOfRange(key, d, 0, static_cast<double>(max), 0);
+        return static_cast<qint64>(d);
+    }
+
+    double number(const char* key, double max) { return optionalNumber(key, max).value_or(0.0); }
+
+    // Absent or null: no value (a report without timing).
+    std::optional<double> optionalNumber(const char* key, double max) {
+        const QJsonValue v = m_json.value(QLatin1String(key));
+        if (v.isUndefined() || v.isNull())
+            return std::nullopt;
+        if (!v.isDouble())
+            return problem(key, QStringLiteral("expected a number"), std::optional<double>());
+        const double d = v.toDouble();
+        if (!std::isfinite(d) || d < 0 || d > max)
+            return outOfRange(key, d, 0, max, std::optional<double>());
+        return d;
+    }
+
+    QString string(const char* key) {
+        const QJsonValue v = m_json.value(QLatin1String(key));
+        if (v.isUndefined())
+            return {};
+        if (!v.isString())
+            return problem(key, QStringLiteral("expected a string"), QString());
+        return v.toString();
+    }
+
+    bool boolean(const char* key) {
+        const QJsonValue v = m_json.value(QLatin1String(key));
+        if (v.isUndefined())
+            return false;
+        if (!v.isBool())
+            return problem(key, QStringLiteral("expected true or false"), false);
+        return v.toBool();
+    }
+
+    const QString& error() const { return m_error; }
+
+private:
+    template <typename T> T problem(const char* key, const QString& what, T fallback) {
+        if (m_error.isEmpty())
+            m_error =
+                QStringLiteral("index record: ") + QLatin1String(key) + QStringLiteral(": ") + what;
+        return fallback;
+    }
+
+    template <typename T>
+    T outOfRange(const char* key, double d, double min, double max, T fallback) {
+        return problem(key,
+                       QString::number(d, 'g', 12) + QStringLiteral(" is out of range (") +
+                           QString::number(min, 'g', 12) + QStringLiteral(" to ") +
+                           QString::number(max, 'g', 12) + u')',
+                       fallback);
+    }
+
+    const QJsonObject& m_json;
+    QString m_error;
+};
 
 } // namespace
 
@@ -94,46 +176,52 @@ QJsonObject IterationSummary::toJson() const {
 
 std::optional<IterationSummary> IterationSummary::fromJson(const QJsonObject& json,
                                                            QString* error) {
-    if (!json.value(QLatin1String("version")).isDouble() ||
-        json.value(QLatin1String("version")).toInt() < 1) {
+    const auto fail = [&](const QString& message) -> std::optional<IterationSummary> {
         if (error)
-            *error = QStringLiteral("index record: version is missing or not a positive integer");
+            *error = message;
         return std::nullopt;
-    }
-    if (!json.value(QLatin1String("status")).isString()) {
-        if (error)
-            *error = QStringLiteral("index record: status is missing");
-        return std::nullopt;
-    }
+    };
+    if (!json.value(QLatin1String("version")).isDouble())
+        return fail(QStringLiteral("index record: version is missing or not a positive integer"));
+    if (!json.value(QLatin1String("status")).isString())
+        return fail(QStringLiteral("index record: status is missing"));
+    RecordReader r(json);
     IterationSummary s;
-    s.version = json.value(QLatin1String("version")).toInt();
-    s.parentVersion = json.value(QLatin1String("parent")).toInt();
-    s.iteration = json.value(QLatin1String("iteration")).toInt();
-    s.beamIndex = json.value(QLatin1String("beam")).toInt();
-    s.origin = json.value(QLatin1String("origin")).toString();
-    s.family = json.value(QLatin1String("family")).toString();
-    s.plan = json.value(QLatin1String("plan")).toString();
-    s.status = json.value(QLatin1String("status")).toString();
-    s.suspicious = json.value(QLatin1String("suspicious")).toBool();
-    s.compileOk = json.value(QLatin1String("compile_ok")).toBool();
-    s.codeAttempts = json.value(QLatin1String("code_attempts")).toInt();
-    s.message = json.value(QLatin1String("message")).toString();
-    s.bottleneckId = json.value(QLatin1String("bottleneck")).toString();
-    s.blame = json.value(QLatin1String("blame")).toString();
-    s.decision = json.value(QLatin1String("decision")).toString();
-    s.decisionReason = json.value(QLatin1String("decision_reason")).toString();
-    s.tokens = json.value(QLatin1String("tokens")).toInteger();
-    s.costUsd = json.value(QLatin1String("cost_usd")).toDouble();
-    s.seconds = json.value(QLatin1String("seconds")).toDouble();
-    s.finishedAt = QDateTime::fromString(json.value(QLatin1String("finished_at")).toString(),
-                                         Qt::ISODateWithMs);
-    s.speedup = getOptional(json, "speedup");
-    s.ciLow = getOptional(json, "ci_low");
-    s.ciHigh = getOptional(json, "ci_high");
-    s.medianMs = getOptional(json, "median_ms");
-    s.referenceMs = getOptional(json, "reference_ms");
-    s.percentOfFloor = getOptional(json, "percent_of_floor");
-    s.bound = json.value(QLatin1String("bound")).toString();
+    s.version = r.integer("version", 1, kMaxVersion, 0);
+    s.parentVersion = r.integer("parent", 0, kMaxVersion, 0);
+    s.iteration = r.integer("iteration", 0, kMaxVersion, 0);
+    s.beamIndex = r.integer("beam", 0, kMaxVersion, 0);
+    s.origin = r.string("origin");
+    s.family = r.string("family");
+    s.plan = r.string("plan");
+    s.status = r.string("status");
+    s.suspicious = r.boolean("suspicious");
+    s.compileOk = r.boolean("compile_ok");
+    s.codeAttempts = r.integer("code_attempts", 0, 1000, 0);
+    s.message = r.string("message");
+    s.bottleneckId = r.string("bottleneck");
+    s.blame = r.string("blame");
+    s.decision = r.string("decision");
+    s.decisionReason = r.string("decision_reason");
+    s.tokens = r.integer64("tokens", qint64{1} << 50);
+    s.costUsd = r.number("cost_usd", 1e9);
+    s.seconds = r.number("seconds", 1e9);
+    const QString finished = r.string("finished_at");
+    s.finishedAt = QDateTime::fromString(finished, Qt::ISODateWithMs);
+    // Far beyond any real kernel (and what a chart can draw): a damaged or forged record otherwise.
+    s.speedup = r.optionalNumber("speedup", kMaxSpeedup);
+    s.ciLow = r.optionalNumber("ci_low", kMaxSpeedup);
+    s.ciHigh = r.optionalNumber("ci_high", kMaxSpeedup);
+    s.medianMs = r.optionalNumber("median_ms", 1e9);
+    s.referenceMs = r.optionalNumber("reference_ms", 1e9);
+    s.percentOfFloor = r.optionalNumber("percent_of_floor", 1e6);
+    s.bound = r.string("bound");
+    if (!r.error().isEmpty())
+        return fail(r.error());
+    if (s.parentVersion >= s.version)
+        return fail(QStringLiteral("index record: parent: v") + QString::number(s.parentVersion) +
+                    QStringLiteral(" is not earlier than the step's own version v") +
+                    QString::number(s.version));
     return s;
 }
 

@@ -14,6 +14,11 @@
 namespace kev {
 
 struct IterationSummary {
+    // What an index record may hold: versions (and iterations) up to a million, speed-ups up to a
+    // million times the reference. Anything beyond is a damaged or forged record.
+    static constexpr int kMaxVersion = 1000000;
+    static constexpr double kMaxSpeedup = 1e6;
+
     int version = 0;
     int parentVersion = 0;
     int iteration = 0;
@@ -46,6 +51,7 @@ struct IterationSummary {
 
     static IterationSummary fromCandidate(const Candidate& candidate);
     QJsonObject toJson() const;
+    // Checks every field's type and range; *error names the first bad field.
     static std::optional<IterationSummary> fromJson(const QJsonObject& json, QString* error);
 
     bool isTrustworthy() const { return status == QLatin1String("ok") && speedup && !suspicious; }

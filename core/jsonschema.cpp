@@ -1,6 +1,7 @@
 #include "jsonschema.h"
 
-#include <QFile>
+#include "safefile.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -228,14 +229,11 @@ std::optional<QJsonObject> parseJsonObject(const QByteArray& text, QString* erro
 }
 
 std::optional<QJsonObject> readJsonObjectFile(const QString& path, QString* error) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        if (error)
-            *error = path + QStringLiteral(": ") + file.errorString();
+    const std::optional<QByteArray> text = readRegularFile(path, kMaxJsonFileBytes, error);
+    if (!text)
         return std::nullopt;
-    }
     QString parseError;
-    auto object = parseJsonObject(file.readAll(), &parseError);
+    auto object = parseJsonObject(*text, &parseError);
     if (!object && error)
         *error = path + QStringLiteral(": ") + parseError;
     return object;

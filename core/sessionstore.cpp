@@ -1,12 +1,15 @@
 #include "sessionstore.h"
 
 #include "jsonschema.h"
+#include "safefile.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSet>
 #include <QThread>
@@ -19,6 +22,9 @@ namespace kev {
 namespace {
 
 const QString kIndexFile = QStringLiteral("index.jsonl");
+// What a step's log holds in place of the report's task.
+const QString kTaskRefKey = QStringLiteral("$ref");
+const QString kTaskRef = QStringLiteral("session.json#/harness_task");
 const QString kInfoFile = QStringLiteral("session.json");
 
 QString versioned(const QString& prefix, int version, const QString& suffix) {
@@ -37,7 +43,117 @@ QByteArray pretty(const QJsonObject& json) {
     return QJsonDocument(json).toJson(QJsonDocument::Indented);
 }
 
+// The step files' folders and name patterns; the version is the digits between.
+struct StepFileKind {
+    const char* folder;
+    const char* prefix;
+    const char* suffix;
+};
+constexpr StepFileKind kStepFiles[] = {
+    {"plans", "plan_v", ".json"}, {"generated", "kernel_v", ".cu"}, {"logs", "run_v", ".json"}};
+
+// The version of a step file's name ("kernel_v12.cu" -> 12); 0 when the name is not one.
+int stepFileVersion(const QString& name, const StepFileKind& kind) {
+    const QString prefix = QLatin1String(kind.prefix);
+    const QString suffix = QLatin1String(kind.suffix);
+    if (!name.startsWith(prefix) || !name.endsWith(suffix))
+        return 0;
+    const QStringView digits =
+        QStringView(name).mid(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.isEmpty() || digits.size() > 7 || digits.front() == u'0')
+        return 0;
+    for (const QChar c : digits) {
+        if (c < u'0' || c > u'9')
+            return 0;
+    }
+    const int version = digits.toInt();
+    return version <= IterationSummary::kMaxVersion ? version : 0;
+}
+
+// QSaveFile writes NAME.XXXXXX (six random letters and digits) next to NAME and renames it; a kill
+// leaves it behind. A suffix of lower-case letters only (session.json.backup) may be a person's
+// file and is kept: random suffixes are that only once in ~200 times.
+bool isOwnTemporary(const QString& name, const QStringList& targets) {
+    static const QRegularExpression pattern(QStringLiteral("^(.+)\\.([A-Za-z0-9]{6})$"));
+    const QRegularExpressionMatch m = pattern.match(name);
+    if (!m.hasMatch() || !targets.contains(m.captured(1)))
+        return false;
+    const QString suffix = m.captured(2);
+    return std::any_of(suffix.begin(), suffix.end(),
+                       [](QChar c) { return c.isUpper() || c.isDigit(); });
+}
+
 } // namespace
+
+QString IndexProblem::toString() const {
+    return QStringLiteral("index.jsonl line ") + QString::number(line) + QStringLiteral(" (byte ") +
+           QString::number(byte) + QStringLiteral("): ") + message;
+}
+
+IndexContents parseIndex(const QByteArray& data) {
+    IndexContents out;
+    QHash<int, int> lineOf; // version -> the line holding it
+    QSet<int> repairedLines;
+    qsizetype start = 0;
+    int lineNumber = 0;
+    while (start < data.size()) {
+        const qsizetype end = data.indexOf('\n', start);
+        ++lineNumber;
+        const qsizetype lineStart = start;
+        const QByteArray line = data.mid(start, end < 0 ? data.size() - start : end - start);
+        start = end < 0 ? data.size() : end + 1;
+        if (line.trimmed().isEmpty())
+            continue;
+        if (end < 0) {
+            out.problems.append(
+                {lineNumber, lineStart,
+                 QStringLiteral("cut short (no newline at its end: a write that did "
+                                "not finish)"),
+                 true});
+            break;
+        }
+        QString lineError;
+        const auto object = parseJsonObject(line, &lineError);
+        if (object && object->contains(QLatin1String("kevolve_repair"))) {
+            repairedLines.insert(object->value(QLatin1String("line")).toInt());
+            continue;
+        }
+        std::optional<IterationSummary> summary;
+        if (object)
+            summary = IterationSummary::fromJson(*object, &lineError);
+        if (!summary) {
+            out.problems.append({lineNumber, lineStart, lineError, false});
+            continue;
+        }
+        if (const auto it = lineOf.constFind(summary->version); it != lineOf.constEnd()) {
+            out.problems.append({lineNumber, lineStart,
+                                 QStringLiteral("v") + QString::number(summary->version) +
+                                     QStringLiteral(" again (line ") + QString::number(*it) +
+                                     QStringLiteral(" holds it; that one counts)"),
+                                 false});
+            continue;
+        }
+        lineOf.insert(summary->version, lineNumber);
+        out.steps.append(*summary);
+    }
+    for (auto& p : out.problems)
+        p.repaired = !p.cut && repairedLines.contains(p.line);
+    // An index of garbage is reported, not listed line by line.
+    constexpr qsizetype kMaxListed = 100;
+    if (out.problems.size() > kMaxListed) {
+        const qsizetype more = out.problems.size() - kMaxListed + 1;
+        const IndexProblem last = out.problems.last();
+        out.problems.resize(kMaxListed - 1);
+        out.problems.append(
+            {last.line, last.byte,
+             QString::number(more) +
+                 QStringLiteral(
+                     " more damaged lines up to this one (the first 99 are listed); this one: ") +
+                 last.message,
+             last.cut, last.repaired});
+    }
+    return out;
+}
 
 QJsonObject SessionInfo::toJson() const {
     QJsonObject json{
@@ -52,6 +168,8 @@ QJsonObject SessionInfo::toJson() const {
         json.insert(QStringLiteral("device"), device->toJson());
     if (!harnessVersion.isEmpty())
         json.insert(QStringLiteral("harness_version"), harnessVersion);
+    if (!harnessTask.isEmpty())
+        json.insert(QStringLiteral("harness_task"), harnessTask);
     return json;
 }
 
@@ -90,6 +208,7 @@ std::optional<SessionInfo> SessionInfo::fromJson(const QJsonObject& json, QStrin
     if (json.contains(QLatin1String("device")))
         info.device = DeviceInfo::fromJson(json.value(QLatin1String("device")).toObject());
     info.harnessVersion = json.value(QLatin1String("harness_version")).toString();
+    info.harnessTask = json.value(QLatin1String("harness_task")).toObject();
     return info;
 }
 
@@ -156,39 +275,13 @@ std::optional<SessionStore> SessionStore::open(const QString& dir, QString* erro
         return std::nullopt;
     store.m_info = *info;
 
-    QFile index(store.indexPath());
-    if (index.exists()) {
-        if (!index.open(QIODevice::ReadOnly)) {
-            if (error)
-                *error = store.indexPath() + QStringLiteral(": ") + index.errorString();
+    if (QFileInfo::exists(store.indexPath()) || QFileInfo(store.indexPath()).isSymLink()) {
+        const auto data = readRegularFile(store.indexPath(), kMaxIndexFileBytes, error);
+        if (!data)
             return std::nullopt;
-        }
-        const QByteArray data = index.readAll();
-        qsizetype start = 0;
-        int lineNumber = 0;
-        while (start < data.size()) {
-            const qsizetype end = data.indexOf('\n', start);
-            ++lineNumber;
-            // A line without its newline was cut by a crash before the step completed.
-            if (end < 0)
-                break;
-            const QByteArray line = data.mid(start, end - start);
-            start = end + 1;
-            if (line.trimmed().isEmpty())
-                continue;
-            QString lineError;
-            const auto object = parseJsonObject(line, &lineError);
-            std::optional<IterationSummary> summary;
-            if (object)
-                summary = IterationSummary::fromJson(*object, &lineError);
-            if (!summary) {
-                if (error)
-                    *error = store.indexPath() + QStringLiteral(": line ") +
-                             QString::number(lineNumber) + QStringLiteral(": ") + lineError;
-                return std::nullopt;
-            }
-            store.m_steps.append(*summary);
-        }
+        IndexContents contents = parseIndex(*data);
+        store.m_steps = std::move(contents.steps);
+        store.m_problems = std::move(contents.problems);
     }
     return store;
 }
@@ -209,10 +302,70 @@ std::optional<IterationSummary> SessionStore::step(int version) const {
 }
 
 int SessionStore::nextVersion() const {
+    // Files of a step that never completed keep their version: a new step never overwrites them.
     int last = 0;
     for (const auto& s : m_steps)
         last = std::max(last, s.version);
+    for (int v : unrecordedVersions())
+        last = std::max(last, v);
     return last + 1;
+}
+
+QVector<int> SessionStore::unrecordedVersions() const {
+    QSet<int> recorded;
+    for (const auto& s : m_steps)
+        recorded.insert(s.version);
+    QSet<int> found;
+    const QDir root(m_dir);
+    for (const auto& kind : kStepFiles) {
+        const QDir folder(root.filePath(QLatin1String(kind.folder)));
+        for (const auto& name : folder.entryList(QDir::Files | QDir::System | QDir::Hidden)) {
+            const int version = stepFileVersion(name, kind);
+            if (version > 0 && !recorded.contains(version))
+                found.insert(version);
+        }
+    }
+    QVector<int> out(found.begin(), found.end());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+QStringList SessionStore::damageReport() const {
+    QStringList lines;
+    for (const auto& p : m_problems) {
+        lines << p.toString() +
+                     (p.cut        ? QStringLiteral("; resume ends it with a newline and keeps it")
+                      : p.repaired ? QStringLiteral("; ended by a resume after a cut, kept as "
+                                                    "written")
+                                   : QStringLiteral("; resume refuses until the line is fixed"));
+    }
+    for (int v : unrecordedVersions()) {
+        QString why;
+        lines << QStringLiteral("v") + QString::number(v) +
+                     (readCandidate(v, &why)
+                          ? QStringLiteral(": complete step files without an index record; resume "
+                                           "appends its record, rebuilt from its log")
+                          : QStringLiteral(": incomplete step files without an index record (") +
+                                why + QStringLiteral("); kept, and the version is not reused"));
+    }
+    return lines;
+}
+
+bool SessionStore::canWrite(QString* error) const {
+    QStringList blocking;
+    for (const auto& p : m_problems) {
+        if (!p.cut && !p.repaired)
+            blocking << p.toString();
+    }
+    if (blocking.isEmpty())
+        return true;
+    if (error)
+        *error = indexPath() + QStringLiteral(" is damaged:\n  ") +
+                 blocking.join(QStringLiteral("\n  ")) +
+                 QStringLiteral("\nNothing was written and every file is kept. Fix or delete those "
+                                "lines (one JSON record per step, as `kevolve-cli show --json` "
+                                "prints them), then resume again.");
+    return false;
 }
 
 int SessionStore::lastIteration() const {
@@ -237,44 +390,79 @@ std::optional<int> SessionStore::bestVersion() const {
     return best;
 }
 
-bool SessionStore::repair(QString* error) {
-    QFile index(indexPath());
-    if (index.exists()) {
-        if (!index.open(QIODevice::ReadOnly)) {
+bool SessionStore::prepareForWriting(QString* error) {
+    if (m_repaired)
+        return true;
+    if (!canWrite(error))
+        return false;
+    m_repairs.clear();
+    // A cut last line: ended with a newline so that the next record starts a line of its own. Its
+    // bytes stay, and every later open lists it.
+    for (const auto& p : std::as_const(m_problems)) {
+        if (!p.cut)
+            continue;
+        const QByteArray record = '\n' +
+                                  QJsonDocument(QJsonObject{{QStringLiteral("kevolve_repair"),
+                                                             QStringLiteral("cut line")},
+                                                            {QStringLiteral("line"), p.line},
+                                                            {QStringLiteral("byte"), p.byte}})
+                                      .toJson(QJsonDocument::Compact) +
+                                  '\n';
+        QFile index(indexPath());
+        if (!index.open(QIODevice::WriteOnly | QIODevice::Append) ||
+            index.write(record) != record.size() || !index.flush()) {
             if (error)
                 *error = indexPath() + QStringLiteral(": ") + index.errorString();
             return false;
         }
-        const QByteArray data = index.readAll();
-        index.close();
-        if (!data.isEmpty() && !data.endsWith('\n')) {
-            const QByteArray complete = data.left(data.lastIndexOf('\n') + 1);
-            if (!writeFileAtomically(indexPath(), complete, error))
-                return false;
-        }
+        m_repairs << QStringLiteral("ended the cut line ") + QString::number(p.line) +
+                         QStringLiteral(" of index.jsonl with a newline and a repair record (its "
+                                        "bytes are kept)");
+        break;
     }
-    QSet<int> recorded;
-    for (const auto& s : m_steps)
-        recorded.insert(s.version);
-    const QDir root(m_dir);
-    const struct {
-        const char* folder;
-        const char* prefix;
-    } kinds[] = {{"plans", "plan_v"}, {"generated", "kernel_v"}, {"logs", "run_v"}};
-    for (const auto& kind : kinds) {
-        QDir folder(root.filePath(QLatin1String(kind.folder)));
-        for (const auto& name : folder.entryList(QDir::Files)) {
-            const QString prefix = QLatin1String(kind.prefix);
-            if (!name.startsWith(prefix))
-                continue;
-            bool ok = false;
-            const int version = name.mid(prefix.size()).section(u'.', 0, 0).toInt(&ok);
-            if (ok && !recorded.contains(version))
-                folder.remove(name);
+    // Steps whose files are complete but whose record is missing (a crash between the log and the
+    // record, or an index cut by a full disk): their records come back, rebuilt from their logs.
+    for (int v : unrecordedVersions()) {
+        QString why;
+        const auto candidate = readCandidate(v, &why);
+        if (!candidate) {
+            m_repairs << QStringLiteral("kept the incomplete files of v") + QString::number(v) +
+                             QStringLiteral(" (") + why + QStringLiteral(")");
+            continue;
         }
+        if (!appendRecord(IterationSummary::fromCandidate(*candidate), error))
+            return false;
+        m_repairs << QStringLiteral("appended the lost index record of v") + QString::number(v) +
+                         QStringLiteral(", rebuilt from its log");
     }
+    removeOwnTemporaryFiles();
     m_repaired = true;
     return true;
+}
+
+void SessionStore::removeOwnTemporaryFiles() {
+    const QDir root(m_dir);
+    const auto sweep = [&](const QDir& folder, const QStringList& targets) {
+        for (const auto& name : folder.entryList(QDir::Files | QDir::Hidden)) {
+            const QFileInfo info(folder.filePath(name));
+            if (!info.isSymLink() && isOwnTemporary(name, targets) &&
+                QFile::remove(info.filePath()))
+                m_repairs << QStringLiteral("removed the temporary file ") +
+                                 root.relativeFilePath(info.filePath()) +
+                                 QStringLiteral(" an interrupted write left");
+        }
+    };
+    sweep(root, {kInfoFile, kIndexFile});
+    for (const auto& kind : kStepFiles) {
+        const QDir folder(root.filePath(QLatin1String(kind.folder)));
+        QStringList targets;
+        for (const auto& name : folder.entryList(QDir::Files | QDir::Hidden)) {
+            const int dot = name.lastIndexOf(u'.');
+            if (dot > 0 && stepFileVersion(name.left(dot), kind) > 0)
+                targets << name.left(dot);
+        }
+        sweep(folder, targets);
+    }
 }
 
 bool SessionStore::appendStep(const Candidate& candidate, QString* error) {
@@ -289,7 +477,7 @@ bool SessionStore::appendStep(const Candidate& candidate, QString* error) {
                      QStringLiteral(" is already in the session");
         return false;
     }
-    if (!m_repaired && !repair(error))
+    if (!prepareForWriting(error))
         return false;
     QDir root(m_dir);
     for (const auto& sub :
@@ -302,19 +490,40 @@ bool SessionStore::appendStep(const Candidate& candidate, QString* error) {
     if (!writeFileAtomically(kernelPath(candidate.version), candidate.source.toUtf8(), error))
         return false;
     pauseForCrashTests();
-    if (!writeFileAtomically(logPath(candidate.version), pretty(logJson(candidate)), error))
+    // The task is stored once, in session.json (as the harness normalised it): a report refers to
+    // it instead of repeating it (a task of 10^6 validation shapes made every log as large). A
+    // report whose task differs keeps its own.
+    QJsonObject log = logJson(candidate);
+    QJsonObject report = log.value(QLatin1String("report")).toObject();
+    const QJsonObject reportTask = report.value(QLatin1String("task")).toObject();
+    if (!reportTask.isEmpty()) {
+        if (m_info.harnessTask.isEmpty()) {
+            SessionInfo info = m_info;
+            info.harnessTask = reportTask;
+            if (!updateInfo(info, error))
+                return false;
+        }
+        if (reportTask == m_info.harnessTask) {
+            report.insert(QStringLiteral("task"), QJsonObject{{kTaskRefKey, kTaskRef}});
+            log.insert(QStringLiteral("report"), report);
+        }
+    }
+    if (!writeFileAtomically(logPath(candidate.version), pretty(log), error))
         return false;
     pauseForCrashTests();
 
-    const IterationSummary summary = IterationSummary::fromCandidate(candidate);
+    return appendRecord(IterationSummary::fromCandidate(candidate), error);
+}
+
+bool SessionStore::appendRecord(const IterationSummary& summary, QString* error) {
     QFile index(indexPath());
     if (!index.open(QIODevice::WriteOnly | QIODevice::Append)) {
         if (error)
             *error = indexPath() + QStringLiteral(": ") + index.errorString();
         return false;
     }
-    // One write call per record, so a kill leaves either the whole line or a cut one (dropped on
-    // the next open), never a record that reads as complete.
+    // One write call per record, so a kill leaves either the whole line or a cut one (listed on
+    // the next open and ended by the next resume), never a record that reads as complete.
     const QByteArray line = QJsonDocument(summary.toJson()).toJson(QJsonDocument::Compact) + '\n';
     if (index.write(line) != line.size() || !index.flush()) {
         if (error)
@@ -353,16 +562,25 @@ QJsonObject SessionStore::logJson(const Candidate& c) {
 }
 
 std::optional<Candidate> SessionStore::loadCandidate(int version, QString* error) const {
-    const auto summary = step(version);
-    if (!summary) {
+    if (!step(version)) {
         if (error)
             *error = QStringLiteral("no step v") + QString::number(version) +
                      QStringLiteral(" in ") + m_dir;
         return std::nullopt;
     }
+    return readCandidate(version, error);
+}
+
+std::optional<Candidate> SessionStore::readCandidate(int version, QString* error) const {
     const auto log = readJsonObjectFile(logPath(version), error);
     if (!log)
         return std::nullopt;
+    if (log->value(QLatin1String("version")).toDouble() != version) {
+        if (error)
+            *error = logPath(version) + QStringLiteral(": its version is not ") +
+                     QString::number(version);
+        return std::nullopt;
+    }
     auto plan = loadPlan(version, error);
     if (!plan)
         return std::nullopt;
@@ -388,8 +606,14 @@ std::optional<Candidate> SessionStore::loadCandidate(int version, QString* error
                                          Qt::ISODateWithMs);
     if (log->contains(QLatin1String("report"))) {
         QString reportError;
-        auto report = EvaluationReport::fromJson(log->value(QLatin1String("report")).toObject(),
-                                                 &reportError);
+        QJsonObject reportJson = log->value(QLatin1String("report")).toObject();
+        // Logs written since the task is stored once refer to session.json's; older ones embed it.
+        if (reportJson.value(QLatin1String("task")).toObject().value(kTaskRefKey).toString() ==
+            kTaskRef)
+            reportJson.insert(QStringLiteral("task"), m_info.harnessTask.isEmpty()
+                                                          ? m_info.task.toJson()
+                                                          : m_info.harnessTask);
+        auto report = EvaluationReport::fromJson(reportJson, &reportError);
         if (!report) {
             if (error)
                 *error = logPath(version) + QStringLiteral(": ") + reportError;
@@ -412,13 +636,10 @@ std::optional<Candidate> SessionStore::loadCandidate(int version, QString* error
 }
 
 std::optional<QString> SessionStore::loadSource(int version, QString* error) const {
-    QFile file(kernelPath(version));
-    if (!file.open(QIODevice::ReadOnly)) {
-        if (error)
-            *error = kernelPath(version) + QStringLiteral(": ") + file.errorString();
+    const auto data = readRegularFile(kernelPath(version), kMaxSourceFileBytes, error);
+    if (!data)
         return std::nullopt;
-    }
-    return QString::fromUtf8(file.readAll());
+    return QString::fromUtf8(*data);
 }
 
 std::optional<Strategy> SessionStore::loadPlan(int version, QString* error) const {

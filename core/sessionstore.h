@@ -11,6 +11,15 @@
 // after all of them, so a session killed at any moment reopens with every completed step and no
 // half-written one. Opening reads session.json and index.jsonl only; step files load on demand.
 // Not thread-safe: one thread writes a session (the engine's); others open their own copy.
+//
+// The store never deletes or rewrites a file it did not write in this run. A damaged index (a line
+// cut short, not JSON, a bad record, a duplicate version) opens with its problems listed
+// (problems(), each naming its line and byte) so that `show` can report them; writing to it is
+// refused until a person fixes the index, except for the damage a crash or a full disk leaves,
+// which is repaired only by appending: a cut last line is ended with a newline (and stays, as
+// written, an ignored line, with a repair record naming it appended), and each step whose files are
+// complete but whose record is missing gets its record back, rebuilt from its log. Files of a step
+// that never completed are kept and their version is never reused.
 #pragma once
 
 #include "candidate.h"
@@ -22,11 +31,34 @@
 #include <QDateTime>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include <optional>
 
 namespace kev {
+
+// A problem of a session's index.jsonl: where it is and what it is.
+struct IndexProblem {
+    int line = 0;    // 1-based
+    qint64 byte = 0; // offset of the line's first byte
+    QString message;
+    // A last line without its newline: what a crash or a full disk leaves, repaired by appending.
+    bool cut = false;
+    // A line a resume ended after a cut: it stays as written, followed by a repair record naming
+    // it ({"kevolve_repair": "cut line", "line": N, "byte": B}), and no longer blocks writing.
+    bool repaired = false;
+
+    QString toString() const; // "index.jsonl line 3 (byte 412): ..."
+};
+
+// The records of an index.jsonl and its problems. A record whose version an earlier line already
+// holds is a problem; the first one counts.
+struct IndexContents {
+    QVector<IterationSummary> steps;
+    QVector<IndexProblem> problems;
+};
+IndexContents parseIndex(const QByteArray& data);
 
 struct SessionInfo {
     QString id;
@@ -35,6 +67,9 @@ struct SessionInfo {
     EngineSettings settings;
     std::optional<DeviceInfo> device;
     QString harnessVersion;
+    // The task as the harness normalised it (every default written out), from the first report
+    // that carried it: reports refer to it instead of repeating it in every log.
+    QJsonObject harnessTask;
 
     QJsonObject toJson() const;
     static std::optional<SessionInfo> fromJson(const QJsonObject& json, QString* error);
@@ -45,7 +80,8 @@ public:
     // Makes the folder (it must not hold a session already) and writes session.json.
     static std::optional<SessionStore> create(const QString& dir, const Task& task,
                                               const EngineSettings& settings, QString* error);
-    // Reads session.json and the index. A trailing index line cut short by a crash is ignored.
+    // Reads session.json and the index. A damaged index opens (its problems are listed); a
+    // missing or unreadable session.json, or one that is not a FIFO-free regular file, does not.
     static std::optional<SessionStore> open(const QString& dir, QString* error);
     static bool isSession(const QString& dir);
 
@@ -64,8 +100,27 @@ public:
     std::optional<int> bestVersion() const;
 
     // Writes the step's files, then appends its index record. Before the first write of a reopened
-    // session, drops what a crash left behind: a cut index line and files of unrecorded steps.
+    // session: refuses an index damaged beyond what a crash leaves (the error names the line and
+    // byte and says how to go on), repairs a crash's damage by appending (see above), and removes
+    // the store's own leftover temporary files (session.json.XXXXXX).
     bool appendStep(const Candidate& candidate, QString* error);
+
+    // Damage found when the session was opened, in line order.
+    const QVector<IndexProblem>& problems() const { return m_problems; }
+    // Versions with step files (plan, kernel or log) but no index record, ascending.
+    QVector<int> unrecordedVersions() const;
+    // One line per problem and per unrecorded step, with what resume will do about it; empty for
+    // a sound session.
+    QStringList damageReport() const;
+    // Whether appendStep may write (it would repair by appending); *error says why not and how to
+    // go on.
+    bool canWrite(QString* error) const;
+    // What appendStep does before its first write (repairs by appending, removes the store's own
+    // temporary files); the engine calls it when it resumes, before any agent runs, so that the
+    // repaired steps count. Idempotent.
+    bool prepareForWriting(QString* error);
+    // What the last repair did ("appended a newline to index.jsonl's cut line 3"), for the user.
+    const QStringList& repairs() const { return m_repairs; }
 
     // Lazy loads.
     std::optional<Candidate> loadCandidate(int version, QString* error) const;
@@ -81,11 +136,15 @@ public:
     static QJsonObject logJson(const Candidate& candidate);
 
 private:
-    bool repair(QString* error);
+    bool appendRecord(const IterationSummary& summary, QString* error);
+    std::optional<Candidate> readCandidate(int version, QString* error) const;
+    void removeOwnTemporaryFiles();
 
     QString m_dir;
     SessionInfo m_info;
     QVector<IterationSummary> m_steps;
+    QVector<IndexProblem> m_problems;
+    QStringList m_repairs;
     bool m_repaired = false;
 };
 

@@ -1,11 +1,13 @@
 #include "task.h"
 
+#include "harness/src/task_check.h"
 #include "jsonschema.h"
 
-#include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QJsonDocument>
 
+#include <string_view>
 #include <utility>
 
 namespace kev {
@@ -606,6 +608,15 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
             *error = p.error();
         return std::nullopt;
     }
+    // One task validator: whatever core models, a task the harness would refuse is refused here,
+    // with the harness's message, before any agent runs.
+    if (const QString harnessError =
+            harnessTaskError(QJsonDocument(json).toJson(QJsonDocument::Compact));
+        !harnessError.isEmpty()) {
+        if (error)
+            *error = harnessError;
+        return std::nullopt;
+    }
     return t;
 }
 
@@ -703,6 +714,11 @@ double Task::minBytes() const {
     return dm * dk * dtypeBytes(a) + dk * dn * dtypeBytes(b) + dm * dn * dtypeBytes(c);
 }
 
+QString harnessTaskError(const QByteArray& text) {
+    return QString::fromStdString(kevrules::checkTaskText(
+        std::string_view(text.constData(), static_cast<size_t>(text.size()))));
+}
+
 QString referenceName(const Task& task) {
     if (task.reference == QLatin1String("file")) {
         const QString base = QFileInfo(task.referenceFile).fileName();
@@ -739,119 +755,6 @@ int Task::dtypeBytes(const QString& dtype) {
     if (dtype == QLatin1String("f64"))
         return 8;
     return 4;
-}
-
-TaskLibrary::TaskLibrary(QStringList userDirs)
-    : m_userDirs(std::move(userDirs)) {}
-
-std::optional<Task> TaskLibrary::loadFile(const QString& path, QString* error) {
-    QString readError;
-    const auto json = readJsonObjectFile(path, &readError);
-    if (!json) {
-        if (error)
-            *error = readError;
-        return std::nullopt;
-    }
-    QString parseError;
-    auto task = Task::fromJson(*json, &parseError);
-    if (!task) {
-        if (error)
-            *error = path + QStringLiteral(": ") + parseError;
-        return std::nullopt;
-    }
-    task->sourcePath = path;
-    if (task->reference == QLatin1String("file") && !resolveReferenceFile(*task, &parseError)) {
-        if (error)
-            *error = path + QStringLiteral(": ") + parseError;
-        return std::nullopt;
-    }
-    return task;
-}
-
-bool TaskLibrary::resolveReferenceFile(Task& task, QString* error) {
-    const QString written = task.referenceFile;
-    QString resolved = written;
-    if (QDir::isRelativePath(written)) {
-        if (task.sourcePath.startsWith(QLatin1String(":/"))) {
-            if (error)
-                *error = QStringLiteral("task.reference.file: \"") + written +
-                         QStringLiteral("\" is relative, and a built-in task has no folder to "
-                                        "resolve it against");
-            return false;
-        }
-        resolved = QFileInfo(task.sourcePath).absoluteDir().absoluteFilePath(written);
-    }
-    resolved = QDir::cleanPath(resolved);
-    if (!QFileInfo(resolved).isFile()) {
-        if (error)
-            *error = QStringLiteral("task.reference.file: no such file ") + resolved +
-                     (resolved == written ? QString()
-                                          : QStringLiteral(" (\"") + written +
-                                                QStringLiteral("\" is relative to the task "
-                                                               "file's folder)"));
-        return false;
-    }
-    // The harness resolves an inline task's reference on its own host, where only an absolute
-    // path means the same file (PROTOCOL.md, "Requests").
-    task.referenceFile = resolved;
-    if (!task.document.isEmpty())
-        task.document.insert(QStringLiteral("reference"),
-                             QJsonObject{{QStringLiteral("file"), resolved}});
-    return true;
-}
-
-QVector<Task> TaskLibrary::tasks(QStringList* problems) const {
-    QVector<Task> result;
-    QStringList names;
-    QStringList files;
-    const QDir builtin(QStringLiteral(":/tasks"));
-    for (const auto& entry : builtin.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name))
-        files << builtin.filePath(entry);
-    for (const auto& dir : m_userDirs) {
-        const QDir d(dir);
-        for (const auto& entry : d.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name))
-            files << d.filePath(entry);
-    }
-    for (const auto& file : files) {
-        QString error;
-        auto task = loadFile(file, &error);
-        if (!task) {
-            if (problems)
-                problems->append(error);
-            continue;
-        }
-        if (names.contains(task->name))
-            continue;
-        names << task->name;
-        result.append(*task);
-    }
-    return result;
-}
-
-std::optional<Task> TaskLibrary::resolve(const QString& nameOrPath, QString* error) const {
-    if (nameOrPath.isEmpty()) {
-        if (error)
-            *error = QStringLiteral("no task given");
-        return std::nullopt;
-    }
-    const QFileInfo info(nameOrPath);
-    if (info.isFile())
-        return loadFile(info.absoluteFilePath(), error);
-    if (nameOrPath.contains(u'/') || nameOrPath.endsWith(QLatin1String(".json"))) {
-        if (error)
-            *error = nameOrPath + QStringLiteral(": no such task file");
-        return std::nullopt;
-    }
-    QStringList names;
-    for (const auto& task : tasks()) {
-        if (task.name == nameOrPath)
-            return task;
-        names << task.name;
-    }
-    if (error)
-        *error = QStringLiteral("unknown task \"") + nameOrPath + QStringLiteral("\" (known: ") +
-                 names.join(QStringLiteral(", ")) + u')';
-    return std::nullopt;
 }
 
 } // namespace kev

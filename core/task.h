@@ -1,6 +1,7 @@
 // The task of harness/PROTOCOL.md ("Task"): what the agents must write a kernel for.
 #pragma once
 
+#include <QByteArray>
 #include <QJsonObject>
 #include <QMap>
 #include <QMetaType>
@@ -91,6 +92,11 @@ struct Task {
 
     static int dtypeBytes(const QString& dtype);
 };
+
+// The harness's verdict on a task document (JSON text, as written): empty when kevolve-harness
+// would accept it, otherwise its message naming the field. Task::fromJson and TaskLibrary::loadFile
+// apply it, so a task the harness would refuse is refused before any agent runs.
+QString harnessTaskError(const QByteArray& text);
 
 // What a speed-up is measured against, for display: "cuBLAS" for GEMM and GEMV against cuBLAS,
 // "harness reference" for the ops whose reference is the harness's own straightforward kernel

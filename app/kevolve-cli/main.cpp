@@ -832,9 +832,13 @@ int commandShow(const QCommandLineParser& p, const RunOptions& o) {
             steps.append(s.toJson());
         printJson({{QStringLiteral("session"), store->info().toJson()},
                    {QStringLiteral("best"), best ? QJsonValue(*best) : QJsonValue()},
-                   {QStringLiteral("steps"), steps}});
+                   {QStringLiteral("steps"), steps},
+                   {QStringLiteral("damage"), QJsonArray::fromStringList(store->damageReport())}});
         return ExitOk;
     }
+    // Damage first, where it is seen: a damaged index shows fewer steps than the session had.
+    for (const QString& line : store->damageReport())
+        err() << "kevolve-cli: warning: " << line << Qt::endl;
     out() << store->task().name << " (" << store->task().summary() << "), " << store->steps().size()
           << " steps, session " << store->info().id << '\n';
     // % floor: the candidate's share of the roofline floor (the headline of memory-bound ops).
@@ -976,6 +980,13 @@ int main(int argc, char** argv) {
                                       .filePath(task->name + u'-' +
                                                 QDateTime::currentDateTime().toString(
                                                     QStringLiteral("yyyyMMdd-HHmmss")));
+        // Task names are identifiers (the task rules refuse paths); the folder is checked anyway so
+        // that no name can ever place a session outside kevolve-sessions/.
+        if (!p.isSet(o.session) &&
+            !QDir::cleanPath(dir).startsWith(QStringLiteral("kevolve-sessions/")))
+            return usageError(
+                QStringLiteral("task name \"") + task->name +
+                QStringLiteral("\" would place the session outside kevolve-sessions/"));
         if (SessionStore::isSession(dir))
             return usageError(
                 dir + QStringLiteral(" already holds a session; use kevolve-cli resume ") + dir);

@@ -14,6 +14,10 @@
 
 namespace kev::json {
 
+namespace detail {
+class Parser;
+}
+
 enum class Type { Null, Bool, Number, String, Array, Object };
 
 const char* typeName(Type type);
@@ -79,6 +83,9 @@ public:
     // Integers, and doubles with an integral value in range; anything else throws TypeError.
     int64_t asInt() const;
     uint64_t asUint() const;
+    // The integer when this is a number with an integral value that fits int64_t; nullopt for
+    // anything else (2^63, 1.5, a string), so range checks on outside input never throw.
+    std::optional<int64_t> toInt() const;
     const std::string& asString() const;
 
     // Object access. operator[] turns a null value into an object and inserts missing keys.
@@ -106,6 +113,7 @@ public:
     bool operator!=(const Value& other) const { return !(*this == other); }
 
 private:
+    friend class detail::Parser;
     enum class NumKind { Int, Uint, Double };
     void requireType(Type wanted) const;
     void dumpTo(std::string& out, int indent, int level) const;
@@ -123,8 +131,23 @@ private:
 
 constexpr int kMaxDepth = 256;
 
-Value parse(std::string_view text);
-std::optional<Value> tryParse(std::string_view text, std::string* error);
+// What one document may hold. Parsing is linear in the input's length; the limits bound the memory
+// a hostile document can make the reader allocate (every value costs ~120 bytes whatever its text)
+// and what later code walking it can be made to do. A document over a limit is a ParseError naming
+// the limit.
+struct Limits {
+    int maxDepth = kMaxDepth;
+    size_t maxMembers = size_t{1} << 16;  // keys of one object
+    size_t maxElements = size_t{1} << 20; // elements of one array
+    size_t maxValues = size_t{1} << 21;   // values in the whole document
+};
+
+// Requests, tasks and other documents a person or an agent writes: nothing in them needs more.
+Limits requestLimits();
+
+Value parse(std::string_view text, const Limits& limits = Limits());
+std::optional<Value> tryParse(std::string_view text, std::string* error,
+                              const Limits& limits = Limits());
 
 // Appends `s` to `out` as a quoted JSON string; invalid UTF-8 becomes U+FFFD so the output is
 // always valid JSON, whatever bytes a compiler or a candidate wrote.

@@ -1,6 +1,7 @@
 // kevolve-harness: the referee's command line (harness/PROTOCOL.md).
 #include "kevolve/harness_version.h"
 #include "process.h"
+#include "serve.h"
 #include "supervisor.h"
 
 #ifdef KEVOLVE_HAVE_GPU_CHILD

@@ -1,7 +1,6 @@
 #pragma once
 // The supervisor: runs evaluations (compile -> lint -> GPU child) without ever initialising CUDA,
-// many at once, by polling its children's pipes. `serve` wraps it in the JSON-lines protocol and
-// `eval` runs one evaluation through the same pipeline (PROTOCOL.md).
+// many at once, by polling its children's pipes. `serve` and `eval` (serve.h) drive it.
 #include "json.h"
 #include "task.h"
 
@@ -36,10 +35,6 @@ struct EvalOptions {
     json::Value toJson() const;
 };
 
-// The `options` object of an eval request; throws std::invalid_argument naming the field
-// ("options.run_timeout_s: ...").
-EvalOptions parseEvalOptions(const json::Value& options, int defaultDevice);
-
 struct EvalRequest {
     std::string id;
     Task task;
@@ -54,9 +49,6 @@ struct SupervisorConfig {
     int maxCompiles = 0;      // 0: one per core
     std::string selfExe;      // empty: /proc/self/exe
 };
-
-// {"devices": [...], "driver_version": ..., "nvml": true|false, "reason": ...}
-json::Value probeJson();
 
 class Supervisor {
 public:
@@ -120,19 +112,5 @@ private:
     std::string m_nvccVersion;
     bool m_nvccVersionKnown = false;
 };
-
-// `kevolve-harness serve`: the protocol on stdin/stdout until shutdown or end of input.
-int serve(int defaultDevice, const std::string& archOverride);
-
-struct EvalCommand {
-    std::string taskPath;
-    std::string kernelPath;
-    std::string outPath;
-    std::string archOverride;
-    EvalOptions options;
-};
-
-// `kevolve-harness eval`: returns the exit code of PROTOCOL.md.
-int evalOnce(const EvalCommand& command);
 
 } // namespace kev

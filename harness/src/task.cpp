@@ -1,60 +1,24 @@
 #include "task.h"
 
-#include "kevolve/abi.h"
+#include "files.h"
+#include "task_abi.h"
+#include "task_internal.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 
 namespace kev {
 
-static_assert(static_cast<int>(Dtype::F32) == KEVOLVE_F32);
-static_assert(static_cast<int>(Dtype::F16) == KEVOLVE_F16);
-static_assert(static_cast<int>(Dtype::BF16) == KEVOLVE_BF16);
-static_assert(static_cast<int>(Dtype::F64) == KEVOLVE_F64);
-static_assert(static_cast<int>(Dtype::I32) == KEVOLVE_I32);
-static_assert(static_cast<int>(Dtype::I8) == KEVOLVE_I8);
+using namespace task_detail;
 
 namespace {
-
-struct DtypeEntry {
-    Dtype dtype;
-    const char* name;
-    int bytes;
-};
-
-constexpr DtypeEntry kDtypes[] = {
-    {Dtype::F32, "f32", 4}, {Dtype::F16, "f16", 2}, {Dtype::BF16, "bf16", 2},
-    {Dtype::F64, "f64", 8}, {Dtype::I32, "i32", 4}, {Dtype::I8, "i8", 1},
-};
 
 // Dimensions beyond int32 would overflow the index arithmetic of most candidates and of the
 // validation kernels; no task needs them.
 constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
-
-[[noreturn]] void fail(const std::string& path, const std::string& message) {
-    throw TaskError(path + ": " + message);
-}
-
-std::string quoted(const json::Value& v) {
-    std::string s = v.dump();
-    if (s.size() > 60)
-        s = s.substr(0, 57) + "...";
-    return s;
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-    std::string out;
-    for (const auto& item : items) {
-        if (!out.empty())
-            out += sep;
-        out += item;
-    }
-    return out;
-}
+constexpr size_t kMaxValidationShapes = 64;
 
 // An object whose every key must be one of `allowed`, so a typo is an error, not a silent default.
 class ObjectReader {
@@ -64,7 +28,9 @@ public:
         , m_path(std::move(path)) {
         if (!v.isObject())
             fail(m_path, std::string("expected an object, got ") + quoted(v));
-        for (const auto& [key, member] : v.members()) {
+        // A named reference, not a structured binding: clang (the fuzz build) cannot capture those.
+        for (const auto& member : v.members()) {
+            const std::string& key = member.first;
             if (std::none_of(allowed.begin(), allowed.end(),
                              [&](const char* a) { return key == a; }))
                 fail(field(key), "unknown field");
@@ -170,368 +136,7 @@ bool isSafeName(const std::string& name) {
     });
 }
 
-void validateGemm(const Task& task) {
-    const auto checkShape = [&](const Shape& s, const std::string& path) {
-        // Row-major A (M x K), B (K x N) and C (M x N): K and N are the leading dimensions.
-        for (const char* dim : {"N", "K"}) {
-            const int64_t value = s.dim(dim);
-            if (value % task.leadingDimMultiple != 0)
-                fail(path + "." + dim,
-                     std::to_string(value) +
-                         " is not a multiple of alignment.leading_dim_multiple (" +
-                         std::to_string(task.leadingDimMultiple) + ")");
-        }
-    };
-    checkShape(task.shape, "task.shape");
-    for (size_t i = 0; i < task.validationShapes.size(); ++i)
-        checkShape(task.validationShapes[i], "task.validation_shapes[" + std::to_string(i) + "]");
-
-    const Dtype a = task.dtype("A");
-    const Dtype b = task.dtype("B");
-    const Dtype c = task.dtype("C");
-    if (b != a)
-        fail("task.dtypes.B", std::string("\"") + dtypeName(b) +
-                                  "\" differs from dtypes.A; A and B must have one dtype (\"" +
-                                  dtypeName(a) + "\")");
-    // cublasGemmEx with CUBLAS_COMPUTE_32F writes fp32 inputs only to fp32, and 16-bit inputs to
-    // their own type or fp32.
-    if (c != Dtype::F32 && c != a)
-        fail("task.dtypes.C", std::string("\"") + dtypeName(c) + "\" output with \"" +
-                                  dtypeName(a) + "\" inputs is not supported; use f32 or " +
-                                  dtypeName(a));
-}
-
-double dimD(const Shape& s, const char* name) {
-    return static_cast<double>(s.dim(name));
-}
-
-double bytesOf(const Task& t, const char* tensorName) {
-    return static_cast<double>(dtypeBytes(t.dtype(tensorName)));
-}
-
-// Row-wise ops and GEMV store their rows padded to leading_dim_multiple, so a row length need not
-// be a multiple of it; only the dtype combinations the references support are checked.
-void requireSameDtype(const Task& task, const char* tensorName, const char* like) {
-    const Dtype d = task.dtype(tensorName);
-    const Dtype want = task.dtype(like);
-    if (d != want)
-        fail(std::string("task.dtypes.") + tensorName,
-             std::string("\"") + dtypeName(d) + "\" differs from dtypes." + like + " (\"" +
-                 dtypeName(want) + "\"); " + tensorName + " and " + like + " must have one dtype");
-}
-
-void validateGemv(const Task& task) {
-    requireSameDtype(task, "x", "A");
-    const Dtype a = task.dtype("A");
-    const Dtype y = task.dtype("y");
-    if (y != Dtype::F32 && y != a)
-        fail("task.dtypes.y", std::string("\"") + dtypeName(y) + "\" output with \"" +
-                                  dtypeName(a) + "\" inputs is not supported; use f32 or " +
-                                  dtypeName(a));
-}
-
-void validateSoftmax(const Task& task) {
-    requireSameDtype(task, "Y", "X");
-}
-
-void validateLayernorm(const Task& task) {
-    requireSameDtype(task, "W", "X");
-    requireSameDtype(task, "B", "X");
-    requireSameDtype(task, "Y", "X");
-}
-
-void validateReduce(const Task& task) {
-    if (task.dtype("Y") != Dtype::F32)
-        fail("task.dtypes.Y", std::string("\"") + dtypeName(task.dtype("Y")) +
-                                  "\" is not supported; reductions write f32");
-}
-
-void validateElementwise(const Task& task) {
-    requireSameDtype(task, "Y", "X");
-}
-
-ParamValue boolParam(bool b) {
-    ParamValue v;
-    v.kind = ParamValue::Kind::Bool;
-    v.flag = b;
-    return v;
-}
-
-ParamValue numberParam(double d) {
-    ParamValue v;
-    v.kind = ParamValue::Kind::Number;
-    v.number = d;
-    return v;
-}
-
-ParamValue choiceParam(std::string c) {
-    ParamValue v;
-    v.kind = ParamValue::Kind::Choice;
-    v.choice = std::move(c);
-    return v;
-}
-
-double customElements(const Task& t, const Shape& s) {
-    double total = 0;
-    for (const auto& tensor : t.tensors) {
-        double n = 1;
-        for (const auto& d : tensor.dims)
-            n *= static_cast<double>(s.dim(d));
-        total += n;
-    }
-    return total;
-}
-
-std::vector<OpSpec> makeRegistry() {
-    const std::vector<Dtype> floats = {Dtype::F16, Dtype::BF16, Dtype::F32};
-    std::vector<OpSpec> ops;
-    OpSpec gemm;
-    gemm.name = "gemm";
-    gemm.kevolveOp = KEVOLVE_OP_GEMM;
-    gemm.dims = {"M", "N", "K"};
-    gemm.inputs = {"A", "B"};
-    gemm.outputs = {"C"};
-    gemm.tensorDtypes = floats;
-    gemm.accumulateDtypes = {Dtype::F32};
-    gemm.defaultLeadingDimMultiple = 8;
-    gemm.validate = validateGemm;
-    gemm.flops = [](const Task&, const Shape& s) {
-        return 2.0 * dimD(s, "M") * dimD(s, "N") * dimD(s, "K");
-    };
-    gemm.minBytes = [](const Task& t, const Shape& s) {
-        const double m = dimD(s, "M");
-        const double n = dimD(s, "N");
-        const double k = dimD(s, "K");
-        return m * k * bytesOf(t, "A") + k * n * bytesOf(t, "B") + m * n * bytesOf(t, "C");
-    };
-    ops.push_back(std::move(gemm));
-
-    OpSpec gemv;
-    gemv.name = "gemv";
-    gemv.kevolveOp = KEVOLVE_OP_GEMV;
-    gemv.dims = {"M", "N"};
-    gemv.inputs = {"A", "x"};
-    gemv.outputs = {"y"};
-    gemv.tensorDtypes = floats;
-    gemv.accumulateDtypes = {Dtype::F32};
-    gemv.defaultLeadingDimMultiple = 8;
-    gemv.params = {{"transpose", boolParam(false), {}}};
-    gemv.validate = validateGemv;
-    gemv.flops = [](const Task&, const Shape& s) { return 2.0 * dimD(s, "M") * dimD(s, "N"); };
-    gemv.minBytes = [](const Task& t, const Shape& s) {
-        const double m = dimD(s, "M");
-        const double n = dimD(s, "N");
-        const bool transpose = t.param("transpose").flag;
-        return m * n * bytesOf(t, "A") + (transpose ? m : n) * bytesOf(t, "x") +
-               (transpose ? n : m) * bytesOf(t, "y");
-    };
-    ops.push_back(std::move(gemv));
-
-    OpSpec softmax;
-    softmax.name = "softmax";
-    softmax.kevolveOp = KEVOLVE_OP_SOFTMAX;
-    softmax.dims = {"M", "N"};
-    softmax.inputs = {"X"};
-    softmax.outputs = {"Y"};
-    softmax.tensorDtypes = floats;
-    softmax.accumulateDtypes = {Dtype::F32};
-    softmax.defaultLeadingDimMultiple = 8;
-    softmax.validate = validateSoftmax;
-    softmax.flops = [](const Task&, const Shape& s) { return 5.0 * dimD(s, "M") * dimD(s, "N"); };
-    softmax.minBytes = [](const Task& t, const Shape& s) {
-        return dimD(s, "M") * dimD(s, "N") * (bytesOf(t, "X") + bytesOf(t, "Y"));
-    };
-    ops.push_back(std::move(softmax));
-
-    OpSpec layernorm;
-    layernorm.name = "layernorm";
-    layernorm.kevolveOp = KEVOLVE_OP_LAYERNORM;
-    layernorm.dims = {"M", "N"};
-    layernorm.inputs = {"X", "W", "B"};
-    layernorm.outputs = {"Y"};
-    layernorm.tensorDtypes = floats;
-    layernorm.accumulateDtypes = {Dtype::F32};
-    layernorm.defaultLeadingDimMultiple = 8;
-    {
-        ParamSpec epsilon{"epsilon", numberParam(1e-5), {}};
-        epsilon.min = 0.0;
-        epsilon.minOpen = true;
-        epsilon.max = 1.0;
-        layernorm.params = {epsilon};
-    }
-    layernorm.validate = validateLayernorm;
-    layernorm.flops = [](const Task&, const Shape& s) { return 8.0 * dimD(s, "M") * dimD(s, "N"); };
-    layernorm.minBytes = [](const Task& t, const Shape& s) {
-        const double m = dimD(s, "M");
-        const double n = dimD(s, "N");
-        return m * n * (bytesOf(t, "X") + bytesOf(t, "Y")) +
-               n * (bytesOf(t, "W") + bytesOf(t, "B"));
-    };
-    ops.push_back(std::move(layernorm));
-
-    OpSpec reduce;
-    reduce.name = "reduce";
-    reduce.kevolveOp = KEVOLVE_OP_REDUCE;
-    reduce.dims = {"M", "N"};
-    reduce.inputs = {"X"};
-    reduce.outputs = {"Y"};
-    reduce.tensorDtypes = floats;
-    reduce.accumulateDtypes = {Dtype::F32};
-    reduce.defaultLeadingDimMultiple = 8;
-    reduce.params = {{"reduction", choiceParam("sum"), {"sum", "max"}}};
-    reduce.validate = validateReduce;
-    reduce.flops = [](const Task&, const Shape& s) { return dimD(s, "M") * dimD(s, "N"); };
-    reduce.minBytes = [](const Task& t, const Shape& s) {
-        return dimD(s, "M") * dimD(s, "N") * bytesOf(t, "X") + dimD(s, "M") * bytesOf(t, "Y");
-    };
-    ops.push_back(std::move(reduce));
-
-    OpSpec elementwise;
-    elementwise.name = "elementwise";
-    elementwise.kevolveOp = KEVOLVE_OP_ELEMENTWISE;
-    elementwise.dims = {"N"};
-    elementwise.inputs = {"X"};
-    elementwise.outputs = {"Y"};
-    elementwise.tensorDtypes = floats;
-    elementwise.accumulateDtypes = {Dtype::F32};
-    elementwise.defaultLeadingDimMultiple = 8;
-    elementwise.params = {{"function", choiceParam("gelu"), {"gelu", "silu"}}};
-    elementwise.validate = validateElementwise;
-    elementwise.flops = [](const Task& t, const Shape& s) {
-        return (t.param("function").choice == "silu" ? 4.0 : 8.0) * dimD(s, "N");
-    };
-    elementwise.minBytes = [](const Task& t, const Shape& s) {
-        return dimD(s, "N") * (bytesOf(t, "X") + bytesOf(t, "Y"));
-    };
-    ops.push_back(std::move(elementwise));
-
-    // Custom ops declare their dimensions, tensors, params and counts in the task; the counts
-    // given are the timed shape's, and other shapes scale them by their element count.
-    OpSpec custom;
-    custom.name = "custom";
-    custom.kevolveOp = KEVOLVE_OP_CUSTOM;
-    custom.tensorDtypes = floats;
-    custom.accumulateDtypes = {Dtype::F32};
-    custom.defaultLeadingDimMultiple = 1;
-    custom.flops = [](const Task& t, const Shape& s) {
-        const double timed = customElements(t, t.shape);
-        return t.counts && timed > 0 ? t.counts->flops * customElements(t, s) / timed : 0.0;
-    };
-    custom.minBytes = [](const Task& t, const Shape& s) {
-        double total = 0;
-        for (const auto& tensor : t.tensors) {
-            double n = dtypeBytes(tensor.dtype);
-            for (const auto& d : tensor.dims)
-                n *= static_cast<double>(s.dim(d));
-            total += n;
-        }
-        return total;
-    };
-    ops.push_back(std::move(custom));
-    return ops;
-}
-
 } // namespace
-
-const char* dtypeName(Dtype dtype) {
-    for (const auto& e : kDtypes) {
-        if (e.dtype == dtype)
-            return e.name;
-    }
-    return "?";
-}
-
-std::optional<Dtype> parseDtype(std::string_view name) {
-    for (const auto& e : kDtypes) {
-        if (name == e.name)
-            return e.dtype;
-    }
-    return std::nullopt;
-}
-
-int dtypeBytes(Dtype dtype) {
-    for (const auto& e : kDtypes) {
-        if (e.dtype == dtype)
-            return e.bytes;
-    }
-    return 0;
-}
-
-const char* layoutName(Layout) {
-    return "row";
-}
-
-int64_t Shape::dim(std::string_view name) const {
-    for (const auto& [key, value] : dims) {
-        if (key == name)
-            return value;
-    }
-    throw std::out_of_range("shape has no dimension " + std::string(name));
-}
-
-json::Value Shape::toJson() const {
-    json::Value v = json::Value::object();
-    for (const auto& [key, value] : dims)
-        v[key] = value;
-    return v;
-}
-
-const std::vector<OpSpec>& opRegistry() {
-    static const std::vector<OpSpec> registry = makeRegistry();
-    return registry;
-}
-
-const OpSpec* findOp(std::string_view name) {
-    for (const auto& op : opRegistry()) {
-        if (op.name == name)
-            return &op;
-    }
-    return nullptr;
-}
-
-const OpSpec& Task::opSpec() const {
-    const OpSpec* spec = findOp(op);
-    if (!spec)
-        throw std::out_of_range("no op named " + op + " in the registry");
-    return *spec;
-}
-
-const TensorSpec& Task::tensor(std::string_view tensorName) const {
-    for (const auto& t : tensors) {
-        if (t.name == tensorName)
-            return t;
-    }
-    throw std::out_of_range("task " + name + " has no tensor " + std::string(tensorName));
-}
-
-double Task::flops(const Shape& s) const {
-    if (counts && s == shape)
-        return counts->flops;
-    return opSpec().flops(*this, s);
-}
-
-double Task::minBytes(const Shape& s) const {
-    if (counts && s == shape)
-        return counts->minBytes;
-    return opSpec().minBytes(*this, s);
-}
-
-bool Task::operator==(const Task& o) const {
-    return schemaVersion == o.schemaVersion && name == o.name && description == o.description &&
-           op == o.op && tensors == o.tensors && accumulate == o.accumulate && shape == o.shape &&
-           validationShapes == o.validationShapes && leadingDimMultiple == o.leadingDimMultiple &&
-           reference == o.reference && toleranceMultiple == o.toleranceMultiple &&
-           timing == o.timing && counts == o.counts && params == o.params && dims == o.dims &&
-           elementwiseTolerance == o.elementwiseTolerance;
-}
-
-const ParamValue& Task::param(std::string_view paramName) const {
-    for (const auto& [key, value] : params) {
-        if (key == paramName)
-            return value;
-    }
-    throw std::out_of_range("task " + name + " has no parameter " + std::string(paramName));
-}
 
 namespace {
 
@@ -595,9 +200,9 @@ void readCustomParams(const json::Value* given, const json::Value* order, Task& 
     if (given && !given->isObject())
         fail("task.params", "expected an object, got " + quoted(*given));
     const size_t count = given ? given->size() : 0;
-    if (count > KEVOLVE_MAX_SCALARS)
+    if (count > abi::kMaxScalars)
         fail("task.params", std::to_string(count) + " parameters; at most " +
-                                std::to_string(KEVOLVE_MAX_SCALARS) +
+                                std::to_string(abi::kMaxScalars) +
                                 " (each becomes one args->scalars entry)");
     if (given) {
         for (const auto& [key, member] : given->members()) {
@@ -635,7 +240,8 @@ void readCustomParams(const json::Value* given, const json::Value* order, Task& 
         task.params.emplace_back(name, v);
     }
     if (given) {
-        for (const auto& [key, member] : given->members()) {
+        for (const auto& member : given->members()) {
+            const std::string& key = member.first;
             const bool listed = std::any_of(task.params.begin(), task.params.end(),
                                             [&](const auto& p) { return p.first == key; });
             if (!listed)
@@ -655,9 +261,9 @@ std::vector<std::string> readCustomDims(const json::Value* v) {
         fail("task.dims", "expected an array of dimension names, got " + quoted(*v));
     if (v->size() == 0)
         fail("task.dims", "a custom op needs at least one dimension");
-    if (v->size() > KEVOLVE_MAX_DIMS)
-        fail("task.dims", std::to_string(v->size()) + " dimensions; at most " +
-                              std::to_string(KEVOLVE_MAX_DIMS));
+    if (v->size() > abi::kMaxDims)
+        fail("task.dims",
+             std::to_string(v->size()) + " dimensions; at most " + std::to_string(abi::kMaxDims));
     std::vector<std::string> dims;
     for (size_t i = 0; i < v->size(); ++i) {
         const std::string path = "task.dims[" + std::to_string(i) + "]";
@@ -736,12 +342,12 @@ void readCustomTensors(const json::Value* v, Task& task) {
     }
     if (outputs.empty())
         fail("task.tensors", "no output (mark at least one tensor \"output\": true)");
-    if (inputs.size() > KEVOLVE_MAX_TENSORS)
+    if (inputs.size() > abi::kMaxTensors)
         fail("task.tensors", std::to_string(inputs.size()) + " inputs; at most " +
-                                 std::to_string(KEVOLVE_MAX_TENSORS));
-    if (outputs.size() > KEVOLVE_MAX_TENSORS)
+                                 std::to_string(abi::kMaxTensors));
+    if (outputs.size() > abi::kMaxTensors)
         fail("task.tensors", std::to_string(outputs.size()) + " outputs; at most " +
-                                 std::to_string(KEVOLVE_MAX_TENSORS));
+                                 std::to_string(abi::kMaxTensors));
     task.tensors = std::move(inputs);
     task.tensors.insert(task.tensors.end(), outputs.begin(), outputs.end());
     for (size_t i = 0; i < task.dims.size(); ++i) {
@@ -818,6 +424,10 @@ void readLayout(const ObjectReader& root, const Task& task) {
 
 } // namespace
 
+namespace {
+void checkTensorBytes(const Task& task, const OpSpec& op);
+}
+
 Task parseTask(const json::Value& value, const std::string& baseDir) {
     const ObjectReader root(value, "task",
                             {"schema_version", "name", "description", "op", "dtypes", "layout",
@@ -876,6 +486,10 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
     if (const json::Value* shapes = root.optional("validation_shapes")) {
         if (!shapes->isArray())
             fail("task.validation_shapes", "expected an array, got " + quoted(*shapes));
+        // Every evaluation validates every shape on the GPU, and every report carries the task.
+        if (shapes->size() > kMaxValidationShapes)
+            fail("task.validation_shapes", std::to_string(shapes->size()) + " shapes, more than " +
+                                               std::to_string(kMaxValidationShapes));
         for (size_t i = 0; i < shapes->size(); ++i)
             task.validationShapes.push_back(readShape(
                 shapes->at(i), "task.validation_shapes[" + std::to_string(i) + "]", shapeSpec));
@@ -966,22 +580,52 @@ Task parseTask(const json::Value& value, const std::string& baseDir) {
 
     if (op->validate)
         op->validate(task);
+    checkTensorBytes(task, *op);
     return task;
 }
 
+namespace {
+
+// All tensors of one shape together, in bytes (the registry's count: every tensor once).
+double tensorBytes(const Task& task, const OpSpec& op, const Shape& shape) {
+    if (!task.isCustom())
+        return op.minBytes(task, shape);
+    double total = 0;
+    for (const auto& tensor : task.tensors) {
+        double elements = 1;
+        for (const auto& dim : tensor.dims)
+            elements *= static_cast<double>(shape.dim(dim));
+        total += elements * dtypeBytes(tensor.dtype);
+    }
+    return total;
+}
+
+// Dimensions are bounded one by one (kMaxDim); together they could still ask for more memory
+// than any GPU has and overflow a byte count in 64 bits. 2^40 bytes (1 TiB) is beyond any device.
+void checkTensorBytes(const Task& task, const OpSpec& op) {
+    constexpr double kMaxBytes = 0x1p40;
+    const auto check = [&](const Shape& shape, const std::string& path) {
+        const double bytes = tensorBytes(task, op, shape);
+        if (!(bytes <= kMaxBytes))
+            fail(path, "its tensors need " + quoted(json::Value(bytes)) +
+                           " bytes, more than 2^40 (1 TiB)");
+    };
+    check(task.shape, "task.shape");
+    for (size_t i = 0; i < task.validationShapes.size(); ++i)
+        check(task.validationShapes[i], "task.validation_shapes[" + std::to_string(i) + "]");
+}
+
+} // namespace
+
 Task loadTaskFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw TaskError(
-            path + ": cannot read the task file (" +
-            (std::filesystem::exists(path) ? "permission denied or not a file" : "no such file") +
-            ")");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
+    std::string reason;
+    const std::optional<std::string> text =
+        files::readRegularFile(path, files::kMaxTaskBytes, &reason);
+    if (!text)
+        throw TaskError(path + ": cannot read the task file (" + reason + ")");
     json::Value value;
     try {
-        value = json::parse(text);
+        value = json::parse(*text, json::requestLimits());
     } catch (const json::ParseError& e) {
         throw TaskError(path + ":" + e.what());
     }

@@ -42,11 +42,14 @@ void writeFile(const QString& path, const QByteArray& data) {
 }
 
 // The report's task as the harness (real or fake) received or normalised it.
+// The task as the harness echoed it in v1's report (a log refers to the copy in session.json).
 QJsonObject reportedTask(const QString& sessionDir) {
-    const QJsonObject run =
-        QJsonDocument::fromJson(readFile(sessionDir + QStringLiteral("/logs/run_v1.json")))
-            .object();
-    return run.value(QLatin1String("report")).toObject().value(QLatin1String("task")).toObject();
+    QString error;
+    const auto store = SessionStore::open(sessionDir, &error);
+    const auto v1 = store ? store->loadCandidate(1, &error) : std::nullopt;
+    if (!v1 || !v1->report)
+        qFatal("%s", qPrintable(error));
+    return v1->report->raw.value(QLatin1String("task")).toObject();
 }
 
 } // namespace

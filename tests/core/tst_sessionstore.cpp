@@ -1,5 +1,6 @@
-// SessionStore: steps round-trip through the folder, crash leftovers are ignored and cleaned,
-// and a 1,000-step session opens in under a second.
+// SessionStore: steps round-trip through the folder, crash leftovers are kept and repaired only by
+// appending, and a 1,000-step session opens in under a second. The damaged sessions of issue 24
+// are in tst_sessiondamage.
 #include "sessionstore.h"
 
 #include <QDir>
@@ -113,7 +114,7 @@ private slots:
         QCOMPARE(store->bestVersion(), std::optional<int>(2));
     }
 
-    void crashLeftoversAreIgnoredAndCleaned() {
+    void crashLeftoversAreKeptAndRepairedByAppending() {
         QTemporaryDir dir;
         QString error;
         {
@@ -122,8 +123,9 @@ private slots:
             QVERIFY(store->appendStep(candidate(1, 0.5), &error));
             QVERIFY(store->appendStep(candidate(2, 0.6), &error));
         }
-        // A crash while appending v3's record, after its files were written.
-        QFile index(QDir(dir.path()).filePath(QStringLiteral("index.jsonl")));
+        // A crash while appending v3's record, after only its kernel was written.
+        const QString indexPath = QDir(dir.path()).filePath(QStringLiteral("index.jsonl"));
+        QFile index(indexPath);
         QVERIFY(index.open(QIODevice::Append));
         index.write("{\"version\":3,\"status\":\"o");
         index.close();
@@ -135,15 +137,29 @@ private slots:
         auto store = SessionStore::open(dir.path(), &error);
         QVERIFY2(store, qPrintable(error));
         QCOMPARE(store->steps().size(), 2);
-        QCOMPARE(store->nextVersion(), 3);
-        QVERIFY(store->appendStep(candidate(3, 0.7), &error));
+        QCOMPARE(store->problems().size(), 1);
+        QVERIFY(store->problems().first().cut);
+        QCOMPARE(store->problems().first().line, 3);
+        QCOMPARE(store->unrecordedVersions(), QVector<int>{3});
+        // v3's files are kept and its version is never reused.
+        QCOMPARE(store->nextVersion(), 4);
+        QVERIFY(store->canWrite(&error));
+        QVERIFY2(store->appendStep(candidate(4, 0.7), &error), qPrintable(error));
+        QCOMPARE(orphan.size(), qint64(14));
         const auto again = SessionStore::open(dir.path(), &error);
         QVERIFY2(again, qPrintable(error));
         QCOMPARE(again->steps().size(), 3);
-        QCOMPARE(again->loadSource(3, &error), std::optional<QString>(candidate(3, 0.7).source));
+        QCOMPARE(again->loadSource(4, &error), std::optional<QString>(candidate(4, 0.7).source));
+        // The cut line stays as written, ended and named by a repair record; it no longer blocks.
+        QCOMPARE(again->problems().size(), 1);
+        QVERIFY(again->problems().first().repaired);
+        QVERIFY(again->canWrite(&error));
+        QFile reread(indexPath);
+        QVERIFY(reread.open(QIODevice::ReadOnly));
+        QVERIFY(reread.readAll().contains("{\"version\":3,\"status\":\"o\n"));
     }
 
-    void orphanFilesAreRemovedBeforeWriting() {
+    void strayFilesAreNeverRemoved() {
         QTemporaryDir dir;
         QString error;
         {
@@ -156,12 +172,13 @@ private slots:
         file.write("{}");
         file.close();
         auto store = SessionStore::open(dir.path(), &error);
-        QVERIFY(store->appendStep(candidate(2, 0.5), &error));
-        QVERIFY(!QFile::exists(stray));
+        QCOMPARE(store->nextVersion(), 8);
+        QVERIFY(store->appendStep(candidate(8, 0.5), &error));
+        QVERIFY(QFile::exists(stray));
         QVERIFY(QFile::exists(store->logPath(1)));
     }
 
-    void corruptIndexLineIsAnError() {
+    void corruptIndexLineOpensButRefusesWrites() {
         QTemporaryDir dir;
         QString error;
         {
@@ -169,11 +186,22 @@ private slots:
             QVERIFY(store->appendStep(candidate(1, 0.5), &error));
         }
         QFile index(QDir(dir.path()).filePath(QStringLiteral("index.jsonl")));
+        const qint64 before = index.size();
         QVERIFY(index.open(QIODevice::Append));
         index.write("garbage\n");
         index.close();
-        QVERIFY(!SessionStore::open(dir.path(), &error));
-        QVERIFY2(error.contains(QStringLiteral("index.jsonl: line 2")), qPrintable(error));
+        auto store = SessionStore::open(dir.path(), &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->steps().size(), 1);
+        QCOMPARE(store->problems().size(), 1);
+        QCOMPARE(store->problems().first().line, 2);
+        QCOMPARE(store->problems().first().byte, before);
+        QVERIFY(!store->appendStep(candidate(2, 0.5), &error));
+        QVERIFY2(error.contains(QStringLiteral("index.jsonl line 2 (byte ") +
+                                QString::number(before) + u')'),
+                 qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("every file is kept")), qPrintable(error));
+        QVERIFY(!QFile::exists(store->logPath(2)));
     }
 
     void notASession() {

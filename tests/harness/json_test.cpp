@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 
 using kev::json::parse;
 using kev::json::ParseError;
@@ -246,4 +249,74 @@ TEST(Json, Equality) {
     EXPECT_NE(parse("[1,2]"), parse("[2,1]"));
     EXPECT_NE(parse(R"({"a":1,"b":2})"), parse(R"({"b":2,"a":1})")); // order is part of the value
     EXPECT_EQ(parse("18446744073709551615"), Value(std::numeric_limits<uint64_t>::max()));
+}
+
+// Issue 24: an object of 100,000 keys took 93 s (every key was compared with every earlier one).
+// Parsing is now linear; this size would take minutes quadratically, so the ctest time-out is what
+// fails if the quadratic step comes back (nothing here measures time).
+TEST(Json, LargeObjectsParseWholeAndFindDuplicatesAnywhere) {
+    const size_t n = 60000;
+    std::string text = "{";
+    for (size_t i = 0; i < n; ++i)
+        text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+    const Value v = parse(text + "}");
+    ASSERT_EQ(v.size(), n);
+    EXPECT_EQ(v.members()[0].first, "k0");
+    EXPECT_EQ(v.members()[n - 1].first, "k" + std::to_string(n - 1));
+    EXPECT_EQ(v.find("k31337")->asInt(), 31337);
+    // A duplicate of the first key at the end, and of a key seen past the linear-scan prefix.
+    EXPECT_NE(parseErrorOf(text + ",\"k0\":1}").find("duplicate key \"k0\""), std::string::npos);
+    EXPECT_NE(parseErrorOf(text + ",\"k59999\":1}").find("duplicate key \"k59999\""),
+              std::string::npos);
+    // Duplicates inside the small prefix too.
+    EXPECT_NE(parseErrorOf(R"({"a":1,"b":2,"c":3,"b":4})").find("duplicate key \"b\""),
+              std::string::npos);
+}
+
+TEST(Json, LimitsBoundWhatADocumentHolds) {
+    kev::json::Limits small;
+    small.maxDepth = 3;
+    small.maxMembers = 2;
+    small.maxElements = 3;
+    small.maxValues = 6;
+    const auto errorOf = [&](const std::string& text) {
+        try {
+            kev::json::parse(text, small);
+        } catch (const ParseError& e) {
+            return std::string(e.what());
+        }
+        return std::string("<parsed>");
+    };
+    EXPECT_EQ(errorOf(R"({"a":1,"b":2})"), "<parsed>");
+    EXPECT_EQ(errorOf(R"({"a":1,"b":2,"c":3})"), "1:14: an object with more than 2 keys");
+    EXPECT_EQ(errorOf("[1,2,3]"), "<parsed>");
+    EXPECT_EQ(errorOf("[1,2,3,4]"), "1:8: an array with more than 3 elements");
+    EXPECT_EQ(errorOf("[[[1]]]"), "<parsed>");
+    EXPECT_EQ(errorOf("[[[[1]]]]"), "1:4: nesting deeper than 3 levels");
+    EXPECT_EQ(errorOf("[[1,2],[3]]"), "<parsed>");
+    EXPECT_EQ(errorOf("[[1,2],[3,4]]"), "1:11: more than 6 values in one document");
+
+    // A 16 MiB integer array (issue 24: 1 GB of memory) is refused under the request limits.
+    std::string big = "[";
+    for (size_t i = 0; i < (size_t{8} << 20); ++i)
+        big += i ? ",1" : "1";
+    big += "]";
+    std::string error;
+    EXPECT_FALSE(kev::json::tryParse(big, &error, kev::json::requestLimits()));
+    EXPECT_NE(error.find("an array with more than 65536 elements"), std::string::npos) << error;
+    EXPECT_FALSE(kev::json::tryParse(big, &error));
+    EXPECT_NE(error.find("an array with more than 1048576 elements"), std::string::npos) << error;
+}
+
+TEST(Json, ToIntNeverThrows) {
+    EXPECT_EQ(parse("7").toInt(), std::optional<int64_t>(7));
+    EXPECT_EQ(parse("-9223372036854775808").toInt(), std::optional<int64_t>(INT64_MIN));
+    EXPECT_EQ(parse("4096.0").toInt(), std::optional<int64_t>(4096));
+    EXPECT_FALSE(parse("9223372036854775808").toInt());  // 2^63: held as uint64
+    EXPECT_FALSE(parse("18446744073709551616").toInt()); // 2^64: a double
+    EXPECT_FALSE(parse("9.3e18").toInt());
+    EXPECT_FALSE(parse("1.5").toInt());
+    EXPECT_FALSE(parse("\"1\"").toInt());
+    EXPECT_FALSE(parse("null").toInt());
+    EXPECT_THROW(parse("9223372036854775808").asInt(), kev::json::TypeError);
 }

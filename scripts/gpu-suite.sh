@@ -40,7 +40,10 @@ section environment
 
 if [ -z "${KEVOLVE_SKIP_CORPUS:-}" ]; then
     section "GPU tests: the corpus through one serve process"
-    python3 scripts/serve_batch.py --harness "$H" --check --jsonl "$out/corpus.jsonl" \
+    # Keys in the server's environment must not reach a candidate (bad_leak_key_nolint.cu).
+    OPENAI_API_KEY=${OPENAI_API_KEY:-kevolve-suite-not-a-key} \
+        KEVOLVE_API_KEY=${KEVOLVE_API_KEY:-kevolve-suite-not-a-key} \
+        python3 scripts/serve_batch.py --harness "$H" --check --jsonl "$out/corpus.jsonl" \
         tests/harness/kernels/*.cu | tee "$out/corpus.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi

@@ -64,6 +64,8 @@ def main():
 
     out = open(args.jsonl, "w") if args.jsonl else None
     rows, failures = [], 0
+    # The server must answer after EVERY kernel (a candidate that signals its parent included).
+    asked, answered = set(), set()
     while pending:
         line = server.stdout.readline()
         if not line:
@@ -71,9 +73,15 @@ def main():
             return 3
         ev = json.loads(line)
         rid = ev.get("id")
+        if ev.get("event") == "hello" and rid in asked:
+            answered.add(rid)
+            continue
         if rid not in pending or ev.get("event") not in ("result", "error", "cancelled"):
             continue
         k, expect, t0 = pending.pop(rid)
+        asked.add(f"alive-{rid}")
+        server.stdin.write(json.dumps({"v": 1, "id": f"alive-{rid}", "op": "hello"}) + "\n")
+        server.stdin.flush()
         rep = ev.get("report", {})
         status = rep.get("status", ev.get("event"))
         t = rep.get("timing", {})
@@ -92,8 +100,10 @@ def main():
         if not line:
             break
         ev = json.loads(line)
+        if ev.get("event") == "hello" and ev.get("id") in asked:
+            answered.add(ev.get("id"))
         if ev.get("id") == "alive" and ev.get("event") == "hello":
-            alive = True
+            alive = answered == asked
             break
     server.stdin.write(json.dumps({"v": 1, "id": "bye", "op": "shutdown"}) + "\n")
     server.stdin.flush()
@@ -108,7 +118,8 @@ def main():
     for name, exp, st, sp, ms, rms, tot, flag, msg in rows:
         if flag or st not in ("ok",):
             print(f"  {name}: {msg[:300]}")
-    print(f"server alive after the batch: {alive}; {len(rows)} kernels, {failures} unexpected statuses")
+    print(f"server alive after the batch: {alive} (answered hello after {len(answered)} of "
+          f"{len(asked)} kernels); {len(rows)} kernels, {failures} unexpected statuses")
     if args.check and (failures or not alive):
         return 1
     return 0 if alive else 1

@@ -106,6 +106,7 @@ const Allowed kUndefinedAllowed[] = {
     {"_ZdaPv", false, "operator delete[]"},
     {"_ZdaPvm", false, "sized operator delete[]"},
     {"__stack_chk_fail", false, "stack protector"},
+    {"__tls_get_addr", false, "thread_local data (the loader's TLS accessor)"},
     {"__gmon_start__", false, "profiling hook of crtbegin (weak)"},
     {"_ITM_", true, "transactional-memory hooks of crtbegin (weak)"},
     // Memory functions the compiler emits for copies of host structs (e.g. CUtensorMap).
@@ -282,6 +283,7 @@ ElfFile ElfFile::fromBytes(std::vector<uint8_t> bytes, const std::string& label)
                 const auto tag = f.read<int64_t>(s.offset + off);
                 if (tag == 0)
                     break;
+                f.m_dynamic.push_back({tag, f.read<uint64_t>(s.offset + off + 8)});
                 if (tag == kDtNeeded)
                     f.m_needed.push_back(
                         f.stringAt(f.m_sections[s.link], f.read<uint64_t>(s.offset + off + 8)));
@@ -289,7 +291,69 @@ ElfFile ElfFile::fromBytes(std::vector<uint8_t> bytes, const std::string& label)
         }
     }
     f.readVersions();
+    // Program headers: PT_TLS says whether the object has thread-local storage.
+    const uint64_t phoff = f.read<uint64_t>(32);
+    const uint16_t phentsize = f.read<uint16_t>(54);
+    const uint16_t phnum = f.read<uint16_t>(56);
+    if (phoff != 0 && phentsize == 56) {
+        for (uint16_t i = 0; i < phnum; ++i) {
+            const uint64_t h = phoff + uint64_t{i} * 56;
+            Segment seg;
+            seg.type = f.read<uint32_t>(h);
+            seg.vaddr = f.read<uint64_t>(h + 16);
+            seg.filesz = f.read<uint64_t>(h + 32);
+            seg.memsz = f.read<uint64_t>(h + 40);
+            f.m_segments.push_back(seg);
+        }
+    }
     return f;
+}
+
+std::vector<ElfFile::Reloc> ElfFile::relocations() const {
+    std::vector<Reloc> all;
+    for (const auto& s : m_sections) {
+        if (s.type == kShtRela) {
+            const auto more = readRelocs(s);
+            all.insert(all.end(), more.begin(), more.end());
+        }
+    }
+    return all;
+}
+
+std::vector<InitEntry> ElfFile::pointerArray(uint64_t addr, uint64_t size) const {
+    const std::vector<Reloc> relocs = relocations();
+    std::vector<InitEntry> entries;
+    for (uint64_t off = 0; off + 8 <= size; off += 8) {
+        const uint64_t slot = addr + off;
+        InitEntry e;
+        if (const uint8_t* p = bytesAt(slot, 8))
+            std::memcpy(&e.address, p, 8);
+        for (const auto& r : relocs) {
+            if (r.offset != slot)
+                continue;
+            if (r.type == kRX86_64Relative || r.type == kRAarch64Relative) {
+                e.address = static_cast<uint64_t>(r.addend);
+            } else if (r.symbol < m_dynsym.size()) {
+                const ElfSymbol& sym = m_dynsym[r.symbol];
+                e.symbol = sym.name + (r.addend ? "+" + hex(static_cast<uint64_t>(r.addend)) : "");
+                e.address = sym.undefined() ? 0 : sym.value + static_cast<uint64_t>(r.addend);
+            }
+        }
+        if (e.symbol.empty())
+            e.symbol = functionNameAt(e.address);
+        entries.push_back(e);
+    }
+    return entries;
+}
+
+std::string ElfFile::functionNameAt(uint64_t addr) const {
+    for (const auto* table : {&m_symtab, &m_dynsym}) {
+        for (const auto& sym : *table) {
+            if (sym.value == addr && !sym.undefined() && sym.type == kSttFunc && !sym.name.empty())
+                return sym.name;
+        }
+    }
+    return {};
 }
 
 const ElfFile::Section* ElfFile::section(const std::string& name) const {
@@ -684,6 +748,8 @@ LintResult lintElf(const ElfFile& elf) {
             ".init_array: " + (entries.empty() ? std::string("empty") : joinNames(entries));
         result.checks.push_back(c);
     }
+
+    lintLoadTime(elf, result);
 
     result.ok = result.violations.empty();
     return result;

@@ -54,7 +54,7 @@ public:
     // Whether `fn` is nvcc's host copy of a __device__ function: a body that only calls exit(1).
     bool isDeviceFunctionHostStub(const ElfSymbol& fn) const;
 
-private:
+    // What the loader reads (load-time code, elf_load_time.cpp).
     struct Section {
         std::string name;
         uint32_t type = 0;
@@ -69,19 +69,41 @@ private:
     struct Reloc {
         uint64_t offset = 0;
         uint32_t type = 0;
-        uint32_t symbol = 0;
+        uint32_t symbol = 0; // index into dynamicSymbols()
         int64_t addend = 0;
     };
-
+    struct Segment {
+        uint32_t type = 0; // PT_TLS 7, ...
+        uint64_t vaddr = 0;
+        uint64_t filesz = 0;
+        uint64_t memsz = 0;
+    };
+    struct DynamicEntry {
+        int64_t tag = 0;
+        uint64_t value = 0;
+    };
+    const std::vector<Section>& sections() const { return m_sections; }
     const Section* section(const std::string& name) const;
+    const std::vector<DynamicEntry>& dynamic() const { return m_dynamic; }
+    const std::vector<Segment>& segments() const { return m_segments; }
+    // Every RELA relocation of the object.
+    std::vector<Reloc> relocations() const;
+    // The function pointers of an array (DT_INIT_ARRAY and the like) at `addr`, relocations
+    // applied and resolved to names.
+    std::vector<InitEntry> pointerArray(uint64_t addr, uint64_t size) const;
+    // The defined function at exactly `addr`, or empty.
+    std::string functionNameAt(uint64_t addr) const;
+    // Bytes at virtual address `addr`, or nullptr when outside the file's loaded sections.
+    const uint8_t* bytesAt(uint64_t addr, uint64_t len) const;
+    // The PLT entry that jumps through `gotSlot`, or 0.
+    uint64_t pltEntryFor(uint64_t gotSlot) const;
+
+private:
     std::vector<ElfSymbol> readSymbols(const Section& symbols) const;
     std::vector<Reloc> readRelocs(const Section& s) const;
     void readVersions();
     std::string stringAt(const Section& strtab, uint64_t offset) const;
     template <typename T> T read(uint64_t offset) const;
-    // Bytes at virtual address `addr`, or nullptr when outside the file's loaded sections.
-    const uint8_t* bytesAt(uint64_t addr, uint64_t len) const;
-    uint64_t pltEntryFor(uint64_t gotSlot) const;
     std::vector<uint64_t> gotSlotsOf(const std::string& symbol) const;
     bool isReferenced(uint64_t addr) const;
 
@@ -92,6 +114,8 @@ private:
     std::vector<ElfSymbol> m_dynsym;
     std::vector<ElfSymbol> m_symtab;
     std::vector<std::string> m_needed;
+    std::vector<DynamicEntry> m_dynamic;
+    std::vector<Segment> m_segments;
 };
 
 struct Check {
@@ -109,6 +133,15 @@ struct LintResult {
 
 LintResult lintObject(const std::string& soPath);
 LintResult lintElf(const ElfFile& elf);
+// The load_time_code check (elf_load_time.cpp): what runs when the object is loaded or unloaded
+// outside kevolve_launch, read the way the loader reads it (the dynamic section and relocations):
+// DT_INIT/DT_FINI must be the toolchain's crti/crtn bodies, DT_INIT_ARRAY/DT_FINI_ARRAY entries
+// the toolchain's functions (and what they call only module registration), no DT_PREINIT_ARRAY,
+// no IRELATIVE relocation or STT_GNU_IFUNC symbol (resolvers run at load), no thread_local with
+// dynamic initialisation, no definition of a hook the toolchain's load-time code calls
+// (__gmon_start__, _ITM_*, atexit, the nvcc registration functions), only the libraries the
+// harness's link line gives. Appends its Check and violations to `result`.
+void lintLoadTime(const ElfFile& elf, LintResult& result);
 
 json::Value toJson(const Check& check);
 

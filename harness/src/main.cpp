@@ -1,17 +1,22 @@
 // kevolve-harness: the referee's command line (harness/PROTOCOL.md).
 #include "kevolve/harness_version.h"
+#include "process.h"
 #include "serve.h"
+#include "supervisor.h"
 
 #ifdef KEVOLVE_HAVE_GPU_CHILD
 #include "gpu/run_one.h"
+#include "gpu/verifier.h"
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <initializer_list>
 #include <iostream>
 #include <string>
 #include <sys/prctl.h>
@@ -32,8 +37,10 @@ Commands:
                               an internal failure
   serve [--device N] [--arch A]
                               the JSON-lines protocol on stdin/stdout
-  run-one --job J.json [--result-fd N]
-                              internal: the GPU child of one evaluation
+  run-one --job J.json [--result-fd N] (--peer-in FD --peer-out FD | --profile)
+                              internal: the untrusted GPU child (loads the candidate)
+  verify --runner-in FD --runner-out FD [--result-fd N] < JOB
+                              internal: the trusted GPU child (inputs, checks, verdict)
   exec-guard [--keep-fd N] -- PROG ARGS...
                               internal: exec PROG so that it dies with its parent
   --help, --version
@@ -94,6 +101,37 @@ void closeDescriptors(int keep) {
         ::close(fd);
 }
 
+// Every descriptor above stderr except those in `keep` (the result channel, the runner <-> verifier
+// pipes) is closed.
+[[maybe_unused]] void closeDescriptorsExcept(const std::vector<int>& keep) {
+    std::vector<int> fds;
+    if (DIR* dir = ::opendir("/proc/self/fd")) {
+        const int own = ::dirfd(dir);
+        while (const dirent* entry = ::readdir(dir)) {
+            const int fd = std::atoi(entry->d_name);
+            if (fd > 2 && fd != own && std::find(keep.begin(), keep.end(), fd) == keep.end())
+                fds.push_back(fd);
+        }
+        ::closedir(dir);
+    }
+    for (int fd : fds)
+        ::close(fd);
+}
+
+// The descriptors named by `flags` (each followed by a number) on the command line, to keep open.
+[[maybe_unused]] std::vector<int>
+descriptorArgs(int argc, char** argv, std::initializer_list<const char*> flags, int resultFd) {
+    std::vector<int> keep{resultFd};
+    for (int i = 2; i + 1 < argc; ++i) {
+        for (const char* flag : flags) {
+            int fd = -1;
+            if (std::strcmp(argv[i], flag) == 0 && parseInt(argv[i + 1], fd))
+                keep.push_back(fd);
+        }
+    }
+    return keep;
+}
+
 // False when the process that started us is gone. $KEVOLVE_PARENT_PID names it; without it, being
 // adopted by init is the sign.
 bool parentAlive() {
@@ -129,7 +167,7 @@ int execGuard(int argc, char** argv) {
     if (!parentAlive())
         return 1;
     closeDescriptors(keep);
-    ::execvp(argv[i], argv + i);
+    kev::process::replaceWith(argv + i);
     std::fprintf(stderr, "kevolve-harness exec-guard: cannot run %s: %s\n", argv[i],
                  std::strerror(errno));
     return 127;
@@ -215,12 +253,29 @@ int runOne(int argc, char** argv) {
         if (std::strcmp(argv[i], "--result-fd") == 0)
             parseInt(argv[i + 1], resultFd);
     }
-    closeDescriptors(resultFd);
+    closeDescriptorsExcept(descriptorArgs(argc, argv, {"--peer-in", "--peer-out"}, resultFd));
     return kev::gpu::runOne(argc, argv);
 #else
     (void)argc;
     (void)argv;
     std::cerr << "kevolve-harness: this build has no GPU child (run-one)\n";
+    return 3;
+#endif
+}
+
+int verifyCommand(int argc, char** argv) {
+#ifdef KEVOLVE_HAVE_GPU_CHILD
+    int resultFd = 3;
+    for (int i = 2; i + 1 < argc; ++i) {
+        if (std::strcmp(argv[i], "--result-fd") == 0)
+            parseInt(argv[i + 1], resultFd);
+    }
+    closeDescriptorsExcept(descriptorArgs(argc, argv, {"--runner-in", "--runner-out"}, resultFd));
+    return kev::gpu::verify(argc, argv);
+#else
+    (void)argc;
+    (void)argv;
+    std::cerr << "kevolve-harness: this build has no GPU child (verify)\n";
     return 3;
 #endif
 }
@@ -244,6 +299,8 @@ int main(int argc, char** argv) {
             return execGuard(argc, argv);
         if (command == "run-one")
             return runOne(argc, argv);
+        if (command == "verify")
+            return verifyCommand(argc, argv);
         if (command == "probe")
             return probe(argc, argv);
         if (command == "eval")

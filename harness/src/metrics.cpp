@@ -250,4 +250,28 @@ const char* toString(When when) {
     return "always";
 }
 
+std::string implausible(const json::Value& metrics, const std::string& path) {
+    if (metrics.isNumber()) {
+        const double v = metrics.asDouble();
+        if (!std::isfinite(v) || v < 0)
+            return path + " = " + metrics.dump() + " (a counter is finite and not negative)";
+        if (path.find("pct") != std::string::npos && v > 100.5)
+            return path + " = " + metrics.dump() + " (a percentage of a peak is at most 100)";
+        return {};
+    }
+    if (metrics.isObject()) {
+        for (const auto& [key, value] : metrics.members()) {
+            if (std::string why = implausible(value, path + "." + key); !why.empty())
+                return why;
+        }
+    } else if (metrics.isArray()) {
+        for (size_t i = 0; i < metrics.size(); ++i) {
+            if (std::string why = implausible(metrics.at(i), path + "[" + std::to_string(i) + "]");
+                !why.empty())
+                return why;
+        }
+    }
+    return {};
+}
+
 } // namespace kev::metrics

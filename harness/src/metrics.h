@@ -60,4 +60,9 @@ std::map<std::string, double> derive(const std::map<std::string, double>& values
 
 const char* toString(When when);
 
+// Whether cached counters could be real (THREAT_MODEL.md, class 6): every number finite and not
+// negative, every percentage ("pct" in its name) at most 100.5. Empty when so; otherwise names the
+// first value that is not.
+std::string implausible(const json::Value& metrics, const std::string& path = "metrics");
+
 } // namespace kev::metrics

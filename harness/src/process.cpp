@@ -1,5 +1,6 @@
 #include "process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -16,6 +17,47 @@ extern char** environ;
 namespace kev::process {
 
 namespace {
+
+// How long a killed child may take to be collected before it is left to reapStragglers().
+constexpr auto kReapDeadline = std::chrono::seconds(3);
+
+std::vector<pid_t>& stragglers() {
+    static std::vector<pid_t> pids;
+    return pids;
+}
+
+bool hasPrefix(const std::string& s, const char* prefix) {
+    return s.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+// The supervisor's variables a child may see: what locates tools and libraries, the locale, CUDA's
+// and the container runtime's device selection, and the harness's own settings.
+const char* const kInheritedNames[] = {
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
+    "LD_LIBRARY_PATH", "XDG_CACHE_HOME",
+    // The harness's own settings (PROTOCOL.md); the result token and parent pid are set per child.
+    "KEVOLVE_CACHE_DIR", "KEVOLVE_NVML_LIBRARY", "KEVOLVE_NVCC", "KEVOLVE_ARCH",
+    "KEVOLVE_HARNESS_INCLUDE", "KEVOLVE_HOST_THREADS", "KEVOLVE_TEST_CHILD",
+    "KEVOLVE_SANDBOX_READS"};
+const char* const kInheritedPrefixes[] = {"LC_", "CUDA_", "NVIDIA_"};
+const char* const kSecretWords[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
+                                    "PASSWD", "CREDENTIAL", "AUTH",   "COOKIE"};
+
+bool listedIn(const std::string& name, const char* list) {
+    if (!list)
+        return false;
+    const std::string text = list;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find_first_of(", :", start);
+        if (end == std::string::npos)
+            end = text.size();
+        if (end > start && text.compare(start, end - start, name) == 0)
+            return true;
+        start = end + 1;
+    }
+    return false;
+}
 
 constexpr int kChannelFd = 3;
 
@@ -52,11 +94,51 @@ bool makePipe(int fds[2]) {
     return fds[0] >= 0 && fds[1] >= 0;
 }
 
-std::vector<std::string> buildEnvironment(const Spec& spec) {
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (auto& s : strings)
+        out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+} // namespace
+
+bool looksSecret(const std::string& name) {
+    std::string upper = name;
+    for (char& c : upper)
+        c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    for (const char* word : kSecretWords) {
+        if (upper.find(word) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+bool inheritable(const std::string& name) {
+    if (name.empty() || looksSecret(name))
+        return false;
+    for (const char* n : kInheritedNames) {
+        if (name == n)
+            return true;
+    }
+    for (const char* p : kInheritedPrefixes) {
+        if (hasPrefix(name, p))
+            return true;
+    }
+    return listedIn(name, std::getenv("KEVOLVE_PASS_ENV"));
+}
+
+std::vector<std::string> environmentFor(const Spec& spec) {
     std::vector<std::string> env;
     if (spec.inheritEnv) {
-        for (char** e = environ; e && *e; ++e)
-            env.emplace_back(*e);
+        for (char** e = environ; e && *e; ++e) {
+            const std::string entry = *e;
+            const size_t eq = entry.find('=');
+            if (eq != std::string::npos && inheritable(entry.substr(0, eq)))
+                env.push_back(entry);
+        }
     }
     for (const auto& [name, value] : spec.env) {
         const std::string prefix = name + "=";
@@ -73,16 +155,21 @@ std::vector<std::string> buildEnvironment(const Spec& spec) {
     return env;
 }
 
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    out.reserve(strings.size() + 1);
-    for (auto& s : strings)
-        out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
+void replaceWith(char* const argv[]) {
+    ::execvp(argv[0], argv);
 }
 
-} // namespace
+size_t reapStragglers() {
+    auto& pids = stragglers();
+    pids.erase(std::remove_if(pids.begin(), pids.end(),
+                              [](pid_t pid) {
+                                  int status = 0;
+                                  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+                                  return r == pid || (r < 0 && errno == ECHILD);
+                              }),
+               pids.end());
+    return pids.size();
+}
 
 void BoundedBuffer::append(const char* data, size_t n) {
     const size_t headLimit = m_limit / 2;
@@ -128,14 +215,13 @@ std::string trimMiddle(const std::string& text, size_t limit) {
 Process::Process(Spec spec)
     : m_spec(std::move(spec))
     , m_out(m_spec.maxCapture)
-    , m_err(m_spec.maxCapture) {}
+    , m_err(m_spec.maxCapture)
+    , m_chan(m_spec.channelLimits) {}
 
 Process::~Process() {
     if (m_started && !m_finished) {
         killGroup();
-        int status = 0;
-        while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
-        }
+        reapWithDeadline();
     }
     closeFd(m_outFd);
     closeFd(m_errFd);
@@ -222,7 +308,7 @@ bool Process::start() {
     posix_spawnattr_setsigmask(&attr, &none);
 
     std::vector<std::string> args = m_spec.argv;
-    std::vector<std::string> env = buildEnvironment(m_spec);
+    std::vector<std::string> env = environmentFor(m_spec);
     std::vector<char*> argPtrs = pointers(args);
     std::vector<char*> envPtrs = pointers(env);
     const int rc =
@@ -307,7 +393,7 @@ void Process::readFrom(int& fd, int which) {
             else if (which == 2)
                 m_err.append(buf, len);
             else
-                m_chan.append(buf, len, m_spec.maxChannelLine);
+                m_chan.feed(buf, len);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -326,9 +412,15 @@ void Process::drainAndClose() {
         readFrom(m_errFd, 2);
     if (m_chanFd >= 0)
         readFrom(m_chanFd, 3);
-    m_chan.flush();
+    // A child that ended on its own must have ended its last line; one killed mid-write (a
+    // time-out, a crash) already has a verdict that is not ok.
+    if (m_result.exited)
+        m_chan.close();
     m_outLines.flush();
-    m_result.channelOverflow = m_chan.overflow;
+    if (m_spec.channel) {
+        m_result.channelRefused = !m_chan.ok();
+        m_result.channel = m_chan.toJson();
+    }
     closeFd(m_outFd);
     closeFd(m_errFd);
     closeFd(m_chanFd);
@@ -336,8 +428,27 @@ void Process::drainAndClose() {
 }
 
 void Process::killGroup() {
-    if (m_pid > 0)
+    // By group (what the child started) and by pid: a child that left its group (setpgid) is not
+    // reached by the first.
+    if (m_pid > 0) {
         ::kill(-m_pid, SIGKILL);
+        ::kill(m_pid, SIGKILL);
+    }
+}
+
+void Process::reapWithDeadline() {
+    const auto deadline = std::chrono::steady_clock::now() + kReapDeadline;
+    for (;;) {
+        int status = 0;
+        const pid_t r = ::waitpid(m_pid, &status, WNOHANG);
+        if (r == m_pid || (r < 0 && errno != EINTR))
+            return;
+        if (std::chrono::steady_clock::now() >= deadline) {
+            stragglers().push_back(m_pid);
+            return;
+        }
+        ::usleep(5000);
+    }
 }
 
 void Process::finish(int status) {
@@ -364,6 +475,11 @@ bool Process::service() {
     if (m_chanFd >= 0)
         readFrom(m_chanFd, 3);
 
+    if (m_spec.channel && !m_chan.ok() && !m_result.channelRefused) {
+        m_result.channelRefused = true;
+        killGroup();
+    }
+
     if (m_spec.timeoutS > 0 && std::chrono::steady_clock::now() >= m_deadline &&
         !m_result.timedOut && !m_result.cancelled) {
         m_result.timedOut = true;
@@ -378,6 +494,7 @@ bool Process::service() {
         return false;
     killGroup();
     int status = 0;
+    // It has exited (waitid said so): this returns at once.
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
     finish(status);
@@ -401,9 +518,7 @@ void Process::cancel() {
 }
 
 std::vector<std::string> Process::takeChannelLines() {
-    std::vector<std::string> lines;
-    lines.swap(m_chan.complete);
-    return lines;
+    return m_chan.take();
 }
 
 std::vector<std::string> Process::takeStdoutLines() {

@@ -2,6 +2,7 @@
 
 #include "files.h"
 #include "kevolve/harness_version.h"
+#include "metrics.h"
 #include "report.h"
 
 #include <filesystem>
@@ -40,7 +41,10 @@ json::Value loadReferenceCache(const std::string& path, const std::string& key) 
     const auto v = text ? json::tryParse(*text, nullptr) : std::nullopt;
     const json::Value* k = v && v->isObject() ? v->find("key") : nullptr;
     const json::Value* m = v && v->isObject() ? v->find("metrics") : nullptr;
-    if (k && k->isString() && k->asString() == key && m && m->isObject() && m->find("reference"))
+    // The file is outside the child's reach (Landlock) but not outside every process's: counters
+    // that cannot be real are profiled again.
+    if (k && k->isString() && k->asString() == key && m && m->isObject() && m->find("reference") &&
+        metrics::implausible(*m).empty())
         return *m;
     return json::Value();
 }

@@ -241,8 +241,17 @@ ChildFailure childFailure(const process::Result& run, double timeoutS) {
         f.message =
             "the GPU child exited with code " + std::to_string(run.exitCode) + " without a result";
     }
-    if (run.channelOverflow)
-        f.message += " (a line longer than the channel's limit was dropped)";
+    if (run.channelRefused) {
+        // The channel's framing broke (a flood, junk, an overlong line): that is the verdict,
+        // whatever else happened (PROTOCOL.md, THREAT_MODEL.md class 8).
+        const json::Value* v = run.channel.find("violation");
+        const json::Value* m = v ? v->find("message") : nullptr;
+        f.status = "rule_violation";
+        f.message = "rule violation: the GPU child's result channel was refused: " +
+                    (m && m->isString() ? m->asString() : std::string("broken framing"));
+        f.violation = f.message;
+        f.error["channel"] = run.channel;
+    }
     f.error["message"] = f.message;
     if (run.signal != 0) {
         f.error["signal"] = run.signal;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -145,8 +146,44 @@ std::string cachePath(const std::string& dir, const std::string& gpuUuid,
     return dir + "/" + name + ".json";
 }
 
+std::string implausible(const Peaks& p, const DeviceLimits& limits) {
+    const auto outside = [](const char* what, double v, double lo, double hi,
+                            const std::string& bound) -> std::string {
+        if (std::isfinite(v) && v >= lo && v <= hi)
+            return {};
+        std::ostringstream s;
+        s << what << " " << v << " is outside " << lo << ".." << hi << " (" << bound << ")";
+        return s.str();
+    };
+    double dramMax = 50000, tensorMax = 20000, fp32Max = 2000;
+    std::string dramWhy = "no device has that", tensorWhy = dramWhy, fp32Why = dramWhy;
+    if (limits.memClockMhz > 0 && limits.memBusBits > 0) {
+        const double theoretical = 2.0 * limits.memClockMhz * 1e6 * limits.memBusBits / 8 / 1e9;
+        dramMax = std::min(dramMax, 2.0 * theoretical);
+        dramWhy =
+            "twice the memory bus's " + std::to_string(static_cast<int>(theoretical)) + " GB/s";
+    }
+    if (limits.smCount > 0 && limits.smClockMhz > 0) {
+        const double perClock = limits.smCount * limits.smClockMhz * 1e6 / 1e12;
+        tensorMax = std::min(tensorMax, 16384 * perClock);
+        fp32Max = std::min(fp32Max, 1024 * perClock);
+        tensorWhy = fp32Why = std::to_string(limits.smCount) + " SMs at " +
+                              std::to_string(static_cast<int>(limits.smClockMhz)) + " MHz";
+    }
+    for (const std::string& problem :
+         {outside("dram_gbps", p.dramGbps, 1, dramMax, dramWhy),
+          outside("tensor_f16_tflops", p.tensorF16Tflops, 0.1, tensorMax, tensorWhy),
+          outside("tensor_bf16_tflops", p.tensorBf16Tflops, 0.1, tensorMax, tensorWhy),
+          outside("fp32_tflops", p.fp32Tflops, 0.01, fp32Max, fp32Why)}) {
+        if (!problem.empty())
+            return problem;
+    }
+    return {};
+}
+
 std::optional<Peaks> loadCached(const std::string& path, const std::string& gpuUuid,
-                                const std::string& driverVersion, std::string* why) {
+                                const std::string& driverVersion, std::string* why,
+                                const DeviceLimits& limits) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         *why = "no cached peaks at " + path;
@@ -165,6 +202,10 @@ std::optional<Peaks> loadCached(const std::string& path, const std::string& gpuU
         if (p.gpuUuid != gpuUuid || p.driverVersion != driverVersion) {
             *why = path + " was measured on " + p.gpuUuid + " with driver " + p.driverVersion +
                    ", not " + gpuUuid + " with driver " + driverVersion;
+            return std::nullopt;
+        }
+        if (const std::string bad = implausible(p, limits); !bad.empty()) {
+            *why = path + " is not plausible: " + bad;
             return std::nullopt;
         }
         p.source = "cache";
@@ -199,6 +240,39 @@ bool storeCached(const std::string& path, const Peaks& peaks, std::string* error
         return false;
     }
     return true;
+}
+
+json::Value toJson(const DeviceLimits& limits) {
+    json::Value v = json::Value::object();
+    v["sm_count"] = limits.smCount;
+    v["sm_clock_mhz"] = limits.smClockMhz;
+    v["mem_clock_mhz"] = limits.memClockMhz;
+    v["mem_bus_bits"] = limits.memBusBits;
+    return v;
+}
+
+DeviceLimits limitsFromJson(const json::Value& value) {
+    DeviceLimits l;
+    const auto number = [&](const char* key) {
+        const json::Value* v = value.isObject() ? value.find(key) : nullptr;
+        return v && v->isNumber() && std::isfinite(v->asDouble()) && v->asDouble() > 0
+                   ? v->asDouble()
+                   : 0.0;
+    };
+    l.smCount = static_cast<int>(std::min(number("sm_count"), 1e6));
+    l.smClockMhz = number("sm_clock_mhz");
+    l.memClockMhz = number("mem_clock_mhz");
+    l.memBusBits = static_cast<int>(std::min(number("mem_bus_bits"), 1e6));
+    return l;
+}
+
+bool storePlausible(const std::string& path, const Peaks& peaks, const DeviceLimits& limits,
+                    std::string* error) {
+    if (const std::string bad = implausible(peaks, limits); !bad.empty()) {
+        *error = "not plausible: " + bad;
+        return false;
+    }
+    return storeCached(path, peaks, error);
 }
 
 double computePeakTflops(const Peaks& peaks, Dtype inputs) {

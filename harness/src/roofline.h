@@ -40,10 +40,36 @@ std::string cacheDir();
 // `dir`/peaks-<uuid>-<driver>.json with every character outside [A-Za-z0-9._-] replaced by '_'.
 std::string cachePath(const std::string& dir, const std::string& gpuUuid,
                       const std::string& driverVersion);
-// The cached peaks when the file exists, parses, and was measured on this device and driver;
-// otherwise nullopt with `why` saying which.
+// What a device can do at most, from its properties (0: unknown): bounds a peak read from a cache
+// any process may have written (THREAT_MODEL.md, class 6).
+struct DeviceLimits {
+    int smCount = 0;
+    double smClockMhz = 0;  // the maximum SM clock
+    double memClockMhz = 0; // the maximum memory clock
+    int memBusBits = 0;
+};
+
+// Empty when every peak is finite and plausible; otherwise names the first that is not. Always:
+// DRAM 1..50000 GB/s, tensor 0.1..20000 TFLOP/s, fp32 0.01..2000 TFLOP/s. With the device's
+// limits: DRAM at most twice the bus's theoretical bandwidth (2 transfers per memory clock; HBM
+// clocks are reported loosely), tensor at most 16384 and fp32 at most 1024 FLOP per SM per clock
+// (4x and 4x Blackwell's), so a DRAM bandwidth of 1e7 GB/s is refused and measured again.
+std::string implausible(const Peaks& peaks, const DeviceLimits& limits = {});
+
+json::Value toJson(const DeviceLimits& limits);
+// Missing or malformed fields stay 0 (unknown): the absolute bounds still apply.
+DeviceLimits limitsFromJson(const json::Value& value);
+
+// Stores `peaks` (storeCached) only when they are plausible for `limits`: how trusted code (the
+// supervisor, from a trusted child's result) fills the cache. False with `error` otherwise.
+bool storePlausible(const std::string& path, const Peaks& peaks, const DeviceLimits& limits,
+                    std::string* error);
+
+// The cached peaks when the file exists, parses, was measured on this device and driver and is
+// plausible (implausible()); otherwise nullopt with `why` saying which.
 std::optional<Peaks> loadCached(const std::string& path, const std::string& gpuUuid,
-                                const std::string& driverVersion, std::string* why);
+                                const std::string& driverVersion, std::string* why,
+                                const DeviceLimits& limits = {});
 // Writes atomically (temporary file, then rename), creating the directory; false with `error`.
 bool storeCached(const std::string& path, const Peaks& peaks, std::string* error);
 

@@ -11,7 +11,9 @@
 #include "process.h"
 #include "reference_cache.h"
 #include "report.h"
+#include "result_channel.h"
 #include "roofline.h"
+#include "verdict.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,7 +24,10 @@
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <set>
 #include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kev {
@@ -32,6 +37,10 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// What the profiling child says on its channel (PROTOCOL.md): reference_metrics comes before the
+// candidate is loaded.
+const std::set<std::string> kProfileLineTypes = {"progress", "ready", "reference_metrics"};
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -70,21 +79,12 @@ std::string sourceFileName(const std::string& kernelName) {
     return base;
 }
 
-// A seed that survives every JSON reader exactly, doubles included.
 // 128 random bits in hex: the token the GPU child echoes in its result line.
 std::string resultToken() {
     std::random_device rd;
     char buf[33];
     std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
     return buf;
-}
-
-uint64_t freshSeed() {
-    std::random_device rd;
-    const uint64_t hi = rd();
-    const uint64_t lo = rd();
-    const uint64_t seed = ((hi << 32) | lo) & ((uint64_t{1} << 53) - 1);
-    return seed == 0 ? 1 : seed;
 }
 
 json::Value event(const char* name, const std::string& id) {
@@ -109,15 +109,28 @@ struct Supervisor::Eval {
     std::string arch;
     std::optional<nvml::DeviceInfo> gpu;
     compile::Options compileOptions;
-    std::unique_ptr<process::Process> proc;
+    std::unique_ptr<process::Process> proc; // the verifier while the evaluation runs
+    // The untrusted runner next to the verifier, its result line counted apart; after the
+    // verifier ends it gets a short grace to finish its own line, then it is killed.
+    std::unique_ptr<process::Process> runner;
+    std::string runnerToken;
+    std::optional<channel::ResultProtocol> runnerProtocol;
+    verdict::ChildLines runnerLines;
+    std::optional<process::Result> verifierRun;
+    Clock::time_point verifierEnd;
     std::optional<compile::Result> compiled;
     std::optional<lint::LintResult> linted;
     double lintS = 0;
     double gpuS = 0;
     json::Value childResult;
-    int resultLines = 0;
-    int forgedLines = 0; // result lines without the child's token
-    std::string token;   // handed to the child in its environment, echoed in its result
+    std::string token; // handed to the child in its environment, echoed in its result
+    // What the evaluation's child and the profiling child may say on their result channels:
+    // anything else refuses the channel (result_channel.h).
+    std::optional<channel::ResultProtocol> protocol;
+    std::optional<channel::ResultProtocol> profileProtocol;
+    // The reference's counters from the profiling child's first reference_metrics line, written
+    // before it loaded the candidate: the only counters the reference cache takes.
+    json::Value trustedReference;
     // The evaluation's verdict while the profiling child (run-one --profile) runs.
     std::string status, message;
     json::Value profileResult;
@@ -127,7 +140,6 @@ struct Supervisor::Eval {
     // (run-one --profile --wait-go), so its start-up overlaps the evaluation.
     std::unique_ptr<process::Process> profileProc;
     std::string profileToken;
-    std::vector<std::string> profileEarlyLines;
     // The evaluation's child holds its timing (run-one --hold-timing) until the profiling child
     // is ready or gone, so that no CUDA start-up overlaps a timed sample.
     bool timingHeld = false;
@@ -149,6 +161,9 @@ Supervisor::Supervisor(SupervisorConfig config, Sink sink)
         m_config.maxCompiles = coreCount();
     if (m_config.selfExe.empty())
         m_config.selfExe = selfExePath();
+    // Not dumpable: a child of the same user (a candidate, its capabilities dropped) cannot open
+    // this process's /proc/<pid>/environ or mem, even on a kernel without Landlock.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 Supervisor::~Supervisor() {
@@ -176,6 +191,7 @@ bool Supervisor::submit(EvalRequest request) {
 
 void Supervisor::cleanUp(Eval& e, bool keep) {
     e.proc.reset(); // kills a child still running
+    e.runner.reset();
     e.profileProc.reset();
     if (!keep && !e.workDir.empty()) {
         std::error_code ec;
@@ -203,7 +219,7 @@ void Supervisor::cancelAll() {
 
 void Supervisor::addPollFds(std::vector<pollfd>& fds) const {
     for (const auto& e : m_evals) {
-        for (const auto* proc : {e->proc.get(), e->profileProc.get()}) {
+        for (const auto* proc : {e->proc.get(), e->profileProc.get(), e->runner.get()}) {
             if (proc && proc->running()) {
                 for (int fd : proc->openFds())
                     fds.push_back({fd, POLLIN, 0});
@@ -284,25 +300,39 @@ void Supervisor::service() {
         case Eval::State::Running: {
             if (e.profileProc) {
                 e.profileProc->service();
-                for (auto& line : e.profileProc->takeChannelLines()) {
-                    if (e.timingHeld && isReadyLine(line))
-                        releaseTiming(e);
-                    e.profileEarlyLines.push_back(std::move(line));
-                }
+                for (const auto& line : e.profileProc->takeChannelLines())
+                    handleProfileLine(e, *e.profileProc, line);
             }
             if (e.timingHeld && (!e.profileProc || !e.profileProc->running()))
                 releaseTiming(e);
-            const bool finished = e.proc->service();
-            for (const auto& line : e.proc->takeChannelLines())
-                handleChildLine(e, line);
-            if (finished)
+            if (e.runner) {
+                e.runner->service();
+                for (const auto& line : e.runner->takeChannelLines())
+                    handleRunnerLine(e, line);
+            }
+            if (!e.verifierRun) {
+                const bool finished = e.proc->service();
+                for (const auto& line : e.proc->takeChannelLines())
+                    handleChildLine(e, line);
+                if (finished) {
+                    e.verifierRun = withChannel(*e.proc);
+                    e.verifierEnd = Clock::now();
+                }
+            }
+            // The runner wrote its line before its last reply to the verifier: a short grace
+            // is enough, and a runner that lingers is killed (its group with it).
+            if (e.verifierRun &&
+                (!e.runner || !e.runner->running() || secondsSince(e.verifierEnd) > 2.0)) {
+                if (e.runner && e.runner->running())
+                    e.runner->cancel();
                 afterChild(e);
+            }
             break;
         }
         case Eval::State::Profiling: {
             const bool finished = e.proc->service();
             for (const auto& line : e.proc->takeChannelLines())
-                handleProfileLine(e, line);
+                handleProfileLine(e, *e.proc, line);
             if (finished)
                 afterProfile(e);
             break;
@@ -310,6 +340,8 @@ void Supervisor::service() {
         }
     }
     m_evals.remove_if([](const std::unique_ptr<Eval>& e) { return e->done; });
+    // Children killed earlier that were stuck in the kernel: collected without blocking.
+    process::reapStragglers();
 }
 
 void Supervisor::startCompile(Eval& e) {
@@ -472,9 +504,17 @@ void Supervisor::startChild(Eval& e) {
     job["device"] = e.req.options.device;
     job["pci_bus_id"] = e.gpu->pciBusId;
     job["self_check"] = e.req.options.selfCheck;
-    job["seed"] = freshSeed();
+    // No seed: the verifier draws its own from getrandom, and this file sits in the runner's
+    // working directory (THREAT_MODEL.md, class 2).
     job["options"] = e.req.options.toJson();
     job["workdir"] = e.workDir;
+    // The only folder the child may write to once the candidate is loaded (Landlock).
+    const std::string scratch = e.workDir + "/scratch";
+    if (::mkdir(scratch.c_str(), 0700) != 0 && errno != EEXIST) {
+        fail(e, "cannot create " + scratch + ": " + std::strerror(errno));
+        return;
+    }
+    job["scratch"] = scratch;
     job["lint"] = e.req.options.lint;
     e.token = resultToken();
     const std::string jobPath = e.workDir + "/job.json";
@@ -487,11 +527,13 @@ void Supervisor::startChild(Eval& e) {
         !e.req.options.selfCheck &&
         metrics::parseOptions(&e.req.options.profiling).when != metrics::When::Never;
     e.timingHeld = prewarm;
-    e.proc = prewarm ? spawnChild(e, {"--hold-timing"}, e.token, true, e.req.options.runTimeoutS)
-                     : spawnChild(e, {}, e.token, false, e.req.options.runTimeoutS);
+    e.protocol.emplace(e.token);
+    if (!startPair(e, job.dump(), prewarm))
+        return;
     e.state = Eval::State::Running;
     if (prewarm) {
         e.profileToken = resultToken();
+        e.profileProtocol.emplace(e.profileToken, kProfileLineTypes);
         // Its limit covers the wait for the evaluation as well as its own run.
         e.profileProc = spawnChild(e, {"--profile", "--wait-go"}, e.profileToken, true,
                                    2 * e.req.options.runTimeoutS);
@@ -500,25 +542,21 @@ void Supervisor::startChild(Eval& e) {
              "starting the GPU child on device " + std::to_string(e.req.options.device), 0.0);
 }
 
-std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
-                                                         const std::vector<std::string>& extraArgs,
-                                                         const std::string& token, bool stdinPipe,
-                                                         double timeoutS) {
+std::unique_ptr<process::Process> Supervisor::spawnProcess(Eval& e, std::vector<std::string> args,
+                                                           const std::string& token, bool stdinPipe,
+                                                           double timeoutS,
+                                                           const char* moduleLoading) {
     process::Spec spec;
-    // Tests stand in for the GPU child with a script that speaks the same fd-3 protocol.
+    // Tests stand in for the GPU children with a script that speaks the same protocols.
     const char* stand = std::getenv("KEVOLVE_TEST_CHILD");
-    spec.argv = {stand && *stand ? std::string(stand) : m_config.selfExe,
-                 "run-one",
-                 "--job",
-                 e.workDir + "/job.json",
-                 "--result-fd",
-                 "3"};
-    spec.argv.insert(spec.argv.end(), extraArgs.begin(), extraArgs.end());
+    spec.argv = {stand && *stand ? std::string(stand) : m_config.selfExe};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.channel = true;
     spec.stdinPipe = stdinPipe;
     spec.timeoutS = timeoutS;
     spec.cwd = e.workDir;
-    spec.env = {{"CUDA_MODULE_LOADING", "EAGER"},
+    spec.env = {{"TMPDIR", e.workDir + "/scratch"},
+                {"CUDA_MODULE_LOADING", moduleLoading},
                 {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                 {"KEVOLVE_PARENT_PID", std::to_string(::getpid())},
                 {"KEVOLVE_RESULT_TOKEN", token}};
@@ -527,21 +565,83 @@ std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
     return proc;
 }
 
-void Supervisor::handleProfileLine(Eval& e, const std::string& line) {
-    auto v = json::tryParse(line, nullptr);
-    if (!v || !v->isObject())
-        return;
-    const json::Value* type = v->find("type");
-    const json::Value* token = v->find("token");
-    if (type && type->isString() && type->asString() == "result" && token && token->isString() &&
-        token->asString() == e.token)
-        e.profileResult = std::move(*v);
+std::unique_ptr<process::Process> Supervisor::spawnChild(Eval& e,
+                                                         const std::vector<std::string>& extraArgs,
+                                                         const std::string& token, bool stdinPipe,
+                                                         double timeoutS) {
+    std::vector<std::string> args = {"run-one", "--job", e.workDir + "/job.json", "--result-fd",
+                                     "3"};
+    args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+    return spawnProcess(e, std::move(args), token, stdinPipe, timeoutS);
 }
 
-bool Supervisor::isReadyLine(const std::string& line) {
-    const auto v = json::tryParse(line, nullptr);
-    const json::Value* type = v && v->isObject() ? v->find("type") : nullptr;
-    return type && type->isString() && type->asString() == "ready";
+bool Supervisor::startPair(Eval& e, const std::string& jobLine, bool holdTiming) {
+    // toRunner: the verifier's commands; toVerifier: the runner's replies.
+    int toRunner[2] = {-1, -1}, toVerifier[2] = {-1, -1};
+    std::string error;
+    if (!verdict::makePipe(toRunner, &error) || !verdict::makePipe(toVerifier, &error)) {
+        for (int fd : {toRunner[0], toRunner[1]})
+            if (fd >= 0)
+                ::close(fd);
+        fail(e, "cannot create the verifier's pipes: " + error);
+        return false;
+    }
+    // Each child inherits exactly its two ends: the flag is cleared for one spawn and set again.
+    std::vector<std::string> verify = {"verify",
+                                       "--result-fd",
+                                       "3",
+                                       "--runner-in",
+                                       std::to_string(toVerifier[0]),
+                                       "--runner-out",
+                                       std::to_string(toRunner[1])};
+    if (holdTiming)
+        verify.push_back("--hold-timing");
+    verdict::setInheritable(toVerifier[0], true);
+    verdict::setInheritable(toRunner[1], true);
+    // The verifier loads its modules (cuBLAS above all) lazily: loading every one at start-up
+    // cost it ~2 s on the H200, on the evaluation's critical path, and its first uses are
+    // untimed (validation, warm-up quads). The runner keeps EAGER, as every candidate process.
+    e.proc = spawnProcess(e, verify, e.token, true, e.req.options.runTimeoutS, "LAZY");
+    verdict::setInheritable(toVerifier[0], false);
+    verdict::setInheritable(toRunner[1], false);
+    e.runnerToken = resultToken();
+    e.runnerProtocol.emplace(e.runnerToken, std::set<std::string>{"result"});
+    verdict::setInheritable(toRunner[0], true);
+    verdict::setInheritable(toVerifier[1], true);
+    e.runner = spawnChild(
+        e, {"--peer-in", std::to_string(toRunner[0]), "--peer-out", std::to_string(toVerifier[1])},
+        e.runnerToken, false, e.req.options.runTimeoutS);
+    for (int fd : {toRunner[0], toRunner[1], toVerifier[0], toVerifier[1]})
+        ::close(fd);
+    // The job travels on the verifier's stdin: nothing on disk that the runner could rewrite.
+    e.proc->writeStdin(jobLine + "\n");
+    if (!holdTiming)
+        e.proc->closeStdin();
+    return true;
+}
+
+// The runner writes exactly one line, its result with its token: anything else on its channel
+// (junk, a forged or second result, a flood) refuses the channel (result_channel.h).
+void Supervisor::handleRunnerLine(Eval& e, const std::string& line) {
+    const auto m = e.runnerProtocol->accept(e.runner->channelReader(), line);
+    if (!m || m->type != "result")
+        return;
+    ++e.runnerLines.results;
+    e.runnerLines.result = std::move(m->value);
+}
+
+void Supervisor::handleProfileLine(Eval& e, process::Process& child, const std::string& line) {
+    const auto m = e.profileProtocol->accept(child.channelReader(), line);
+    if (!m)
+        return;
+    if (m->type == "ready" && e.timingHeld && &child == e.profileProc.get())
+        releaseTiming(e);
+    if (m->type == "reference_metrics" && e.trustedReference.isNull()) {
+        const json::Value* metrics = m->value.find("metrics");
+        e.trustedReference = metrics && metrics->isObject() ? *metrics : json::Value::object();
+    }
+    if (m->type == "result")
+        e.profileResult = std::move(m->value);
 }
 
 void Supervisor::releaseTiming(Eval& e) {
@@ -571,18 +671,16 @@ void Supervisor::startProfiling(Eval& e) {
         e.profileProc->closeStdin();
         e.proc = std::move(e.profileProc);
         e.token = e.profileToken;
-        for (const auto& line : e.profileEarlyLines)
-            handleProfileLine(e, line);
     } else {
         // The waiting child is gone (or was never started): start one now.
         e.profileProc.reset();
         e.token = resultToken();
+        e.profileProtocol.emplace(e.token, kProfileLineTypes);
         std::vector<std::string> args = {"--profile"};
         if (cached)
             args.push_back("--candidate-only");
         e.proc = spawnChild(e, args, e.token, false, e.req.options.runTimeoutS);
     }
-    e.profileEarlyLines.clear();
     e.profileGo = std::chrono::steady_clock::now();
     e.state = Eval::State::Profiling;
 }
@@ -590,9 +688,14 @@ void Supervisor::startProfiling(Eval& e) {
 // Counters never change the verdict: a profiling child that fails leaves the reason in
 // `metrics` and the report is otherwise the evaluation's.
 void Supervisor::afterProfile(Eval& e) {
-    const process::Result run = e.proc->result();
+    const process::Result run = withChannel(*e.proc);
     e.proc.reset();
     e.profileS = secondsSince(e.profileGo);
+    if (run.channelRefused) {
+        // The candidate ran in this child too: a broken channel is its doing, not a counter.
+        refuseChannel(e, run, "the profiling child");
+        return;
+    }
     e.profileHiddenS = std::max(0.0, run.seconds - e.profileS);
     json::Value metrics;
     if (const json::Value* m =
@@ -605,83 +708,142 @@ void Supervisor::afterProfile(Eval& e) {
         const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
         metrics["reason"] = "the profiling child ended without metrics: " + f.message;
     }
-    if (e.cachedReference.isObject()) {
+    const auto takeReference = [&metrics](const json::Value& from) {
         for (const char* field : refcache::kReferenceFields) {
-            if (const json::Value* v = e.cachedReference.find(field))
+            if (const json::Value* v = from.find(field))
                 metrics[field] = *v;
         }
+    };
+    if (e.cachedReference.isObject()) {
+        takeReference(e.cachedReference);
         metrics["reference_source"] = "cache " + e.referenceCachePath;
-    } else if (!e.referenceCachePath.empty() && metrics.find("reference") &&
-               !metrics.find("reference_error")) {
-        refcache::storeReferenceCache(e.referenceCachePath, e.referenceCacheKey, metrics);
-        metrics["reference_source"] = "profiled (cached at " + e.referenceCachePath + ")";
+    } else if (e.trustedReference.isObject() && e.trustedReference.find("reference")) {
+        // Counted before the candidate was loaded: these, not the result's copy (which passed
+        // through the candidate's process), are reported and cached.
+        takeReference(e.trustedReference);
+        if (const json::Value* err = e.trustedReference.find("reference_error"))
+            metrics["reference_error"] = *err;
+        if (!e.referenceCachePath.empty() && !e.trustedReference.find("reference_error")) {
+            refcache::storeReferenceCache(e.referenceCachePath, e.referenceCacheKey,
+                                          e.trustedReference);
+            metrics["reference_source"] =
+                "profiled before the candidate was loaded (cached at " + e.referenceCachePath + ")";
+        } else {
+            metrics["reference_source"] = "profiled before the candidate was loaded";
+        }
     } else if (metrics.find("reference")) {
-        metrics["reference_source"] = "profiled";
+        // Only the result carried them: the candidate could have changed them, so they are
+        // shown but never cached.
+        metrics["reference_source"] = "profiled (not cached: not reported before the candidate "
+                                      "was loaded)";
     }
     e.childResult["metrics"] = std::move(metrics);
     finish(e, e.status, e.message);
 }
 
 void Supervisor::handleChildLine(Eval& e, const std::string& line) {
-    std::string error;
-    auto v = json::tryParse(line, &error);
-    if (!v || !v->isObject()) {
-        std::cerr << "kevolve-harness: " << e.req.id << ": ignoring a malformed line from the "
-                  << "GPU child: " << line.substr(0, 200) << "\n";
+    // The child learns its token from its environment and scrubs it before the candidate is
+    // loaded: a result without it, junk, or anything after the result was written by someone
+    // else on the child's fd and refuses the channel (the child is then killed).
+    const auto m = e.protocol->accept(e.proc->channelReader(), line);
+    if (!m)
         return;
-    }
-    const json::Value* type = v->find("type");
-    if (!type || !type->isString())
-        return;
-    if (type->asString() == "progress") {
-        const json::Value* stage = v->find("stage");
-        const json::Value* message = v->find("message");
-        const json::Value* fraction = v->find("fraction");
+    if (m->type == "progress") {
+        const json::Value* stage = m->value.find("stage");
+        const json::Value* message = m->value.find("message");
+        const json::Value* fraction = m->value.find("fraction");
         progress(e, stage && stage->isString() ? stage->asString() : std::string("run"),
                  message && message->isString() ? message->asString() : std::string(),
                  fraction && fraction->isNumber() ? fraction->asDouble() : 0.0);
-    } else if (type->asString() == "result") {
-        // The child learns its token from its environment and scrubs it before the candidate is
-        // loaded: a result line without it was written by someone else on the child's fd.
-        const json::Value* token = v->find("token");
-        if (!token || !token->isString() || token->asString() != e.token) {
-            ++e.forgedLines;
-            return;
-        }
-        ++e.resultLines;
-        v->erase("token");
-        e.childResult = std::move(*v);
+    } else if (m->type == "result") {
+        e.childResult = std::move(m->value);
     }
 }
 
+// The child's result with its channel's final state: the protocol may have refused the channel
+// after the process ended (the lines are checked once they are taken).
+process::Result Supervisor::withChannel(process::Process& child) {
+    process::Result run = child.result();
+    run.channelRefused = !child.channelReader().ok();
+    run.channel = child.channelReader().toJson();
+    return run;
+}
+
+void Supervisor::refuseChannel(Eval& e, const process::Result& run, const char* who) {
+    const json::Value* v = run.channel.find("violation");
+    const json::Value* m = v ? v->find("message") : nullptr;
+    const json::Value* x = v ? v->find("excerpt") : nullptr;
+    const std::string what = m && m->isString() ? m->asString() : std::string("broken framing");
+    json::Value result = json::Value::object();
+    json::Value violations = json::Value::array();
+    violations.push(std::string(who) + "'s result channel was refused: " + what);
+    result["violations"] = std::move(violations);
+    json::Value check = json::Value::object();
+    check["name"] = "result_channel";
+    check["ok"] = false;
+    check["evidence"] = what + (x && x->isString() ? "; excerpt: " + x->asString() : "") + " (" +
+                        std::to_string(run.channel.find("bytes")->asInt()) + " bytes)";
+    json::Value checks = json::Value::array();
+    checks.push(std::move(check));
+    result["checks"] = std::move(checks);
+    json::Value error = json::Value::object();
+    error["stage"] = "run";
+    error["message"] = std::string(who) + "'s result channel: " + what;
+    error["channel"] = run.channel;
+    result["error"] = std::move(error);
+    e.childResult = std::move(result);
+    finish(e, "rule_violation",
+           "rule violation: " + std::string(who) + "'s result channel: " + what);
+}
+
 void Supervisor::afterChild(Eval& e) {
-    const process::Result run = e.proc->result();
+    const process::Result verifierRun = e.verifierRun ? *e.verifierRun : withChannel(*e.proc);
+    const process::Result runnerRun = e.runner ? withChannel(*e.runner) : process::Result();
     e.proc.reset();
-    e.gpuS = run.seconds;
-    const json::Value* status = e.childResult.isObject() ? e.childResult.find("status") : nullptr;
-    if (e.forgedLines > 0) {
-        e.childResult = json::Value::object();
-        json::Value violations = json::Value::array();
-        violations.push("the GPU child's result channel carried " + std::to_string(e.forgedLines) +
-                        " result line(s) without the child's token (written by the candidate)");
-        e.childResult["violations"] = std::move(violations);
-        finish(e, "rule_violation", "rule violation: a forged result on the result channel");
+    e.runner.reset();
+    e.verifierRun.reset();
+    e.gpuS = verifierRun.seconds;
+    // Anything unexpected on the runner's channel is the candidate's doing; on the verifier's,
+    // nothing it says can be trusted any more.
+    if (runnerRun.channelRefused) {
+        e.profileProc.reset();
+        refuseChannel(e, runnerRun, "the runner");
         return;
     }
-    if (e.resultLines > 1) {
-        // The harness's child writes exactly one result; a second one was forged on its fd.
-        e.childResult = json::Value::object();
-        json::Value violations = json::Value::array();
-        violations.push("the GPU child's result channel carried " + std::to_string(e.resultLines) +
-                        " results (something wrote to it)");
-        e.childResult["violations"] = std::move(violations);
-        finish(e, "rule_violation", "rule violation: more than one result on the result channel");
+    if (verifierRun.channelRefused) {
+        e.profileProc.reset();
+        refuseChannel(e, verifierRun, "the verifier");
         return;
     }
-    if (status && status->isString() && report::isStatus(status->asString())) {
-        const json::Value* message = e.childResult.find("message");
-        e.status = status->asString();
-        e.message = message && message->isString() ? message->asString() : std::string();
+    verdict::ChildLines verifierLines;
+    verifierLines.result = e.childResult;
+    verifierLines.results = e.childResult.isObject() ? 1 : 0;
+    verdict::Outcome o = verdict::combine(verifierLines, verifierRun, e.runnerLines, runnerRun,
+                                          e.req.options.runTimeoutS);
+    e.childResult = std::move(o.child);
+    e.status = o.status;
+    e.message = o.message;
+    if (e.childResult.isObject() && e.childResult.find("status")) {
+        json::Value check = json::Value::object();
+        check["name"] = "result_channel";
+        check["ok"] = true;
+        const auto count = [](const process::Result& r, const char* key) {
+            const json::Value* v = r.channel.isObject() ? r.channel.find(key) : nullptr;
+            return v && v->isInt() ? v->asInt() : 0;
+        };
+        check["evidence"] = "the verifier: " + std::to_string(count(verifierRun, "lines")) +
+                            " lines (" + std::to_string(count(verifierRun, "bytes")) +
+                            " bytes); the runner: " + std::to_string(count(runnerRun, "lines")) +
+                            " lines (" + std::to_string(count(runnerRun, "bytes")) +
+                            " bytes); one result each with its token, nothing after it";
+        json::Value& checks = e.childResult["checks"];
+        if (!checks.isArray())
+            checks = json::Value::array();
+        checks.push(std::move(check));
+    }
+    if (report::isStatus(e.status) && e.childResult.find("status")) {
+        e.childResult["status"] = e.status;
+        e.childResult["message"] = e.message;
         const json::Value* timing = e.childResult.find("timing");
         const json::Value* speedup = timing ? timing->find("speedup_vs_reference") : nullptr;
         if (!e.req.options.selfCheck &&
@@ -690,21 +852,9 @@ void Supervisor::afterChild(Eval& e) {
             startProfiling(e);
             return;
         }
-        e.profileProc.reset();
-        finish(e, e.status, e.message);
-        return;
     }
-    const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
-    json::Value partial = e.childResult.isObject() ? e.childResult : json::Value::object();
-    if (!f.violation.empty()) {
-        json::Value& violations = partial["violations"];
-        if (!violations.isArray())
-            violations = json::Value::array();
-        violations.push(f.violation);
-    }
-    partial["error"] = f.error;
-    e.childResult = std::move(partial);
-    finish(e, f.status, f.message);
+    e.profileProc.reset();
+    finish(e, e.status, e.message);
 }
 
 json::Value Supervisor::environment(const Eval& e) {

@@ -17,7 +17,8 @@ namespace kev {
 
 namespace process {
 class Process;
-}
+struct Result;
+} // namespace process
 
 struct EvalOptions {
     int device = 0;
@@ -83,13 +84,22 @@ private:
     void startChild(Eval& e);
     void afterChild(Eval& e);
     void handleChildLine(Eval& e, const std::string& line);
+    void handleRunnerLine(Eval& e, const std::string& line);
+    // The trusted verifier and the untrusted runner, joined by two pipes that only they hold.
+    bool startPair(Eval& e, const std::string& jobLine, bool holdTiming);
+    // `moduleLoading`: CUDA_MODULE_LOADING for the child (EAGER where a candidate runs).
+    std::unique_ptr<process::Process> spawnProcess(Eval& e, std::vector<std::string> args,
+                                                   const std::string& token, bool stdinPipe,
+                                                   double timeoutS,
+                                                   const char* moduleLoading = "EAGER");
     std::unique_ptr<process::Process> spawnChild(Eval& e, const std::vector<std::string>& extraArgs,
                                                  const std::string& token, bool stdinPipe,
                                                  double timeoutS);
     void startProfiling(Eval& e);
-    static bool isReadyLine(const std::string& line);
     void releaseTiming(Eval& e);
-    void handleProfileLine(Eval& e, const std::string& line);
+    void handleProfileLine(Eval& e, process::Process& child, const std::string& line);
+    void refuseChannel(Eval& e, const process::Result& run, const char* who);
+    static process::Result withChannel(process::Process& child);
     void afterProfile(Eval& e);
     void finish(Eval& e, const std::string& status, const std::string& message);
     void fail(Eval& e, const std::string& message, const char* code = "internal");

@@ -119,7 +119,12 @@ int main() {
         jsonl.open(fs::path(dir) / "corpus.jsonl", std::ios::trunc);
     }
 
-    kev::test::ServeClient server;
+    // The user's keys in the server's environment must not reach a candidate
+    // (bad_leak_key_nolint.cu looks for them).
+    const std::vector<std::pair<std::string, std::string>> keys = {
+        {"OPENAI_API_KEY", "kevolve-corpus-not-a-key"},
+        {"KEVOLVE_API_KEY", "kevolve-corpus-not-a-key"}};
+    kev::test::ServeClient server(keys);
     std::vector<Entry> entries;
     for (const auto& file : files) {
         const std::string text = readText(file);

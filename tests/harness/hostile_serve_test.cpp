@@ -274,6 +274,8 @@ TEST(HostileServe, EndOfInputKillsTheEvaluationInFlight) {
     const std::string mark = (dir / "compiling").string();
     ServeClient server({{"KEVOLVE_NVCC", nvcc.string()},
                         {"KEV_MARK", mark},
+                        // nvcc gets an allowlisted environment (THREAT_MODEL.md, class 9).
+                        {"KEVOLVE_PASS_ENV", "KEV_MARK"},
                         {"KEVOLVE_ARCH", "90a"},
                         {"KEVOLVE_NVML_LIBRARY", KEVOLVE_FAKE_NVML}});
     Value r = request("eval", "slow");

@@ -79,6 +79,59 @@ __attribute__((constructor)) static void early() { setenv("X", "1", 1); }
 #include <string>
 std::string g_name = "a string long enough to need the heap, really";
 )" + kLaunch},
+        // Load-time code (THREAT_MODEL.md class 5): each must be refused by load_time_code.
+        {"init_section", std::string(kPrelude) + R"(
+asm(".section .init,\"ax\",@progbits\n\tmovl $1, %eax\n\t.previous");
+)" + kLaunch},
+        {"ifunc", std::string(kPrelude) + R"(
+static int impl() { return 0; }
+extern "C" { static void* resolveIt() { return reinterpret_cast<void*>(&impl); } }
+extern "C" int picked() __attribute__((ifunc("resolveIt")));
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t s) {
+    fill<<<1, 32, 0, s>>>(static_cast<float*>(a->outputs[0].data));
+    return picked();
+}
+)"},
+        {"dtor", std::string(kPrelude) + R"(
+__attribute__((destructor)) static void bye() { static volatile int x; x = 1; }
+)" + kLaunch},
+        {"tls_init", std::string(kPrelude) + R"(
+struct T { int v; T() : v(3) {} };
+thread_local T t;
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t s) {
+    fill<<<1, 32, 0, s>>>(static_cast<float*>(a->outputs[0].data));
+    return t.v - 3;
+}
+)"},
+        {"gmon_hook", std::string(kPrelude) + R"(
+extern "C" void __gmon_start__() { static volatile int x; x = 1; }
+)" + kLaunch},
+        {"nvcc_named_ctor", std::string(kPrelude) + R"(
+__attribute__((constructor)) static void __nv_early() { static volatile int x; x = 1; }
+)" + kLaunch},
+        {"asm_init_array", std::string(kPrelude) + R"(
+asm(".section .init_array,\"aw\"\n\t.quad kevolve_launch\n\t.previous");
+)" + kLaunch},
+        // What nvcc legitimately emits at load, in many forms: registration of several kernels,
+        // templates, __constant__, __device__ and __managed__ variables, plain thread_local data,
+        // and unoptimised host code (its registration helpers are not inlined).
+        {"rich_registration", std::string(R"(#pragma GCC optimize("O0")
+#include <kevolve/abi.h>
+__constant__ float c_scale[4];
+__device__ float d_acc;
+__managed__ int m_count;
+thread_local int t_calls = 0;
+template <int N> __global__ void scaled(float* p) { p[threadIdx.x] = c_scale[N % 4] + d_acc; }
+__global__ void other(float* p) { p[0] = static_cast<float>(m_count); }
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t s) {
+    ++t_calls;
+    float* out = static_cast<float*>(a->outputs[0].data);
+    scaled<1><<<1, 32, 0, s>>>(out);
+    scaled<2><<<1, 32, 0, s>>>(out);
+    other<<<1, 1, 0, s>>>(out);
+    return 0;
+}
+)")},
         {"no_entry", std::string(kPrelude) + R"(
 int kevolve_launch(const KevolveArgs* a, cudaStream_t s) { fill<<<1, 32, 0, s>>>(nullptr); return a ? 0 : 1; }
 )"},
@@ -167,10 +220,13 @@ TEST_F(Lint, CleanObjectPasses) {
     const auto r = lint("clean");
     EXPECT_TRUE(r.ok) << describe(r);
     EXPECT_TRUE(r.violations.empty()) << describe(r);
-    ASSERT_EQ(r.checks.size(), 3u);
+    ASSERT_EQ(r.checks.size(), 4u);
     EXPECT_EQ(r.checks[0].name, "undefined_symbols");
     EXPECT_EQ(r.checks[1].name, "exported_symbols");
     EXPECT_EQ(r.checks[2].name, "static_constructors");
+    EXPECT_EQ(r.checks[3].name, "load_time_code");
+    EXPECT_NE(r.checks[3].evidence.find("DT_INIT crt .init"), std::string::npos)
+        << r.checks[3].evidence;
     for (const auto& c : r.checks)
         EXPECT_TRUE(c.ok) << c.name << ": " << c.evidence;
     EXPECT_NE(r.checks[0].evidence.find("__cudaRegisterFatBinary"), std::string::npos);
@@ -212,6 +268,34 @@ TEST_F(Lint, GlobalStringIsAStaticConstructor) {
     EXPECT_FALSE(r.ok);
     EXPECT_FALSE(r.checks[2].ok) << describe(r);
     EXPECT_TRUE(violationNames(r, "static constructor _GLOBAL__sub_I_")) << describe(r);
+}
+
+TEST_F(Lint, LegitimateRegistrationPasses) {
+    const auto r = lint("rich_registration");
+    EXPECT_TRUE(r.ok) << describe(r);
+    EXPECT_NE(r.checks[3].evidence.find("_ZL24__sti____cudaRegisterAllv"), std::string::npos)
+        << describe(r);
+    EXPECT_NE(r.checks[3].evidence.find("PT_TLS"), std::string::npos) << describe(r);
+}
+
+TEST_F(Lint, LoadTimeCodeIsNamed) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"init_section", "load-time code: DT_INIT: .init holds"},
+        {"ifunc", "load-time code: IFUNC symbol picked"},
+        {"ifunc", "load-time code: relocation IRELATIVE"},
+        {"dtor", "load-time code: DT_FINI_ARRAY entry _ZL3byev"},
+        {"tls_init", "load-time code: thread_local with dynamic initialisation (__tls_init)"},
+        {"gmon_hook", "load-time code: defines __gmon_start__"},
+        {"nvcc_named_ctor", "load-time code: DT_INIT_ARRAY entry _ZL10__nv_earlyv"},
+        {"asm_init_array", "load-time code: DT_INIT_ARRAY entry kevolve_launch"},
+    };
+    for (const auto& [name, violation] : cases) {
+        const auto r = lint(name);
+        EXPECT_FALSE(r.ok) << name;
+        EXPECT_FALSE(r.checks.at(3).ok) << name << "\n" << describe(r);
+        EXPECT_TRUE(violationNames(r, violation)) << name << ": " << violation << "\n"
+                                                  << describe(r);
+    }
 }
 
 TEST_F(Lint, MissingEntryPointIsAViolation) {

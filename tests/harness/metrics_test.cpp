@@ -163,3 +163,18 @@ TEST(Metrics, DerivedValuesNeedTheirInputs) {
     EXPECT_DOUBLE_EQ(d.at("smem_wavefronts_per_instruction_ld"), 1.2);
     EXPECT_EQ(d.count("smem_wavefronts_per_instruction"), 0u);
 }
+
+// A cached reference any process could have written is used only when its counters could be real.
+TEST(Metrics, ImplausibleCountersAreNamed) {
+    const kev::json::Value ok = kev::json::parse(
+        R"({"reference":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":86.5,"dram__bytes.sum":1e9},"reference_kernel":"nvjet"})");
+    EXPECT_EQ(kev::metrics::implausible(ok), "");
+    const kev::json::Value pct = kev::json::parse(
+        R"({"reference":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":4000}})");
+    EXPECT_NE(kev::metrics::implausible(pct).find(
+                  "metrics.reference.sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+              std::string::npos);
+    const kev::json::Value negative =
+        kev::json::parse(R"({"reference":{"dram__bytes.sum":-5},"reference_kernels":[]})");
+    EXPECT_NE(kev::metrics::implausible(negative).find("not negative"), std::string::npos);
+}

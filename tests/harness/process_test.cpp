@@ -9,6 +9,9 @@
 #include <set>
 #include <thread>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -48,6 +51,27 @@ std::set<int> openFdsOf(pid_t pid) {
     }
     return fds;
 }
+
+// Run as a stand-in child (KEV_TEST_ROLE set): "escape" joins the parent's process group and
+// waits to be killed.
+struct StandInChild {
+    StandInChild() {
+        const char* role = std::getenv("KEV_TEST_ROLE");
+        if (!role || std::string(role) != "escape")
+            return;
+        const pid_t parentGroup = ::getpgid(::getppid());
+        if (::setpgid(0, parentGroup) != 0) {
+            std::printf("setpgid failed\n");
+            std::_Exit(2);
+        }
+        std::printf("escaped from %d into %d\n", static_cast<int>(::getpid()),
+                    static_cast<int>(parentGroup));
+        std::fflush(stdout);
+        for (;;)
+            ::pause();
+    }
+};
+const StandInChild g_standIn;
 
 } // namespace
 
@@ -188,39 +212,53 @@ TEST(Process, ChildHoldsOnlyItsOwnPipes) {
 }
 
 TEST(Process, ChannelLinesOnFd3) {
-    Spec s = shell("printf 'one\\ntwo\\n' >&3; echo stdout; printf 'three' >&3");
+    Spec s = shell("printf 'one\\ntwo\\n' >&3; echo stdout");
     s.channel = true;
     std::vector<std::string> lines;
     const auto r = kev::process::run(s, &lines);
     EXPECT_EQ(r.exitCode, 0);
     EXPECT_EQ(r.out, "stdout\n");
-    EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "three"}));
+    EXPECT_EQ(lines, (std::vector<std::string>{"one", "two"}));
+    EXPECT_FALSE(r.channelRefused);
 }
 
-TEST(Process, OverlongChannelLineIsDropped) {
-    Spec s = shell("head -c 5000 /dev/zero | tr '\\0' x >&3; printf '\\nok\\n' >&3");
+TEST(Process, UnterminatedLastChannelLineRefusesTheChannel) {
+    // A child that ends on its own must have ended its lines: a partial one is not dropped.
+    Spec s = shell("printf 'one\\nthree' >&3");
     s.channel = true;
-    s.maxChannelLine = 1000;
     std::vector<std::string> lines;
     const auto r = kev::process::run(s, &lines);
-    EXPECT_TRUE(r.channelOverflow);
-    EXPECT_EQ(lines, (std::vector<std::string>{"ok"}));
+    EXPECT_EQ(lines, (std::vector<std::string>{"one"}));
+    EXPECT_TRUE(r.channelRefused);
+    EXPECT_EQ(r.channel.find("violation")->find("kind")->asString(), "unterminated_line");
+    EXPECT_EQ(r.channel.find("violation")->find("excerpt")->asString(), "three");
 }
 
-TEST(Process, OverlongLineInOneReadIsDropped) {
+TEST(Process, OverlongChannelLineRefusesTheChannel) {
+    Spec s = shell("head -c 5000 /dev/zero | tr '\\0' x >&3; printf '\\nok\\n' >&3");
+    s.channel = true;
+    s.channelLimits.maxLineBytes = 1000;
+    std::vector<std::string> lines;
+    const auto r = kev::process::run(s, &lines);
+    EXPECT_TRUE(r.channelRefused);
+    EXPECT_EQ(r.channel.find("violation")->find("kind")->asString(), "line_too_long");
+    EXPECT_TRUE(lines.empty()) << "nothing after a violation is taken";
+}
+
+TEST(Process, OverlongLineInOneReadRefusesTheChannel) {
     // The whole stream sits in the pipe before the first read: the check must not wait for the
     // end of a read to notice the line is too long.
     Spec s = shell("f=kev_big_$$; head -c 3000 /dev/zero | tr '\\0' x > $f; "
                    "printf '\\nok\\n' >> $f; cat $f >&3; rm $f");
     s.channel = true;
-    s.maxChannelLine = 1000;
+    s.channelLimits.maxLineBytes = 1000;
     s.cwd = "/tmp";
     kev::process::Process p(s);
     ASSERT_TRUE(p.start());
     while (!p.service())
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    EXPECT_TRUE(p.result().channelOverflow);
-    EXPECT_EQ(p.takeChannelLines(), (std::vector<std::string>{"ok"}));
+    EXPECT_TRUE(p.result().channelRefused);
+    EXPECT_TRUE(p.takeChannelLines().empty());
 }
 
 TEST(Process, EnvironmentOverridesAndCwd) {
@@ -235,6 +273,70 @@ TEST(Process, EnvironmentOverridesAndCwd) {
     Spec clean = shell("echo \"[$HOME]\"");
     clean.inheritEnv = false;
     EXPECT_EQ(kev::process::run(clean).out, "[]\n");
+}
+
+// A user's keys never reach a child: only allowlisted names pass, secret-looking ones never.
+TEST(Process, ChildEnvironmentIsAllowlisted) {
+    const std::vector<std::pair<const char*, const char*>> set = {
+        {"OPENAI_API_KEY", "sk-secret-1"},
+        {"KEVOLVE_API_KEY", "kv-secret-2"},
+        {"ANTHROPIC_API_KEY", "secret-3"},
+        {"GITHUB_TOKEN", "secret-4"},
+        {"AWS_SECRET_ACCESS_KEY", "secret-5"},
+        {"MY_PASSWORD", "secret-6"},
+        {"LD_PRELOAD", "/tmp/evil.so"},
+        {"KEV_UNLISTED", "unlisted"},
+        {"KEV_PASSED", "passed"},
+        {"CUDA_VISIBLE_DEVICES", "0"},
+        {"LC_ALL", "C"},
+        {"KEVOLVE_CACHE_DIR", "/tmp/kev-cache"},
+        {"CUDA_AUTH_TOKEN", "secret-7"},
+        {"KEVOLVE_PASS_ENV", "KEV_PASSED,GITHUB_TOKEN"}};
+    for (const auto& [name, value] : set)
+        ::setenv(name, value, 1);
+    Spec s;
+    s.argv = {"env"};
+    s.env = {{"KEVOLVE_RESULT_TOKEN", "the-harness-own"}};
+    const auto r = kev::process::run(s);
+    for (const auto& [name, value] : set)
+        ::unsetenv(name);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    for (const char* secret :
+         {"secret-", "sk-secret", "kv-secret", "evil.so", "unlisted", "KEVOLVE_PASS_ENV"})
+        EXPECT_EQ(r.out.find(secret), std::string::npos) << secret << " leaked:\n" << r.out;
+    for (const char* kept :
+         {"KEV_PASSED=passed", "CUDA_VISIBLE_DEVICES=0", "LC_ALL=C",
+          "KEVOLVE_CACHE_DIR=/tmp/kev-cache", "PATH=", "KEVOLVE_RESULT_TOKEN=the-harness-own"})
+        EXPECT_NE(r.out.find(kept), std::string::npos) << kept << " missing:\n" << r.out;
+
+    EXPECT_TRUE(kev::process::looksSecret("openai_api_key"));
+    EXPECT_TRUE(kev::process::looksSecret("HF_TOKEN"));
+    EXPECT_FALSE(kev::process::inheritable("OPENAI_API_KEY"));
+    EXPECT_TRUE(kev::process::inheritable("PATH"));
+    EXPECT_TRUE(kev::process::inheritable("NVIDIA_VISIBLE_DEVICES"));
+    EXPECT_FALSE(kev::process::inheritable("PYTHONPATH"));
+}
+
+// A child that leaves its process group (setpgid) still dies at its deadline and is reaped: the
+// kill goes to its pid as well as its group.
+TEST(Process, ChildThatLeftItsGroupIsStillKilled) {
+    Spec s;
+    s.argv = {"/proc/self/exe"};
+    s.env = {{"KEV_TEST_ROLE", "escape"}};
+    s.timeoutS = 0.5;
+    Process p(s);
+    ASSERT_TRUE(p.start());
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool done = false;
+    while (!(done = p.service()) && std::chrono::steady_clock::now() < giveUp)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!done)
+        ::kill(p.pid(), SIGKILL);
+    ASSERT_TRUE(done) << "the escaped child was not killed";
+    EXPECT_TRUE(p.result().timedOut);
+    EXPECT_EQ(p.result().signal, SIGKILL);
+    EXPECT_NE(p.result().out.find("escaped"), std::string::npos) << p.result().out;
+    EXPECT_FALSE(alive(p.pid()));
 }
 
 TEST(Process, IgnoredSignalsAreResetInTheChild) {

@@ -165,3 +165,61 @@ TEST(RooflineCache, RefusesMissingAndMalformedFiles) {
     EXPECT_FALSE(loadCached(dir + "/zero.json", "GPU-1234", "580.159.04", &why));
     EXPECT_NE(why.find("dram_gbps"), std::string::npos) << why;
 }
+
+// Class 6 of THREAT_MODEL.md: a cache any process could have written is checked for plausibility
+// on read; an implausible one is refused (and measured again by the GPU child).
+TEST(RooflineCache, RefusesImplausiblePeaks) {
+    const std::string dir = tempDir();
+    Peaks p = h200Like();
+    EXPECT_EQ(implausible(p), "");
+    DeviceLimits h200;
+    h200.smCount = 132;
+    h200.smClockMhz = 1980;
+    h200.memClockMhz = 2619;
+    h200.memBusBits = 6144;
+    EXPECT_EQ(implausible(p, h200), "");
+
+    p.dramGbps = 1e7;
+    EXPECT_NE(implausible(p).find("dram_gbps"), std::string::npos);
+    const std::string path = dir + "/forged.json";
+    std::string error, why;
+    ASSERT_TRUE(storeCached(path, p, &error)) << error;
+    EXPECT_FALSE(loadCached(path, p.gpuUuid, p.driverVersion, &why, h200));
+    EXPECT_NE(why.find("not plausible: dram_gbps"), std::string::npos) << why;
+
+    // Within the absolute bounds but beyond what this device's bus can carry.
+    p.dramGbps = 20000;
+    EXPECT_EQ(implausible(p), "");
+    EXPECT_NE(implausible(p, h200).find("memory bus"), std::string::npos) << implausible(p, h200);
+    p = h200Like();
+    p.tensorF16Tflops = 9000; // more than 16384 FLOP per SM per clock on 132 SMs at 1980 MHz
+    EXPECT_NE(implausible(p, h200).find("tensor_f16_tflops"), std::string::npos);
+    p = h200Like();
+    p.fp32Tflops = std::nan("");
+    EXPECT_NE(implausible(p).find("fp32_tflops"), std::string::npos);
+}
+
+// How the supervisor stores a trusted child's fresh peaks: only plausible ones, and the device's
+// limits travel as JSON.
+TEST(RooflineCache, StorePlausibleAndLimitsJson) {
+    const std::string dir = tempDir();
+    DeviceLimits h200;
+    h200.smCount = 132;
+    h200.smClockMhz = 1980;
+    h200.memClockMhz = 2619;
+    h200.memBusBits = 6144;
+    const DeviceLimits back = limitsFromJson(toJson(h200));
+    EXPECT_EQ(back.smCount, 132);
+    EXPECT_DOUBLE_EQ(back.memClockMhz, 2619);
+    EXPECT_EQ(back.memBusBits, 6144);
+    EXPECT_EQ(limitsFromJson(json::parse(R"({"sm_count":"x","mem_bus_bits":-4})")).smCount, 0);
+
+    std::string error, why;
+    Peaks p = h200Like();
+    ASSERT_TRUE(storePlausible(dir + "/good.json", p, h200, &error)) << error;
+    EXPECT_TRUE(loadCached(dir + "/good.json", p.gpuUuid, p.driverVersion, &why, h200)) << why;
+    p.dramGbps = 1e7;
+    EXPECT_FALSE(storePlausible(dir + "/bad.json", p, h200, &error));
+    EXPECT_NE(error.find("not plausible: dram_gbps"), std::string::npos) << error;
+    EXPECT_FALSE(std::ifstream(dir + "/bad.json").good());
+}

@@ -45,16 +45,61 @@ while [ $# -gt 0 ]; do
     shift
 done
 echo "ptxas info    : Compiling entry function '_Z4zeroPf' for 'sm_90a'"
+env > "$KEV_JOB_DIR/nvcc.env"
 cp "$KEV_PREBUILT" "$out"
 )SH";
 
-// Stands in for `kevolve-harness run-one --job JOB --result-fd 3`; what it does depends on the id.
+// Stands in for both GPU children. `verify --result-fd 3 --runner-in R --runner-out W
+// [--hold-timing]` (job on stdin) writes the verdict; `run-one --job JOB --result-fd 3 --peer-in ..`
+// is the runner, which writes only its own observations; `run-one ... --profile` the profiling
+// child. What each does depends on the evaluation's id.
 const char* kFakeChild = R"SH(#!/bin/sh
+tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
+result='{"type":"result","role":"verifier","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"inputs_unchanged","ok":true,"evidence":"12 calls"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
+if [ "$1" = "verify" ]; then
+    read -r jobline
+    id=$(printf '%s\n' "$jobline" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+    printf '%s\n' "$jobline" > "$KEV_JOB_DIR/$id.verifier.json"
+    rin="$5"
+    # Held until the profiling child is ready: record what released it, and when.
+    if [ "$8" = "--hold-timing" ]; then
+        read -r hold
+        echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
+    fi
+    case "$id" in
+    profiled|profiled_again|profiled_late|profiled_crash|ok|violation|runner_forged|runner_two|runner_silent)
+        echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
+        echo "$result" | tok >&3 ;;
+    garbage)
+        echo 'this is not json' >&3
+        echo "$result" | tok >&3 ;;
+    sigsys|crash)
+        # Like the real verifier: the runner's pipe ends when the runner dies.
+        cat "/proc/self/fd/$rin" > /dev/null
+        echo '{"type":"result","role":"verifier","status":"runtime_error","message":"the runner ended during '"'call'"' (no reply)","error":{"stage":"run","message":"the runner ended"}}' | tok >&3 ;;
+    hang)
+        sleep 100 ;;
+    escape)
+        # Leaves its process group for the supervisor's, then hangs: the time-out must still end it.
+        exec perl -e 'setpgrp(0, getpgrp(getppid())) or exit 9; print STDERR "escaped\n"; sleep' ;;
+    two)
+        echo "$result" | tok >&3
+        echo "$result" | tok >&3 ;;
+    forged)
+        echo "$result" >&3 ;;
+    flood)
+        echo "$result" | tok >&3
+        head -c 80000000 /dev/zero | tr '\0' J >&3 ;;
+    trailing)
+        echo "$result" | tok >&3
+        echo '{"type":"progress","stage":"x"}' >&3 ;;
+    silent)
+        exit 0 ;;
+    esac
+    exit 0
+fi
 job="$3"
 id=$(sed -n 's/^  "id": "\(.*\)",$/\1/p' "$job")
-cp "$job" "$KEV_JOB_DIR/$id.json"
-tok() { sed "s/\"type\":\"result\"/&,\"token\":\"$KEVOLVE_RESULT_TOKEN\"/"; }
-result='{"type":"result","status":"ok","message":"correct; 0.93x cuBLAS","suspicious":false,"environment":{"gpu":{"name":"Child H200","sm_count":132},"cuda_runtime_version":13000},"correctness":{"ok":true,"trials":[]},"timing":{"median_ms":0.2145,"speedup_vs_reference":0.93},"checks":[{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"stages":{"validate_s":0.4,"time_s":1.6}}'
 if [ "$6" = "--profile" ]; then
     # Started next to the evaluation: it waits for the supervisor's go and records it.
     if [ "$7" = "--wait-go" ]; then
@@ -65,7 +110,12 @@ if [ "$6" = "--profile" ]; then
         echo "$go" > "$KEV_JOB_DIR/$id.go"
     fi
     case "$id" in
-    profiled|profiled_again)
+    profiled|profiled_again|profiled_late)
+        # The reference's counters, before the candidate is loaded (not for profiled_late, whose
+        # only copy comes in the result, after the candidate ran).
+        if [ "$go" = "go" ] && [ "$id" != profiled_late ]; then
+            echo '{"type":"reference_metrics","metrics":{"available":true,"reference":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":86.5},"reference_kernel":"nvjet_fake","reference_kernels":[]}}' >&3
+        fi
         if [ "$go" = "go candidate-only" ]; then
             echo '{"type":"result","status":"ok","message":"profiled","metrics":{"available":true,"candidate":{"sm__throughput.avg.pct_of_peak_sustained_elapsed":85.9}}}' | tok >&3
         else
@@ -75,35 +125,28 @@ if [ "$6" = "--profile" ]; then
     esac
     exit 0
 fi
-# Held until the profiling child is ready: record what released it, and when.
-if [ "$6" = "--hold-timing" ]; then
-    read -r hold
-    echo "$hold $(date +%s%N)" > "$KEV_JOB_DIR/$id.hold"
-fi
+# The runner.
+cp "$job" "$KEV_JOB_DIR/$id.json"
+env > "$KEV_JOB_DIR/$id.env"
+runner='{"type":"result","role":"runner","calls":12,"checks":[{"name":"sandbox","ok":true,"evidence":"seccomp"},{"name":"launch_audit","ok":true,"evidence":"3 launches"}],"resources":{"kernels":[]}}'
 case "$id" in
-profiled|profiled_again|profiled_crash|ok)
-    echo '{"type":"progress","stage":"time","message":"round 1","fraction":0.5}' >&3
-    echo "$result" | tok >&3 ;;
-garbage)
-    echo 'this is not json' >&3
-    echo "$result" | tok >&3 ;;
 sigsys)
     echo 'the candidate tries fork' >&2
     kill -SYS $$ ;;
-hang)
-    sleep 100 ;;
 crash)
     echo 'boom: segmentation fault in kevolve_launch' >&2
     exit 3 ;;
-two)
-    echo "$result" | tok >&3
-    echo "$result" | tok >&3 ;;
-forged)
-    echo "$result" >&3 ;;
-silent)
-    exit 0 ;;
 violation)
-    echo '{"type":"result","status":"rule_violation","message":"launch on another stream","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' | tok >&3 ;;
+    echo '{"type":"result","role":"runner","violations":["kernel launched on stream 0x1234, not the harness stream"],"checks":[{"name":"launch_audit","ok":false,"evidence":"1 launch on 0x1234"}]}' | tok >&3 ;;
+runner_forged)
+    echo '{"type":"result","role":"runner","checks":[]}' >&3 ;;
+runner_two)
+    echo "$runner" | tok >&3
+    echo "$runner" | tok >&3 ;;
+runner_silent)
+    exit 0 ;;
+*)
+    echo "$runner" | tok >&3 ;;
 esac
 )SH";
 // clang-format on
@@ -140,7 +183,13 @@ protected:
                 {"KEV_JOB_DIR", (s_dir / "jobs").string()},
                 {"KEVOLVE_CACHE_DIR", (s_dir / "cache").string()},
                 // The per-GPU lock of this suite only: other suites use the same fake GPU.
-                {"KEVOLVE_LOCK_DIR", (s_dir / "locks").string()}};
+                {"KEVOLVE_LOCK_DIR", (s_dir / "locks").string()},
+                // The stand-ins' own settings pass by the operator's explicit choice; the keys
+                // must reach neither nvcc nor the GPU child.
+                {"KEVOLVE_PASS_ENV", "KEV_PREBUILT,KEV_JOB_DIR"},
+                {"OPENAI_API_KEY", "sk-test-openai-secret"},
+                {"KEVOLVE_API_KEY", "kv-test-kevolve-secret"},
+                {"SOME_SERVICE_TOKEN", "tok-test-secret"}};
     }
 
     static Value eval(const std::string& id, double runTimeout = 60) {
@@ -207,11 +256,16 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_EQ(env.find("cuda_runtime_version")->asInt(), 13000);
     EXPECT_DOUBLE_EQ(ok.find("timing")->find("speedup_vs_reference")->asDouble(), 0.93);
     EXPECT_TRUE(ok.find("correctness")->find("ok")->asBool());
-    // Lint checks first, then the child's.
+    // Lint checks first, then the runner's, then the verifier's, then the channels'.
     const Value& checks = *ok.find("rules")->find("checks");
-    ASSERT_EQ(checks.size(), 4u) << checks.dump();
+    ASSERT_GE(checks.size(), 5u) << checks.dump();
+    const size_t n = checks.size();
     EXPECT_EQ(str(checks.at(0).find("name")), "undefined_symbols");
-    EXPECT_EQ(str(checks.at(3).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(n - 4).find("name")), "sandbox");
+    EXPECT_EQ(str(checks.at(n - 3).find("name")), "launch_audit");
+    EXPECT_EQ(str(checks.at(n - 2).find("name")), "inputs_unchanged");
+    EXPECT_EQ(str(checks.at(n - 1).find("name")), "result_channel");
+    EXPECT_NE(ok.find("resources"), nullptr) << "the runner's resources reach the report";
     EXPECT_TRUE(ok.find("rules")->find("ok")->asBool());
     const Value& stages = *ok.find("stages");
     for (const char* k : {"compile_s", "lint_s", "gpu_s", "validate_s", "time_s", "total_s"})
@@ -227,8 +281,13 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     }
     EXPECT_TRUE(forwarded) << "the child's progress is forwarded";
 
+    // A line outside the protocol is not ignored: the channel is refused with the evidence.
     ASSERT_EQ(r.count("garbage"), 1u);
-    EXPECT_EQ(str(r["garbage"].find("status")), "ok") << "a garbage line is ignored";
+    EXPECT_EQ(str(r["garbage"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["garbage"].find("message")).find("line 1 is not JSON"), std::string::npos)
+        << r["garbage"].dump(2);
+    EXPECT_EQ(str(r["garbage"].find("error")->find("channel")->find("violation")->find("excerpt")),
+              "this is not json");
 
     // The job file the child was given.
     const std::string text = kev::test::readFile(s_dir / "jobs" / "ok.json");
@@ -239,8 +298,13 @@ TEST_F(Supervisor, ChildResultIsMergedIntoTheReport) {
     EXPECT_EQ(str(job.find("pci_bus_id")), "00000000:19:00.0");
     EXPECT_TRUE(job.find("self_check")->asBool());
     EXPECT_TRUE(job.find("lint")->asBool());
-    EXPECT_TRUE(job.find("seed")->isInt());
-    EXPECT_LT(job.find("seed")->asUint(), uint64_t{1} << 53);
+    // No seed anywhere the runner can read (the verifier draws its own from getrandom).
+    EXPECT_EQ(job.find("seed"), nullptr) << text;
+    EXPECT_EQ(text.find("seed"), std::string::npos) << text;
+    // The verifier got the same job on its stdin, not through a file.
+    const Value vjob = kev::json::parse(kev::test::readFile(s_dir / "jobs" / "ok.verifier.json"));
+    EXPECT_EQ(str(vjob.find("id")), "ok");
+    EXPECT_EQ(vjob.find("seed"), nullptr);
     EXPECT_EQ(str(job.find("library")), str(job.find("workdir")) + "/cand.so");
     EXPECT_DOUBLE_EQ(job.find("task")->find("timing")->find("budget_s")->asDouble(), 1.5)
         << "time_budget_s overrides the task's budget for the child";
@@ -285,7 +349,9 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
     EXPECT_EQ(go, "go");
     std::getline(std::ifstream(s_dir / "jobs" / "profiled_again.go"), go);
     EXPECT_EQ(go, "go candidate-only");
-    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (cached at ", 0), 0u)
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source"))
+                  .rfind("profiled before the candidate was loaded (cached at ", 0),
+              0u)
         << a.dump(2);
     EXPECT_EQ(str(b.find("metrics")->find("reference_source")).rfind("cache ", 0), 0u) << b.dump(2);
     EXPECT_EQ(str(b.find("metrics")->find("reference_kernel")), "nvjet_fake");
@@ -305,6 +371,27 @@ TEST_F(Supervisor, ProfilingChildIsStartedEarlyAndTheReferenceIsCached) {
     EXPECT_GE(releasedAt, readyAt);
 }
 
+// Class 6: reference counters that only the result carried (after the candidate ran in that
+// process) are shown but never cached.
+TEST_F(Supervisor, ReferenceCountersFromAfterTheCandidateAreNotCached) {
+    ASSERT_TRUE(s_prebuilt);
+    fs::remove_all(s_dir / "cache");
+    auto first = reports({"profiled_late"});
+    ASSERT_EQ(first.count("profiled_late"), 1u);
+    const Value& a = first["profiled_late"];
+    EXPECT_EQ(str(a.find("metrics")->find("reference_source")).rfind("profiled (not cached", 0), 0u)
+        << a.dump(2);
+    bool cached = false;
+    if (fs::exists(s_dir / "cache")) {
+        for (const auto& f : fs::directory_iterator(s_dir / "cache"))
+            cached = cached || f.path().filename().string().rfind("reference-metrics-", 0) == 0;
+    }
+    EXPECT_FALSE(cached);
+    std::string go;
+    std::getline(std::ifstream(s_dir / "jobs" / "profiled_late.go"), go);
+    EXPECT_EQ(go, "go");
+}
+
 TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     ASSERT_TRUE(s_prebuilt);
     auto r = reports({"sigsys", "crash", "two", "silent", "violation", "forged"});
@@ -319,13 +406,16 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_NE(str(r["sigsys"].find("error")->find("stderr")).find("tries fork"), std::string::npos);
 
     EXPECT_EQ(str(r["crash"].find("status")), "runtime_error");
-    EXPECT_EQ(str(r["crash"].find("message")), "the GPU child exited with code 3 without a result");
+    EXPECT_EQ(str(r["crash"].find("message")), "the runner ended during 'call' (no reply)");
     EXPECT_EQ(r["crash"].find("error")->find("exit_code")->asInt(), 3);
+    EXPECT_EQ(str(r["crash"].find("error")->find("process")), "runner");
     EXPECT_NE(str(r["crash"].find("error")->find("stderr")).find("boom"), std::string::npos);
     EXPECT_EQ(r["crash"].find("correctness"), nullptr);
 
     EXPECT_EQ(str(r["two"].find("status")), "rule_violation");
-    EXPECT_NE(str(r["two"].find("message")).find("more than one result"), std::string::npos);
+    EXPECT_NE(str(r["two"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["two"].dump(2);
 
     EXPECT_EQ(str(r["silent"].find("status")), "runtime_error");
 
@@ -337,6 +427,63 @@ TEST_F(Supervisor, ChildFailuresBecomeStatuses) {
     EXPECT_EQ(str(v.find("status")), "rule_violation");
     EXPECT_FALSE(v.find("rules")->find("ok")->asBool());
     EXPECT_NE(v.find("rules")->find("violations")->dump().find("not the harness stream"),
+              std::string::npos);
+}
+
+// The verifier's ok is the only ok: what the runner (the candidate's process) adds can only make
+// the verdict worse.
+TEST_F(Supervisor, RunnerCanOnlyWorsenTheVerdict) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"runner_forged", "runner_two", "runner_silent"});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(str(r["runner_forged"].find("status")), "rule_violation")
+        << r["runner_forged"].dump(2);
+    EXPECT_NE(str(r["runner_forged"].find("message")).find("the runner's result channel"),
+              std::string::npos);
+    EXPECT_NE(str(r["runner_forged"].find("message")).find("forged"), std::string::npos);
+    EXPECT_EQ(str(r["runner_two"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["runner_two"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["runner_two"].dump(2);
+    EXPECT_EQ(str(r["runner_silent"].find("status")), "runtime_error");
+    EXPECT_NE(str(r["runner_silent"].find("message")).find("runner ended without"),
+              std::string::npos);
+}
+
+// Class 8 of THREAT_MODEL.md: junk on the result channel after a well-formed result is a
+// violation with evidence (an 80 MB flood is not dropped silently), and the server lives on.
+TEST_F(Supervisor, ResultChannelFloodIsARuleViolation) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"flood", "trailing", "ok"});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(str(r["flood"].find("status")), "rule_violation") << r["flood"].dump(2);
+    EXPECT_NE(str(r["flood"].find("message")).find("result channel"), std::string::npos);
+    const Value* channel = r["flood"].find("error")->find("channel");
+    ASSERT_NE(channel, nullptr);
+    EXPECT_FALSE(channel->find("ok")->asBool());
+    // The junk after the result never got a newline within the line limit.
+    EXPECT_EQ(str(channel->find("violation")->find("kind")), "line_too_long");
+    EXPECT_EQ(str(channel->find("violation")->find("excerpt")).substr(0, 8), "JJJJJJJJ");
+    EXPECT_EQ(str(r["trailing"].find("status")), "rule_violation");
+    EXPECT_NE(str(r["trailing"].find("message")).find("line 2 follows the result line"),
+              std::string::npos)
+        << r["trailing"].dump(2);
+    EXPECT_EQ(str(r["ok"].find("status")), "ok") << "the server is alive after the flood";
+}
+
+// Class 9: the user's keys in the supervisor's environment reach neither nvcc nor the child.
+TEST_F(Supervisor, SecretsReachNeitherNvccNorTheChild) {
+    ASSERT_TRUE(s_prebuilt);
+    auto r = reports({"ok"});
+    ASSERT_EQ(r.count("ok"), 1u);
+    for (const char* file : {"nvcc.env", "ok.env"}) {
+        const std::string env = kev::test::readFile(s_dir / "jobs" / file);
+        ASSERT_NE(env.find("PATH="), std::string::npos) << file << ":\n" << env;
+        for (const char* secret : {"sk-test-openai-secret", "kv-test-kevolve-secret",
+                                   "tok-test-secret", "OPENAI_API_KEY", "KEVOLVE_API_KEY"})
+            EXPECT_EQ(env.find(secret), std::string::npos) << secret << " leaked into " << file;
+    }
+    EXPECT_NE(kev::test::readFile(s_dir / "jobs" / "ok.env").find("KEVOLVE_RESULT_TOKEN="),
               std::string::npos);
 }
 
@@ -372,8 +519,14 @@ TEST_F(Supervisor, FileReferenceIsCompiledForTheChild) {
 
 TEST_F(Supervisor, HungChildTimesOut) {
     ASSERT_TRUE(s_prebuilt);
-    auto r = reports({"hang"}, 1.0);
+    auto r = reports({"hang", "escape"}, 1.0);
     ASSERT_EQ(r.count("hang"), 1u);
+    // Class 7: a child that left its process group is killed by pid at its deadline, and the
+    // server goes on to the next evaluation (reports() waits for both).
+    ASSERT_EQ(r.count("escape"), 1u);
+    EXPECT_EQ(str(r["escape"].find("status")), "timeout") << r["escape"].dump(2);
+    EXPECT_NE(str(r["escape"].find("error")->find("stderr")).find("escaped"), std::string::npos)
+        << r["escape"].dump(2);
     EXPECT_EQ(str(r["hang"].find("status")), "timeout");
     EXPECT_EQ(str(r["hang"].find("message")),
               "the GPU child did not finish within 1 s (run_timeout_s) and was killed");

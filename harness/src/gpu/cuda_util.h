@@ -39,6 +39,12 @@ public:
     void* data() const { return m_data; }
     template <typename T> T* as() const { return static_cast<T*>(m_data); }
     size_t bytes() const { return m_bytes; }
+    // The whole allocation (guards included): what cudaIpcGetMemHandle exports.
+    void* base() const { return m_base; }
+    size_t offset() const {
+        return static_cast<size_t>(static_cast<char*>(m_data) - static_cast<char*>(m_base));
+    }
+    size_t allocationBytes() const { return m_base ? m_bytes + 2 * offset() : 0; }
     // Fills the buffer (not its guards) with 0xFF bytes: NaN in f32, f16, bf16 and f64.
     void poison(cudaStream_t stream) const;
 

@@ -57,6 +57,15 @@ cudaError_t diffNorms(const double* a, const double* b, int64_t n, double* out,
 cudaError_t truthDiff(const MatrixView& y, const double* truth, int64_t rowShift, int64_t colShift,
                       double* out, cudaStream_t stream);
 
+// *differ += the number of 8-byte words (a trailing partial word counts as one) where a and b
+// differ bitwise: the verifier's check that the candidate left its inputs as they were.
+cudaError_t compareBytes(const void* a, const void* b, size_t bytes, unsigned long long* differ,
+                         cudaStream_t stream);
+
+// Reads one word every 64 KiB of [data, data + bytes) into *sink: the pages a timed call will
+// touch are in this context's TLBs, as the verifier's refresh leaves them for its own samples.
+cudaError_t touchPages(const void* data, size_t bytes, unsigned* sink, cudaStream_t stream);
+
 // Spins until *flag != 0 or timeoutNs elapse (then sets *expired = 1), so that everything
 // enqueued behind it starts back to back once the host releases it.
 cudaError_t blockStream(const volatile int* flag, unsigned long long timeoutNs, int* expired,

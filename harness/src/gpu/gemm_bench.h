@@ -26,6 +26,10 @@ public:
     const KevolveArgs& args(int set) override;
     KevolveArgs shapeArgs() const override;
     const DeviceBuffer& workspace() const override { return m_workspace; }
+    std::vector<const DeviceBuffer*> inputBuffers(int set) const override {
+        return {&m_A[set], &m_B[set]};
+    }
+    std::vector<const DeviceBuffer*> candidateOutputBuffers() const override { return {&m_cCand}; }
     void poison(Side side) override;
 
     // cuBLAS, or the task's own reference library when one is set.

@@ -59,6 +59,11 @@ public:
     // The arguments with null data pointers, for kevolve_workspace_bytes.
     virtual KevolveArgs shapeArgs() const = 0;
     virtual const DeviceBuffer& workspace() const = 0;
+    // The buffers the candidate's arguments on input set `set` point into: inputs, then outputs.
+    // The verifier exports exactly these (and the workspace) to the runner, and checks after
+    // every call that the inputs are bit for bit what it put there.
+    virtual std::vector<const DeviceBuffer*> inputBuffers(int set) const = 0;
+    virtual std::vector<const DeviceBuffer*> candidateOutputBuffers() const = 0;
     // Fills the outputs of `side` with NaN (0xFF bytes).
     virtual void poison(Side side) = 0;
 

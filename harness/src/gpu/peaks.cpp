@@ -111,16 +111,34 @@ roofline::Peaks measurePeaks(const cudaDeviceProp& props, cudaStream_t stream) {
     return p;
 }
 
+roofline::DeviceLimits deviceLimits(const cudaDeviceProp& props) {
+    roofline::DeviceLimits limits;
+    int device = 0, smKhz = 0, memKhz = 0, busBits = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&smKhz, cudaDevAttrClockRate, device);
+    cudaDeviceGetAttribute(&memKhz, cudaDevAttrMemoryClockRate, device);
+    cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth, device);
+    cudaGetLastError();
+    limits.smCount = props.multiProcessorCount;
+    limits.smClockMhz = smKhz / 1000.0;
+    limits.memClockMhz = memKhz / 1000.0;
+    limits.memBusBits = busBits;
+    return limits;
+}
+
 roofline::Peaks devicePeaks(const cudaDeviceProp& props, cudaStream_t stream,
                             const std::string& gpuUuid, const std::string& driverVersion,
-                            std::string* note) {
+                            std::string* note, bool store) {
     const std::string dir = roofline::cacheDir();
     std::string why;
+    // A cache any process could have written is checked against what this device can do, and so
+    // is a fresh measurement before it is stored.
+    const roofline::DeviceLimits limits = deviceLimits(props);
     const std::string path =
         dir.empty() ? std::string() : roofline::cachePath(dir, gpuUuid, driverVersion);
     if (!path.empty()) {
         if (std::optional<roofline::Peaks> cached =
-                roofline::loadCached(path, gpuUuid, driverVersion, &why)) {
+                roofline::loadCached(path, gpuUuid, driverVersion, &why, limits)) {
             *note = "cached in " + path;
             return *cached;
         }
@@ -132,7 +150,11 @@ roofline::Peaks devicePeaks(const cudaDeviceProp& props, cudaStream_t stream,
     p.driverVersion = driverVersion;
     *note = "measured now (" + why + ")";
     std::string error;
-    if (!path.empty() && !roofline::storeCached(path, p, &error)) {
+    if (!store) {
+        *note += "; left to the supervisor to cache";
+    } else if (const std::string bad = roofline::implausible(p, limits); !bad.empty()) {
+        *note += "; not cached, the measurement is not plausible: " + bad;
+    } else if (!path.empty() && !roofline::storeCached(path, p, &error)) {
         *note += "; not cached: " + error;
     } else if (!path.empty()) {
         *note += "; cached in " + path;

@@ -147,6 +147,22 @@ const KevolveArgs& TensorOpBench::args(int set) {
     return m_args;
 }
 
+std::vector<const DeviceBuffer*> TensorOpBench::inputBuffers(int set) const {
+    std::vector<const DeviceBuffer*> v;
+    for (const DeviceBuffer& b : m_inputs[set]) {
+        v.push_back(&b);
+    }
+    return v;
+}
+
+std::vector<const DeviceBuffer*> TensorOpBench::candidateOutputBuffers() const {
+    std::vector<const DeviceBuffer*> v;
+    for (const DeviceBuffer& b : m_candidateOutputs) {
+        v.push_back(&b);
+    }
+    return v;
+}
+
 void TensorOpBench::poison(Side side) {
     for (const DeviceBuffer& b :
          side == Side::Candidate ? m_candidateOutputs : m_referenceOutputs) {

@@ -37,6 +37,8 @@ public:
     const KevolveArgs& args(int set) override;
     KevolveArgs shapeArgs() const override;
     const DeviceBuffer& workspace() const override { return m_workspace; }
+    std::vector<const DeviceBuffer*> inputBuffers(int set) const override;
+    std::vector<const DeviceBuffer*> candidateOutputBuffers() const override;
     void poison(Side side) override;
 
     // The harness's reference (op_references.h), or the task's reference library when one is set.

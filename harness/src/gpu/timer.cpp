@@ -1,5 +1,7 @@
 #include "timer.h"
 
+#include "runner_link.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -56,43 +58,79 @@ Timer::~Timer() {
     cudaFreeHost(const_cast<int*>(m_flag));
 }
 
+void Timer::flushL2() {
+    // A different byte each time, so no layer can skip it as redundant.
+    KEV_CUDA(cudaMemsetAsync(m_flush.data(), static_cast<int>(m_sampleCounter++ & 0x7F),
+                             m_flushBytes, m_stream));
+}
+
 double Timer::sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
-                     const TimingOptions& options, double* check, bool* expired,
+                     const TimingOptions& options, double* check, bool* expired, double* wallMs,
                      const AuditHooks* hooks) {
     const Side side = isCandidate ? Side::Candidate : Side::Reference;
+    const bool remote = isCandidate && m_remote;
     // Fresh inputs every sample: an entry point that caches results by pointer or by content
     // gains nothing, and the rotated buffers change the pointers too.
     m_bench.refresh(set, seed);
     m_bench.poison(side);
-    // The flush writes a different byte each time so no layer can skip it as redundant.
-    KEV_CUDA(cudaMemsetAsync(m_flush.data(), static_cast<int>(m_sampleCounter++ & 0x7F),
-                             m_flushBytes, m_stream));
-    if (m_persistingReset && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
-        cudaGetLastError();
-        m_persistingReset = false;
+    if (remote) {
+        m_remote->beforeCall(set);
     }
-    m_flag[0] = 0;
-    m_flag[1] = 0;
-    KEV_CUDA(blockStream(m_flagDevice, 2'000'000'000ull, m_expired, m_stream));
-    if (hooks) {
-        hooks->begin();
-    }
-    KEV_CUDA(cudaEventRecord(m_start, m_stream));
-    launch(set);
-    KEV_CUDA(cudaEventRecord(m_stop, m_stream));
-    if (hooks) {
-        hooks->afterLaunch();
-    }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    m_flag[0] = 1;
-    waitFor(m_stop, options.kernelTimeoutSeconds, isCandidate ? "the candidate" : "the reference");
     float ms = 0;
-    KEV_CUDA(cudaEventElapsedTime(&ms, m_start, m_stop));
-    *expired = m_flag[1] != 0;
-    if (hooks) {
-        hooks->end(ms);
+    // Wall-clock from the start of the sample's procedure to the end of its output check, for
+    // both sides alike: a runner that answers before the candidate's work is done gains nothing,
+    // because the check cannot pass before the output exists (THREAT_MODEL.md, "Timing claims").
+    double t0 = 0;
+    if (remote) {
+        // L2 is the device's, not the context's: this flush holds for the runner's call whatever
+        // the runner does. The runner flushes again in its own context (runner.cpp: symmetry).
+        flushL2();
+        KEV_CUDA(cudaStreamSynchronize(m_stream));
+        t0 = link::monotonicSeconds();
+        double roundTripMs = 0;
+        ms = static_cast<float>(m_remote->sample(set, hooks != nullptr, &roundTripMs));
+        *expired = false;
+    } else {
+        // The same steps as the runner's from here: its preparation finished, the flush in the
+        // timing process, the blocking kernel.
+        KEV_CUDA(cudaStreamSynchronize(m_stream));
+        t0 = link::monotonicSeconds();
+        flushL2();
+        if (m_persistingReset && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
+            cudaGetLastError();
+            m_persistingReset = false;
+        }
+        m_flag[0] = 0;
+        m_flag[1] = 0;
+        KEV_CUDA(blockStream(m_flagDevice, 2'000'000'000ull, m_expired, m_stream));
+        if (hooks) {
+            hooks->begin();
+        }
+        KEV_CUDA(cudaEventRecord(m_start, m_stream));
+        launch(set);
+        KEV_CUDA(cudaEventRecord(m_stop, m_stream));
+        if (hooks) {
+            hooks->afterLaunch();
+        }
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        m_flag[0] = 1;
+        waitFor(m_stop, options.kernelTimeoutSeconds,
+                isCandidate ? "the candidate" : "the reference");
+        KEV_CUDA(cudaEventElapsedTime(&ms, m_start, m_stop));
+        *expired = m_flag[1] != 0;
+        if (hooks) {
+            hooks->end(ms);
+        }
     }
-    *check = m_bench.outputCheck(set, side, seed ^ 0xc0ffee1234567ull);
+    // The check's randomness (GEMM's sign vector) is drawn now that the output exists, from
+    // getrandom: nothing that ran before could know it.
+    *check = m_bench.outputCheck(set, side, link::secureRandom64());
+    *wallMs = (link::monotonicSeconds() - t0) * 1e3;
+    if (remote) {
+        // Inputs last, outside the wall-clock span (the verifier's own samples have no such
+        // step).
+        m_remote->afterCall(set);
+    }
     if (!isCandidate) {
         // Nothing correct is left lying around for a candidate to find.
         m_bench.poison(side);
@@ -118,13 +156,14 @@ RoundResult Timer::runRound(int round, const Launch& candidate, const Launch& re
             options.seed + (static_cast<uint64_t>(round) << 32) + static_cast<uint64_t>(q) * 4;
         bool expired[4] = {false, false, false, false};
         double checks[4] = {0, 0, 0, 0};
-        rec.c[0] = sample(candidate, true, rec.inputSet, base, options, &checks[0], &expired[0]);
-        rec.r[0] =
-            sample(reference, false, rec.inputSet, base + 1, options, &checks[1], &expired[1]);
-        rec.r[1] =
-            sample(reference, false, rec.inputSet, base + 2, options, &checks[2], &expired[2]);
-        rec.c[1] =
-            sample(candidate, true, rec.inputSet, base + 3, options, &checks[3], &expired[3]);
+        rec.c[0] = sample(candidate, true, rec.inputSet, base, options, &checks[0], &expired[0],
+                          &rec.cWall[0]);
+        rec.r[0] = sample(reference, false, rec.inputSet, base + 1, options, &checks[1],
+                          &expired[1], &rec.rWall[0]);
+        rec.r[1] = sample(reference, false, rec.inputSet, base + 2, options, &checks[2],
+                          &expired[2], &rec.rWall[1]);
+        rec.c[1] = sample(candidate, true, rec.inputSet, base + 3, options, &checks[3], &expired[3],
+                          &rec.cWall[1]);
         rec.checkCandidate = std::max(checks[0], checks[3]);
         rec.checkReference = std::max(checks[1], checks[2]);
         if (m_nvml) {
@@ -233,8 +272,9 @@ double Timer::audit(const Launch& candidate, int count, const TimingOptions& opt
     for (int i = 0; i < count; ++i) {
         double check = 0;
         bool expired = false;
+        double wallMs = 0;
         sample(candidate, true, i % OpBench::kInputSets, options.seed + 0xa0d17ull + i, options,
-               &check, &expired, &hooks);
+               &check, &expired, &wallMs, &hooks);
         worst = std::max(worst, check);
     }
     return worst;
@@ -291,6 +331,14 @@ json::Value TimingResult::toJson(double flops) const {
         c.push(q.c[0]);
         c.push(q.c[1]);
         s["candidate_ms"] = c;
+        json::Value cw = json::Value::array();
+        cw.push(q.cWall[0]);
+        cw.push(q.cWall[1]);
+        s["candidate_wall_ms"] = cw;
+        json::Value rw = json::Value::array();
+        rw.push(q.rWall[0]);
+        rw.push(q.rWall[1]);
+        s["reference_wall_ms"] = rw;
         json::Value r = json::Value::array();
         r.push(q.r[0]);
         r.push(q.r[1]);

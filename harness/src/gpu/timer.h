@@ -34,6 +34,9 @@ struct QuadRecord {
     int inputSet = 0;
     double c[2] = {0, 0};
     double r[2] = {0, 0};
+    // Wall-clock ms the verifier saw around each sample (THREAT_MODEL.md, "Timing claims").
+    double cWall[2] = {0, 0};
+    double rWall[2] = {0, 0};
     double checkCandidate = 0;
     double checkReference = 0;
     unsigned smMhz = 0, memMhz = 0;
@@ -82,6 +85,19 @@ struct AuditHooks {
     std::function<void(double eventMs)> end; // after the stop event completed
 };
 
+// The candidate in another process (the untrusted runner): the verifier prepares every sample
+// here (fresh inputs, poisoned output, L2 flush, all finished on the device) and the runner only
+// times the call.
+struct RemoteCandidate {
+    // The sample's inputs are final: keep their pristine copies.
+    std::function<void(int set)> beforeCall;
+    // The runner's timed call on input set `set` (`audited`: traced by its activity audit);
+    // returns the runner's claimed ms and sets *wallMs to the verifier's round trip.
+    std::function<double(int set, bool audited, double* wallMs)> sample;
+    // Throws when the candidate changed its inputs.
+    std::function<void(int set)> afterCall;
+};
+
 class Timer {
 public:
     // `candidate(set)` enqueues the candidate on the harness stream for input set `set` (and
@@ -95,6 +111,8 @@ public:
 
     TimingResult run(const Launch& candidate, const Launch& reference,
                      const TimingOptions& options);
+    // Candidate samples go to `remote` instead of the candidate Launch (which is then unused).
+    void setRemote(const RemoteCandidate* remote) { m_remote = remote; }
 
     // `count` extra candidate samples, exactly like timed ones but traced through `hooks` and
     // part of no statistic (tracing perturbs timing). Returns the worst output check.
@@ -103,8 +121,9 @@ public:
 
 private:
     double sample(const Launch& launch, bool isCandidate, int set, uint64_t seed,
-                  const TimingOptions& options, double* check, bool* expired,
+                  const TimingOptions& options, double* check, bool* expired, double* wallMs,
                   const AuditHooks* hooks = nullptr);
+    void flushL2();
     RoundResult runRound(int round, const Launch& candidate, const Launch& reference,
                          const TimingOptions& options, double budget, TimingResult& result);
 
@@ -119,6 +138,7 @@ private:
     cudaEvent_t m_start = nullptr, m_stop = nullptr;
     uint64_t m_sampleCounter = 0;
     bool m_persistingReset = true;
+    const RemoteCandidate* m_remote = nullptr;
 };
 
 } // namespace kev::gpu

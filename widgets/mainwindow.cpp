@@ -14,6 +14,7 @@
 #include "strategypanel.h"
 #include "timelinemodel.h"
 
+#include "core/examples.h"
 #include "core/exporter.h"
 
 #include <QAction>
@@ -545,21 +546,7 @@ bool MainWindow::exportTo(const QString& outDir, std::optional<int> version, QSt
 }
 
 QStringList MainWindow::exampleSessions() {
-    QStringList roots = qEnvironmentVariable("KEVOLVE_EXAMPLES").split(u':', Qt::SkipEmptyParts);
-    roots << QCoreApplication::applicationDirPath() + u"/../share/kevolve/examples"_s;
-    QStringList sessions;
-    for (const QString& root : roots) {
-        if (SessionStore::isSession(root)) {
-            sessions << QDir(root).absolutePath();
-            continue;
-        }
-        const QDir dir(root);
-        for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-            if (SessionStore::isSession(dir.filePath(name)))
-                sessions << QDir(dir.filePath(name)).absolutePath();
-        }
-    }
-    return sessions;
+    return kev::exampleSessions();
 }
 
 void MainWindow::showVersion(int version) {

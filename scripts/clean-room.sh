@@ -102,10 +102,16 @@ summary() {
 mounts=()
 sources_tmp=""
 root=""
+mmdebstrap_pid=""
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
     set +e
+    # mmdebstrap interrupted: its own handler undoes the mounts it made.
+    if [ -n "$mmdebstrap_pid" ]; then
+        kill -TERM "$mmdebstrap_pid" 2>/dev/null
+        wait "$mmdebstrap_pid" 2>/dev/null
+    fi
     # Processes this run started inside the root (a test still running when a step failed).
     local p
     for p in /proc/[0-9]*; do
@@ -116,6 +122,12 @@ cleanup() {
         umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}" ||
             echo "clean-room: could not unmount ${mounts[$i]}" >&2
     done
+    # Anything still mounted below the root (left by an interrupted mmdebstrap), deepest first.
+    if [ -n "$root" ]; then
+        findmnt -rn -o TARGET | grep "^$root/" | sort -r | while read -r m; do
+            umount "$m" 2>/dev/null || umount -l "$m"
+        done
+    fi
     [ -z "$sources_tmp" ] || rm -rf "$sources_tmp"
     if [ -n "$root" ] && [ -d "$root" ]; then
         if findmnt -rn -o TARGET | grep -q "^$root\(/\|$\)"; then
@@ -180,9 +192,13 @@ mount_in() { # mount_in TARGET MOUNT-ARGS...: mounts at $root/TARGET and records
 }
 
 in_root() { # in_root CMD: bash -c CMD in /root/kevolve as a newcomer's login shell would see it
+    # In the background and waited for, so that a signal reaches the trap at once (bash defers
+    # traps until a foreground child ends); the trap then kills what still runs in the root.
     chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb \
         LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        "${ccache_env[@]}" /bin/bash -c "cd /root/kevolve && $1"
+        "${ccache_env[@]}" /bin/bash -c "cd /root/kevolve && $1" &
+    local pid=$!
+    wait "$pid"
 }
 
 # The first ```sh block under the README heading that starts with $1.
@@ -203,9 +219,12 @@ test_cmd=$(readme_command "## Run the tests")
 # --- 1. The root. ---
 phase "mmdebstrap: minimal Debian 12 root"
 echo "root: $root; sources: $(cat "${sources_args[@]}" | grep -E '^(URIs:|deb )' | tr '\n' ' ')"
-mmdebstrap --mode=root --variant=minbase --format=directory \
-    "$suite" "$root" "${sources_args[@]}" ||
-    die "mmdebstrap could not build the Debian 12 root in $root (see its messages above)"
+rc=0
+mmdebstrap --mode=root --variant=minbase --format=directory "$suite" "$root" "${sources_args[@]}" &
+mmdebstrap_pid=$!
+wait "$mmdebstrap_pid" || rc=$?
+mmdebstrap_pid=""
+[ "$rc" = 0 ] || die "mmdebstrap could not build the Debian 12 root in $root (exit $rc; its messages are above)"
 
 phase "mounts and the repository (git archive HEAD)"
 mount_in /proc -t proc proc
@@ -234,10 +253,12 @@ fi
 
 # --- 2. The README's set-up-and-run command, headless. ---
 phase "README set-up command: $setup_cmd"
-set +e
-in_root "$setup_cmd" 2>&1 | tee "$root/root/setup.log"
-rc=${PIPESTATUS[0]}
-set -e
+rc=0
+exec {log_fd}> >(tee "$root/root/setup.log")
+tee_pid=$!
+in_root "$setup_cmd" >&"$log_fd" 2>&1 || rc=$?
+exec {log_fd}>&-
+wait "$tee_pid" || true # the log is complete before it is read
 # kevolve-cli --help: "4  no CUDA device: the harness found no GPU".
 if [ "$rc" != 4 ] || ! grep -q "no CUDA device" "$root/root/setup.log"; then
     echo "clean-room: the set-up command exited $rc; expected kevolve-cli's 'no CUDA device' with exit code 4" >&2

@@ -11,12 +11,9 @@
 # The two commands are read from README.md itself (the first ```sh block under "## Set up" and
 # under "## Run the tests"), so CI runs exactly what the README says.
 #
-#   scripts/clean-room.sh [--keep] [--root DIR] [--ccache DIR] [--then CMD]...
+#   scripts/clean-room.sh [--keep] [--root DIR] [--then CMD]...
 #     --keep        leave the root (unmounted) for inspection instead of deleting it
 #     --root DIR    build the root in DIR (must not exist; default: a new folder in /var/tmp)
-#     --ccache DIR  compile through ccache with its cache in DIR (a host folder bind-mounted
-#                   into the root; installs the ccache package there first). For a persistent CI
-#                   runner; off by default so that the run is what a newcomer sees.
 #     --then CMD    after the checks, run CMD in /root/kevolve inside the root (bash -c), e.g.
 #                   further CI stages on the same build: --then 'scripts/ci-cluster.sh build/release'
 # Every mount is undone on every exit path; where mmdebstrap or mounting is impossible the script
@@ -30,7 +27,6 @@ die() {
 
 keep=0
 root_arg=""
-ccache_dir=""
 then_cmds=()
 while [ "$#" -gt 0 ]; do
     case "$1" in
@@ -38,11 +34,6 @@ while [ "$#" -gt 0 ]; do
     --root)
         [ "$#" -ge 2 ] || die "--root needs a folder"
         root_arg=$2
-        shift
-        ;;
-    --ccache)
-        [ "$#" -ge 2 ] || die "--ccache needs a folder"
-        ccache_dir=$(realpath -m "$2")
         shift
         ;;
     --then)
@@ -196,7 +187,7 @@ in_root() { # in_root CMD: bash -c CMD in /root/kevolve as a newcomer's login sh
     # traps until a foreground child ends); the trap then kills what still runs in the root.
     chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb \
         LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        "${ccache_env[@]}" /bin/bash -c "cd /root/kevolve && $1" &
+        /bin/bash -c "cd /root/kevolve && $1" &
     local pid=$!
     wait "$pid"
 }
@@ -236,20 +227,9 @@ mount_in /usr/local/cuda --bind "$(realpath "$cuda")"
 mount -o remount,bind,ro "$root/usr/local/cuda" || die "cannot make $root/usr/local/cuda read-only"
 touch "$root/usr/local/cuda/.kevolve-clean-room-write-test" 2>/dev/null &&
     die "$root/usr/local/cuda is writable: the read-only bind mount did not take"
-ccache_env=()
-if [ -n "$ccache_dir" ]; then
-    mkdir -p "$ccache_dir"
-    mount_in /var/cache/kevolve-ccache --bind "$ccache_dir"
-    ccache_env=(CCACHE_DIR=/var/cache/kevolve-ccache CCACHE_BASEDIR=/root/kevolve
-        CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
-        CMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-fi
 mkdir -p "$root/root/kevolve"
 git -C "$repo" archive --format=tar HEAD | tar -x -C "$root/root/kevolve"
 echo "HEAD $(git -C "$repo" rev-parse --short HEAD): $(git -C "$repo" log -1 --format=%s | cut -c1-100)"
-if [ -n "$ccache_dir" ]; then
-    in_root 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ccache >/dev/null'
-fi
 
 # --- 2. The README's set-up-and-run command, headless. ---
 phase "README set-up command: $setup_cmd"

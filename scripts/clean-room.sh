@@ -232,7 +232,8 @@ git -C "$repo" archive --format=tar HEAD | tar -x -C "$root/root/kevolve"
 echo "HEAD $(git -C "$repo" rev-parse --short HEAD): $(git -C "$repo" log -1 --format=%s | cut -c1-100)"
 
 # --- 2. The README's set-up-and-run command, headless. ---
-phase "README set-up command: $setup_cmd"
+phase "README's set-up command"
+echo "\$ $setup_cmd"
 rc=0
 exec {log_fd}> >(tee "$root/root/setup.log")
 tee_pid=$!
@@ -247,8 +248,11 @@ fi
 echo "clean-room: the set-up command ended in kevolve-cli's 'no CUDA device', exit code 4, as documented"
 
 # --- 3. The README's test command. ---
-phase "README test command: $test_cmd"
-in_root "$test_cmd"
+phase "README's test command"
+echo "\$ $test_cmd"
+# A failing test does not stop the package checks: the log then shows every problem at once.
+failures=()
+in_root "$test_cmd" || failures+=("README's test command (exit $?)")
 
 # --- 4. The packages, installed from their metadata and run from the installed files. ---
 phase "cpack -G DEB and apt-get install"
@@ -275,6 +279,11 @@ in_root 'cd / && set -e
 i=0
 for cmd in "${then_cmds[@]}"; do
     i=$((i + 1))
-    phase "--then $i: $cmd"
-    in_root "$cmd"
+    phase "--then $i"
+    echo "\$ $cmd"
+    in_root "$cmd" || failures+=("--then $i: $cmd (exit $?)")
 done
+if [ "${#failures[@]}" -gt 0 ]; then
+    printf 'clean-room: failed: %s\n' "${failures[@]}" >&2
+    exit 1
+fi

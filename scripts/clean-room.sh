@@ -98,6 +98,7 @@ cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
     set +e
+    phase_end # the last phase's time, without the clean-up's
     # mmdebstrap interrupted: its own handler undoes the mounts it made.
     if [ -n "$mmdebstrap_pid" ]; then
         kill -TERM "$mmdebstrap_pid" 2>/dev/null

@@ -15,6 +15,7 @@
 #include "statusstyle.h"
 #include "timelinemodel.h"
 
+#include "core/examples.h"
 #include "core/exporter.h"
 
 #include <QAction>
@@ -435,21 +436,7 @@ int MainWindow::exportVersion() {
 }
 
 QStringList MainWindow::exampleSessions() {
-    QStringList roots = qEnvironmentVariable("KEVOLVE_EXAMPLES").split(u':', Qt::SkipEmptyParts);
-    roots << QCoreApplication::applicationDirPath() + u"/../share/kevolve/examples"_s;
-    QStringList sessions;
-    for (const QString& root : roots) {
-        if (SessionStore::isSession(root)) {
-            sessions << QDir(root).absolutePath();
-            continue;
-        }
-        const QDir dir(root);
-        for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-            if (SessionStore::isSession(dir.filePath(name)))
-                sessions << QDir(dir.filePath(name)).absolutePath();
-        }
-    }
-    return sessions;
+    return kev::exampleSessions();
 }
 
 void MainWindow::showVersion(int version) {

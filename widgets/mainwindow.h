@@ -74,8 +74,8 @@ public:
     void showStartPage();
     bool isStartPageShown() const;
 
-    // Sessions shipped with the program (<prefix>/share/kevolve/examples/*, or the folders in
-    // $KEVOLVE_EXAMPLES), so a person without a GPU can step through a real run.
+    // Sessions shipped with the program (kev::exampleSessions(): the build tree's or the installed
+    // share/kevolve/examples), so a person without a GPU can step through a real run.
     static QStringList exampleSessions();
 
     // Shows a version in the panels (from the live run or loaded from the session).

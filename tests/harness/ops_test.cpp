@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -521,6 +522,23 @@ TEST(OpsTable, ListsTheRegistryOpsInItsOrder) {
     Task unknown;
     unknown.op = "no_such_op";
     EXPECT_THROW(ops::opFor(unknown), std::logic_error);
+}
+
+// The generic files dispatch through ops::Op; an op named in one of them ("if (op ==
+// \"softmax\")") is knowledge of that op outside its file.
+TEST(OpsTable, GenericFilesNameNoOp) {
+    for (const char* file : {"ops.cpp", "generate.cpp", "truth.cpp", "rule.cpp"}) {
+        const std::string path = std::string(KEVOLVE_SOURCE_DIR) + "/harness/src/ops/" + file;
+        std::ifstream in(path);
+        ASSERT_TRUE(in) << path;
+        std::string text;
+        for (std::string line; std::getline(in, line);)
+            text += line + '\n';
+        for (const ops::Op* op : ops::opTable())
+            EXPECT_EQ(text.find('"' + std::string(op->name()) + '"'), std::string::npos)
+                << file << " names op " << op->name();
+        EXPECT_EQ(text.find("isCustom"), std::string::npos) << file;
+    }
 }
 
 TEST(OpsGenerate, DeterministicPerSeedAndDifferentAcrossSeeds) {

@@ -7,8 +7,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace kev {
 
@@ -127,24 +129,30 @@ struct OpLayout {
     QStringList outputs;
 };
 
+QStringList toQStringList(const std::vector<std::string>& items) {
+    QStringList out;
+    for (const std::string& item : items)
+        out << QString::fromStdString(item);
+    return out;
+}
+
+// The op's dimensions and tensors from the harness's registry (the single source); empty for
+// custom ops (the task declares them) and for names the harness does not know.
 OpLayout opLayout(const QString& op) {
-    const QString m = QStringLiteral("M");
-    const QString n = QStringLiteral("N");
-    const QString x = QStringLiteral("X");
-    const QString y = QStringLiteral("Y");
-    if (op == QLatin1String("gemm"))
-        return {{m, n, QStringLiteral("K")},
-                {QStringLiteral("A"), QStringLiteral("B")},
-                {QStringLiteral("C")}};
-    if (op == QLatin1String("gemv"))
-        return {{m, n}, {QStringLiteral("A"), QStringLiteral("x")}, {QStringLiteral("y")}};
-    if (op == QLatin1String("softmax") || op == QLatin1String("reduce"))
-        return {{m, n}, {x}, {y}};
-    if (op == QLatin1String("layernorm"))
-        return {{m, n}, {x, QStringLiteral("W"), QStringLiteral("B")}, {y}};
-    if (op == QLatin1String("elementwise"))
-        return {{n}, {x}, {y}};
+    for (const kevrules::OpNames& names : kevrules::opNames()) {
+        if (op == QLatin1String(names.name.c_str()))
+            return {toQStringList(names.dims), toQStringList(names.inputs),
+                    toQStringList(names.outputs)};
+    }
     return {};
+}
+
+// Every op name the harness accepts, in its registry's order.
+QStringList opNameList() {
+    QStringList out;
+    for (const kevrules::OpNames& names : kevrules::opNames())
+        out << QString::fromStdString(names.name);
+    return out;
 }
 
 // Shape of an op other than GEMM: exactly the op's dimensions (custom: any names), each >= 1. Row
@@ -475,10 +483,7 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
     if (!p.failed() && t.name.isEmpty())
         p.fail(QStringLiteral("task.name: must not be empty"));
     t.description = p.string(json, QStringLiteral("description"), root, false);
-    t.op = p.oneOf(json, QStringLiteral("op"), root,
-                   {QStringLiteral("gemm"), QStringLiteral("gemv"), QStringLiteral("softmax"),
-                    QStringLiteral("layernorm"), QStringLiteral("reduce"),
-                    QStringLiteral("elementwise"), QStringLiteral("custom")});
+    t.op = p.oneOf(json, QStringLiteral("op"), root, opNameList());
     if (!p.failed() && !t.isGemm()) {
         parseOtherOp(json, p, t);
         if (p.failed()) {

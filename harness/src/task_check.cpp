@@ -22,4 +22,14 @@ std::string checkTaskText(std::string_view text) {
     return {};
 }
 
+const std::vector<OpNames>& opNames() {
+    static const std::vector<OpNames> names = [] {
+        std::vector<OpNames> out;
+        for (const kev::OpSpec& spec : kev::opRegistry())
+            out.push_back({spec.name, spec.dims, spec.inputs, spec.outputs});
+        return out;
+    }();
+    return names;
+}
+
 } // namespace kevrules

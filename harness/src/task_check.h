@@ -4,6 +4,7 @@
 // (TaskRules.cmake); this header names nothing of either.
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kevrules {
 
@@ -12,5 +13,17 @@ namespace kevrules {
 // when the harness would accept it; otherwise the harness's message, naming the field
 // ("task.shape.M: 1099511627776 is out of range ...").
 std::string checkTaskText(std::string_view text);
+
+// One op of the harness's registry (task_registry.cpp), by name: its dimensions in
+// KevolveArgs::dims order, its input and output tensors in the ABI's order. Custom has none (the
+// task declares them).
+struct OpNames {
+    std::string name;
+    std::vector<std::string> dims;
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+};
+// Every op the harness accepts, in its registry's order.
+const std::vector<OpNames>& opNames();
 
 } // namespace kevrules

@@ -2,14 +2,17 @@
 // and the correctness rule against host implementations written in the storage precision: the
 // naive ones (no max-subtraction, one-pass variance, fp16 accumulation, NaN-dropping max) must
 // fail it, careful fp32 ones must pass it on every distribution and edge case.
-#include "ops/ops.h"
+#include "ops/op.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace json = kev::json;
 namespace ops = kev::ops;
@@ -488,6 +491,54 @@ TEST(OpsLayout, EveryOpHasItsTensorsAndScalars) {
         R"({"name":"g","op":"gemm","dtypes":{"A":"f16","B":"f16","C":"f32"},"shape":{"M":8,"N":8,"K":8}})"));
     EXPECT_DOUBLE_EQ(ops::scalars(gemm)[0], 1.0);
     EXPECT_DOUBLE_EQ(ops::scalars(gemm)[1], 0.0);
+}
+
+// The task registry (task_registry.cpp) and the host op table (ops/op_table.cpp) are the two
+// halves of one op: each lists every op once, in the same order, and each op's tensors are the
+// OpSpec's inputs then outputs.
+TEST(OpsTable, ListsTheRegistryOpsInItsOrder) {
+    const auto& registry = kev::opRegistry();
+    const auto& table = ops::opTable();
+    ASSERT_EQ(table.size(), registry.size());
+    for (size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(table[i]->name(), registry[i].name) << "op " << i;
+        if (registry[i].name == "custom")
+            continue;
+        std::vector<std::string> names = registry[i].inputs;
+        names.insert(names.end(), registry[i].outputs.begin(), registry[i].outputs.end());
+        Shape shape;
+        for (const auto& d : registry[i].dims)
+            shape.dims.emplace_back(d, 4);
+        Task task;
+        task.op = registry[i].name;
+        for (const auto& p : registry[i].params)
+            task.params.emplace_back(p.name, p.defaultValue);
+        std::vector<std::string> got;
+        for (const auto& [name, dims] : table[i]->tensorShapes(task, shape))
+            got.push_back(name);
+        EXPECT_EQ(got, names) << registry[i].name;
+        EXPECT_TRUE(table[i]->hasHostTruth()) << registry[i].name;
+    }
+    Task unknown;
+    unknown.op = "no_such_op";
+    EXPECT_THROW(ops::opFor(unknown), std::logic_error);
+}
+
+// The generic files dispatch through ops::Op; an op named in one of them ("if (op ==
+// \"softmax\")") is knowledge of that op outside its file.
+TEST(OpsTable, GenericFilesNameNoOp) {
+    for (const char* file : {"ops.cpp", "generate.cpp", "truth.cpp", "rule.cpp"}) {
+        const std::string path = std::string(KEVOLVE_SOURCE_DIR) + "/harness/src/ops/" + file;
+        std::ifstream in(path);
+        ASSERT_TRUE(in) << path;
+        std::string text;
+        for (std::string line; std::getline(in, line);)
+            text += line + '\n';
+        for (const ops::Op* op : ops::opTable())
+            EXPECT_EQ(text.find('"' + std::string(op->name()) + '"'), std::string::npos)
+                << file << " names op " << op->name();
+        EXPECT_EQ(text.find("isCustom"), std::string::npos) << file;
+    }
 }
 
 TEST(OpsGenerate, DeterministicPerSeedAndDifferentAcrossSeeds) {

@@ -1,4 +1,4 @@
-#include "ops/ops.h"
+#include "ops/op.h"
 
 #include <algorithm>
 #include <array>
@@ -165,46 +165,8 @@ std::vector<TensorLayout> tensorLayouts(const Task& task, const Shape& shape) {
     const auto add = [&](const char* name, std::vector<int64_t> dims) {
         out.push_back(makeLayout(task.tensor(name), std::move(dims), multiple));
     };
-    if (task.isCustom()) {
-        for (const auto& t : task.tensors) {
-            std::vector<int64_t> dims;
-            for (const auto& d : t.dims)
-                dims.push_back(shape.dim(d));
-            out.push_back(makeLayout(t, std::move(dims), multiple));
-        }
-        return out;
-    }
-    if (task.op == "gemm") {
-        const int64_t m = shape.dim("M");
-        const int64_t n = shape.dim("N");
-        const int64_t k = shape.dim("K");
-        add("A", {m, k});
-        add("B", {k, n});
-        add("C", {m, n});
-    } else if (task.op == "gemv") {
-        const int64_t m = shape.dim("M");
-        const int64_t n = shape.dim("N");
-        const bool transpose = task.param("transpose").flag;
-        add("A", {m, n});
-        add("x", {transpose ? m : n});
-        add("y", {transpose ? n : m});
-    } else if (task.op == "softmax") {
-        add("X", {shape.dim("M"), shape.dim("N")});
-        add("Y", {shape.dim("M"), shape.dim("N")});
-    } else if (task.op == "layernorm") {
-        add("X", {shape.dim("M"), shape.dim("N")});
-        add("W", {shape.dim("N")});
-        add("B", {shape.dim("N")});
-        add("Y", {shape.dim("M"), shape.dim("N")});
-    } else if (task.op == "reduce") {
-        add("X", {shape.dim("M"), shape.dim("N")});
-        add("Y", {shape.dim("M")});
-    } else if (task.op == "elementwise") {
-        add("X", {shape.dim("N")});
-        add("Y", {shape.dim("N")});
-    } else {
-        throw std::logic_error("no tensor layouts for op " + task.op);
-    }
+    for (auto& [name, dims] : opFor(task).tensorShapes(task, shape))
+        add(name.c_str(), std::move(dims));
     return out;
 }
 
@@ -329,14 +291,15 @@ std::vector<HostTensor> allocateOutputs(const Task& task, const Shape& shape) {
 
 SampleRotation sampleRotation(const Task& task, const Shape& shape) {
     SampleRotation r;
-    if (task.isCustom() || task.op == "gemm")
+    const Op& op = opFor(task);
+    if (!op.rotatesSamples())
         return r;
     std::vector<TensorLayout> layouts = tensorLayouts(task, shape);
     // Input 0 is the one the outputs follow row by row (X; A for GEMV); a transposed GEMV's
     // output follows A's columns, and a vector's elements are its columns.
     const TensorLayout& in = layouts.front();
     r.input = 0;
-    r.columns = in.rank() == 1 || (task.op == "gemv" && task.param("transpose").flag);
+    r.columns = in.rank() == 1 || op.rotatesColumns(task);
     r.extent = r.columns ? in.cols : in.rows;
     for (const TensorLayout& out : layouts) {
         if (out.output && (out.rank() == 1 ? out.cols : out.rows) != r.extent)
@@ -356,11 +319,11 @@ int64_t rotationStride(uint64_t seed, int64_t extent) {
 }
 
 std::array<double, 4> scalars(const Task& task) {
+    return opFor(task).scalars(task);
+}
+
+std::array<double, 4> Op::scalars(const Task& task) const {
     std::array<double, 4> s{};
-    if (task.op == "gemm") {
-        s[0] = 1.0;
-        return s;
-    }
     const OpSpec& spec = task.opSpec();
     for (size_t i = 0; i < task.params.size() && i < s.size(); ++i) {
         const ParamValue& p = task.params[i].second;

@@ -2,7 +2,8 @@
 // scale s (what |A||B| is for GEMM: the size of the terms the output is computed from, so an error
 // that cancellation makes large relative to the result but small relative to its terms is judged
 // fairly) and floors from its output and accumulation precisions.
-#include "ops/ops.h"
+// Each op's scale and accumulation length are in its file (ops/<op>.cpp).
+#include "ops/op.h"
 #include "ops/parallel.h"
 
 #include <algorithm>
@@ -36,255 +37,14 @@ double tinyScale(Dtype out) {
     return (out == Dtype::F16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -126)) / u;
 }
 
-const HostTensor& input(const std::vector<HostTensor>& inputs, const char* name) {
-    return namedInput(inputs, name, "compare");
-}
-
-// The componentwise scale of every output element, and the denominators of the normwise measure
-// (empty: the truth itself).
-struct Scales {
-    std::vector<std::vector<double>> componentwise;
-    std::vector<std::vector<double>> normwise;
-    double conditioning = 1.0; // multiplies the accumulation term of the normwise floor
-};
-
-Scales gemmScales(const Shape& shape, const std::vector<HostTensor>& in, double tiny) {
-    const HostTensor& a = input(in, "A");
-    const HostTensor& b = input(in, "B");
-    const int64_t m = shape.dim("M");
-    const int64_t n = shape.dim("N");
-    const int64_t k = shape.dim("K");
-    std::vector<double> s(static_cast<size_t>(m * n), tiny);
-    for (int64_t i = 0; i < m; ++i) {
-        for (int64_t p = 0; p < k; ++p) {
-            const double av = std::fabs(a.at(i, p));
-            for (int64_t j = 0; j < n; ++j)
-                s[static_cast<size_t>(i * n + j)] += av * std::fabs(b.at(p, j));
-        }
-    }
-    Scales sc;
-    sc.componentwise.push_back(std::move(s));
-    return sc;
-}
-
-template <typename F> void forRowBlocks(int64_t rows, int64_t cols, F&& f) {
-    const int64_t per = rowsPerBlock(cols);
-    parallelFor((rows + per - 1) / per,
-                [&](int64_t b) { f(b * per, std::min(rows, (b + 1) * per)); });
-}
-
-Scales gemvScales(const Task& task, const Shape& shape, const std::vector<HostTensor>& in,
-                  double tiny) {
-    const HostTensor& a = input(in, "A");
-    const HostTensor& x = input(in, "x");
-    const int64_t m = shape.dim("M");
-    const int64_t n = shape.dim("N");
-    const bool transpose = task.param("transpose").flag;
-    std::vector<double> ax(static_cast<size_t>(transpose ? m : n));
-    x.load(0, 0, static_cast<int64_t>(ax.size()), ax.data());
-    for (double& v : ax)
-        v = std::fabs(v);
-    std::vector<double> s(static_cast<size_t>(transpose ? n : m), tiny);
-    if (transpose) {
-        constexpr int64_t kCols = 512;
-        parallelFor((n + kCols - 1) / kCols, [&](int64_t b) {
-            const int64_t j0 = b * kCols;
-            const int64_t w = std::min(n, j0 + kCols) - j0;
-            std::vector<double> row(static_cast<size_t>(w));
-            double* sb = s.data() + j0;
-            for (int64_t i = 0; i < m; ++i) {
-                a.load(i, j0, w, row.data());
-                const double xi = ax[static_cast<size_t>(i)];
-                for (int64_t j = 0; j < w; ++j)
-                    sb[j] += std::fabs(row[static_cast<size_t>(j)]) * xi;
-            }
-        });
-    } else {
-        forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
-            std::vector<double> row(static_cast<size_t>(n));
-            for (int64_t i = r0; i < r1; ++i) {
-                a.load(i, 0, n, row.data());
-                double acc = s[static_cast<size_t>(i)];
-                for (int64_t j = 0; j < n; ++j)
-                    acc += std::fabs(row[static_cast<size_t>(j)]) * ax[static_cast<size_t>(j)];
-                s[static_cast<size_t>(i)] = acc;
-            }
-        });
-    }
-    Scales sc;
-    sc.componentwise.push_back(std::move(s));
-    return sc;
-}
-
-// Perturbing the inputs by a relative u moves exp(x_j - max) by u (|x_j| + sum_k y_k |x_k|)
-// relatively; that is the error a correct fp32 kernel has on +-1e4 rows.
-Scales softmaxScales(const Shape& shape, const std::vector<HostTensor>& in, const Truth& truth,
-                     double tiny) {
-    const HostTensor& x = input(in, "X");
-    const int64_t m = shape.dim("M");
-    const int64_t n = shape.dim("N");
-    const std::vector<double>& t = truth[0];
-    std::vector<double> s(static_cast<size_t>(m * n), tiny);
-    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
-        std::vector<double> row(static_cast<size_t>(n));
-        for (int64_t i = r0; i < r1; ++i) {
-            x.load(i, 0, n, row.data());
-            const double* ti = t.data() + i * n;
-            double* si = s.data() + i * n;
-            double weighted = 0.0;
-            for (int64_t j = 0; j < n; ++j) {
-                if (ti[j] > 0.0 && std::isfinite(ti[j]))
-                    weighted += ti[j] * std::fabs(row[static_cast<size_t>(j)]);
-            }
-            for (int64_t j = 0; j < n; ++j) {
-                if (ti[j] > 0.0 && std::isfinite(ti[j]))
-                    si[j] += ti[j] * (1.0 + std::fabs(row[static_cast<size_t>(j)]) + weighted);
-            }
-        }
-    });
-    Scales sc;
-    sc.componentwise.push_back(std::move(s));
-    return sc;
-}
-
-// y = (x - mean) rstd w + b: the terms are |x| rstd |w| and |b|. A row's mean costs fp32 about u
-// |x| per element, so the normwise floor grows with rms(x) rstd, the row's conditioning (1 for
-// N(0,1) rows, 1e4 for 1e4 + N(0,1), rms / sqrt(epsilon) for constant rows).
-Scales layernormScales(const Task& task, const Shape& shape, const std::vector<HostTensor>& in,
-                       double tiny) {
-    const HostTensor& x = input(in, "X");
-    const double epsilon = task.param("epsilon").number;
-    const int64_t m = shape.dim("M");
-    const int64_t n = shape.dim("N");
-    std::vector<double> w(static_cast<size_t>(n)), b(static_cast<size_t>(n));
-    input(in, "W").load(0, 0, n, w.data());
-    input(in, "B").load(0, 0, n, b.data());
-    std::vector<double> s(static_cast<size_t>(m * n), tiny);
-    std::vector<double> kappa(static_cast<size_t>(m), 1.0);
-    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
-        std::vector<double> row(static_cast<size_t>(n));
-        for (int64_t i = r0; i < r1; ++i) {
-            x.load(i, 0, n, row.data());
-            double sum = 0.0;
-            double sumSq = 0.0;
-            for (const double v : row) {
-                sum += v;
-                sumSq += v * v;
-            }
-            const double mean = sum / static_cast<double>(n);
-            double var = 0.0;
-            for (const double v : row)
-                var += (v - mean) * (v - mean);
-            const double rstd = 1.0 / std::sqrt(var / static_cast<double>(n) + epsilon);
-            const double k = std::sqrt(sumSq / static_cast<double>(n)) * rstd;
-            if (std::isfinite(k))
-                kappa[static_cast<size_t>(i)] = k;
-            double* si = s.data() + i * n;
-            for (int64_t j = 0; j < n; ++j) {
-                const size_t c = static_cast<size_t>(j);
-                si[j] += (std::fabs(row[c]) * rstd + 1.0) * std::fabs(w[c]) + std::fabs(b[c]);
-            }
-        }
-    });
-    Scales sc;
-    sc.componentwise.push_back(std::move(s));
-    sc.conditioning = std::max(1.0, *std::max_element(kappa.begin(), kappa.end()));
-    return sc;
-}
-
-// A sum is judged against the magnitudes summed (sum |x|), normwise too: on rows that cancel, the
-// result is tiny and any fp32 order's error is large relative to it, but not to its terms.
-Scales reduceScales(const Task& task, const Shape& shape, const std::vector<HostTensor>& in,
-                    const Truth& truth, double tiny) {
-    const HostTensor& x = input(in, "X");
-    const int64_t m = shape.dim("M");
-    const int64_t n = shape.dim("N");
-    std::vector<double> s(static_cast<size_t>(m), tiny);
-    Scales sc;
-    if (task.param("reduction").choice == "max") {
-        for (int64_t i = 0; i < m; ++i) {
-            const double t = truth[0][static_cast<size_t>(i)];
-            if (std::isfinite(t))
-                s[static_cast<size_t>(i)] += std::fabs(t);
-        }
-        sc.componentwise.push_back(std::move(s));
-        return sc;
-    }
-    forRowBlocks(m, n, [&](int64_t r0, int64_t r1) {
-        std::vector<double> row(static_cast<size_t>(n));
-        for (int64_t i = r0; i < r1; ++i) {
-            x.load(i, 0, n, row.data());
-            double acc = s[static_cast<size_t>(i)];
-            for (const double v : row) {
-                if (std::isfinite(v))
-                    acc += std::fabs(v);
-            }
-            s[static_cast<size_t>(i)] = acc;
-        }
-    });
-    sc.componentwise.push_back(s);
-    sc.normwise.push_back(std::move(s));
-    return sc;
-}
-
-// An activation computed from a rounded x is off by about u |x f'(x)| <= u |x| (saturated tails
-// included), so the scale is |y| + |x|.
-Scales elementwiseScales(const Shape& shape, const std::vector<HostTensor>& in, const Truth& truth,
-                         double tiny) {
-    const HostTensor& x = input(in, "X");
-    const int64_t n = shape.dim("N");
-    std::vector<double> s(static_cast<size_t>(n), tiny);
-    parallelFor((n + kBlock - 1) / kBlock, [&](int64_t b) {
-        const int64_t i0 = b * kBlock;
-        const int64_t count = std::min(n, i0 + kBlock) - i0;
-        std::vector<double> xv(static_cast<size_t>(count));
-        x.load(0, i0, count, xv.data());
-        for (int64_t k = 0; k < count; ++k) {
-            const size_t i = static_cast<size_t>(i0 + k);
-            const double v = xv[static_cast<size_t>(k)];
-            if (std::isfinite(truth[0][i]) && std::isfinite(v))
-                s[i] += std::fabs(truth[0][i]) + std::fabs(v);
-        }
-    });
-    Scales sc;
-    sc.componentwise.push_back(std::move(s));
-    return sc;
-}
-
 Scales scalesFor(const Task& task, const Shape& shape, const std::vector<HostTensor>& in,
                  const Truth& truth) {
-    const double tiny = tinyScale(outputDtype(task));
-    if (task.op == "gemm")
-        return gemmScales(shape, in, tiny);
-    if (task.op == "gemv")
-        return gemvScales(task, shape, in, tiny);
-    if (task.op == "softmax")
-        return softmaxScales(shape, in, truth, tiny);
-    if (task.op == "layernorm")
-        return layernormScales(task, shape, in, tiny);
-    if (task.op == "reduce")
-        return reduceScales(task, shape, in, truth, tiny);
-    if (task.op == "elementwise")
-        return elementwiseScales(shape, in, truth, tiny);
-    throw std::logic_error("no correctness scales for op " + task.op);
-}
-
-// The length of the fp32 accumulation behind one output element.
-int64_t accumulationLength(const Task& task, const Shape& shape) {
-    if (task.op == "gemm")
-        return shape.dim("K");
-    if (task.op == "gemv")
-        return task.param("transpose").flag ? shape.dim("M") : shape.dim("N");
-    if (task.op == "softmax" || task.op == "layernorm")
-        return shape.dim("N");
-    if (task.op == "reduce")
-        return task.param("reduction").choice == "max" ? 1 : shape.dim("N");
-    return 1;
+    return opFor(task).scales(task, shape, in, truth, tinyScale(outputDtype(task)));
 }
 
 tolerance::Bounds floorsWith(const Task& task, const Shape& shape, double conditioning) {
     const Dtype out = outputDtype(task);
-    const int64_t k = accumulationLength(task, shape);
+    const int64_t k = opFor(task).accumulationLength(task, shape);
     tolerance::Bounds b =
         tolerance::floors(static_cast<int>(out), static_cast<int>(task.accumulate), k);
     if (conditioning > 1.0) {
@@ -502,15 +262,21 @@ Check compareCustom(const Task& task, const Truth& truth, const std::vector<Host
 
 } // namespace
 
+Scales Op::scales(const Task& task, const Shape&, const std::vector<HostTensor>&, const Truth&,
+                  double) const {
+    throw std::logic_error("no correctness scales for op " + task.op);
+}
+
 tolerance::Bounds floors(const Task& task, const Shape& shape) {
-    if (task.isCustom())
+    if (!opFor(task).hasHostTruth())
         return {1.0, 1.0};
     return floorsWith(task, shape, 1.0);
 }
 
 std::string describeRule(const Task& task, const Shape& shape) {
     char buf[768];
-    if (task.isCustom()) {
+    const Op& op = opFor(task);
+    if (!op.hasHostTruth()) {
         const ElementTolerance tol = task.elementwiseTolerance.value_or(ElementTolerance{});
         std::snprintf(buf, sizeof buf,
                       "pass iff NaN/Inf positions match the reference's output and, elsewhere, "
@@ -525,8 +291,7 @@ std::string describeRule(const Task& task, const Shape& shape) {
                   "x reference max_scaled, %.3g), where rel_fro = ||y-t||_2/||%s||_2 and "
                   "max_scaled = max |y-t|/s, s the %s magnitude scale (PROTOCOL.md, \"Ops\")",
                   task.toleranceMultiple, f.relFro, task.toleranceMultiple, f.maxScaled,
-                  task.op == "reduce" && task.param("reduction").choice == "sum" ? "sum|x|" : "t",
-                  task.op.c_str());
+                  op.normwiseDenominator(task), task.op.c_str());
     return buf;
 }
 
@@ -536,7 +301,7 @@ Check compare(const Task& task, const Shape& shape, const std::vector<HostTensor
     if (truth.size() != candidateOutputs.size())
         throw std::invalid_argument("compare: " + std::to_string(truth.size()) + " truths for " +
                                     std::to_string(candidateOutputs.size()) + " outputs");
-    if (task.isCustom())
+    if (!opFor(task).hasHostTruth())
         return compareCustom(task, truth, candidateOutputs);
 
     const Scales sc = scalesFor(task, shape, inputs, truth);

@@ -1,0 +1,29 @@
+// kevolve-cli's commands, one file each; main.cpp parses the command line and dispatches here.
+#pragma once
+
+#include "options.h"
+#include "printer.h"
+
+#include <QCommandLineParser>
+
+namespace kev::cli {
+
+// What a command gets: the parsed command line (positional argument 0 is the command's name),
+// the options it may read, and the printer --json chose.
+struct CommandContext {
+    const QCommandLineParser& parser;
+    const CliOptions& options;
+    Printer& printer;
+};
+
+int commandTasks(const CommandContext& c);    // cmd_tasks.cpp
+int commandFamilies(const CommandContext& c); // cmd_families.cpp
+int commandRun(const CommandContext& c);      // cmd_run.cpp
+int commandResume(const CommandContext& c);   // cmd_run.cpp
+int commandShow(const CommandContext& c);     // cmd_show.cpp
+int commandExport(const CommandContext& c);   // cmd_export.cpp
+
+// The usage text of --help (usage.cpp).
+extern const char* const kUsage;
+
+} // namespace kev::cli

@@ -361,6 +361,15 @@ private slots:
                 QJsonDocument::fromJson(line.toUtf8()).object().value(QLatin1String("event")) ==
                 QStringLiteral("step");
         QCOMPARE(stepEvents, 3);
+        // The JSON-lines face: every line of stdout is one object naming its event (no text line
+        // of the other face leaks in; progress goes nowhere, diagnostics to stderr).
+        for (const auto& line : lines) {
+            QJsonParseError error;
+            const QJsonDocument document = QJsonDocument::fromJson(line.toUtf8(), &error);
+            QVERIFY2(error.error == QJsonParseError::NoError && document.isObject(),
+                     qPrintable(line));
+            QVERIFY2(document.object().contains(QLatin1String("event")), qPrintable(line));
+        }
 
         const Result show = cli({QStringLiteral("show"), dir});
         QCOMPARE(show.code, 0);

@@ -1,4 +1,8 @@
 // kevolve-cli's commands, one file each; main.cpp parses the command line and dispatches here.
+// Adding a command: declare it below, write cmd_NAME.cpp (compute, then call the printer), add
+// the printer's methods to printer.h with both faces (textprinter.cpp, jsonprinter.cpp), add a
+// row to commands() in main.cpp with the options it takes (declared once in options.h), and list
+// the file in app/CMakeLists.txt. Numeric options are read with readInt/readDouble (options.h).
 #pragma once
 
 #include "options.h"

@@ -3,6 +3,7 @@
 // created). After cancel() an agent emits nothing more for the cancelled request.
 #pragma once
 
+#include "agentprogress.h"
 #include "agentturn.h"
 #include "deviceinfo.h"
 #include "evaluationreport.h"
@@ -11,6 +12,7 @@
 #include "strategy.h"
 #include "task.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
@@ -24,6 +26,7 @@
 namespace kev {
 
 class KeyStore;
+class SpendLedger;
 
 // Everything an agent may look at. Numbers come from harness reports only.
 struct AgentContext {
@@ -44,6 +47,15 @@ struct AgentContext {
     // A beam asks several planners in one iteration; beamIndex > 0 asks for an alternative.
     int beamIndex = 0;
     int beamWidth = 1;
+    // The plan of every step in `history`, by version (from the session's plan files), so a
+    // planner knows what every slot measured, not only its own proposals.
+    QHash<int, Strategy> historyPlans;
+    // Plans the other slots of this iteration already hold; the engine re-asks a planner whose
+    // plan repeats one of these or a measured one (issue 18: never measure a kernel twice).
+    QVector<Strategy> otherSlotPlans;
+    // Why this is a second request in the same slot (the previous plan repeated v3, ...); empty
+    // for a first request.
+    QString duplicateNote;
 };
 
 // How to build one role's agent. `options` is backend-specific and persisted in session.json, so
@@ -55,6 +67,9 @@ struct AgentSettings {
     QString backend;
     QJsonObject options;
     std::shared_ptr<KeyStore> keyStore;
+    // The session's spend: a backend that pays per call records each call and asks it before
+    // each request whether a budget is used up. Null: no budget and nothing recorded.
+    std::shared_ptr<SpendLedger> ledger;
 };
 
 class Planner : public QObject {
@@ -69,6 +84,8 @@ signals:
     void planFailed(const QString& error);
     // Live text for the panels (e.g. a streamed LLM reply).
     void textAvailable(const QString& chunk);
+    // Where a call to a model stands (attempt, tokens, waits), for the live progress line.
+    void progressChanged(const kev::AgentProgress& progress);
 };
 
 class Coder : public QObject {
@@ -85,6 +102,7 @@ signals:
     void codeAvailable(const QString& source, const kev::AgentTurn& turn);
     void codeFailed(const QString& error);
     void textAvailable(const QString& chunk);
+    void progressChanged(const kev::AgentProgress& progress);
 };
 
 class Reviewer : public QObject {
@@ -99,6 +117,7 @@ signals:
     void reviewAvailable(const kev::ReviewFeedback& feedback, const kev::AgentTurn& turn);
     void reviewFailed(const QString& error);
     void textAvailable(const QString& chunk);
+    void progressChanged(const kev::AgentProgress& progress);
 };
 
 // The registry of agent backends. Backends register themselves (see AgentBackendRegistration);

@@ -11,6 +11,8 @@ QJsonObject AgentTurn::toJson() const {
     };
     if (!model.isEmpty())
         json.insert(QStringLiteral("model"), model);
+    if (tokensEstimated)
+        json.insert(QStringLiteral("tokens_estimated"), true);
     return json;
 }
 
@@ -23,6 +25,7 @@ AgentTurn AgentTurn::fromJson(const QJsonObject& json) {
     t.reply = json.value(QLatin1String("reply")).toString();
     t.tokensIn = json.value(QLatin1String("tokens_in")).toInteger();
     t.tokensOut = json.value(QLatin1String("tokens_out")).toInteger();
+    t.tokensEstimated = json.value(QLatin1String("tokens_estimated")).toBool();
     t.costUsd = json.value(QLatin1String("cost_usd")).toDouble();
     t.seconds = json.value(QLatin1String("seconds")).toDouble();
     return t;

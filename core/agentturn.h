@@ -18,6 +18,8 @@ struct AgentTurn {
     QString reply;
     qint64 tokensIn = 0;
     qint64 tokensOut = 0;
+    // The server reported no usage for some call: the counts are characters / 4.
+    bool tokensEstimated = false;
     double costUsd = 0;
     double seconds = 0;
 

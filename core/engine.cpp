@@ -31,6 +31,7 @@ Engine::Engine(QObject* parent)
     connect(m_run, &EngineRun::stepAvailable, this, &Engine::stepAvailable);
     connect(m_run, &EngineRun::iterationFinished, this, &Engine::iterationFinished);
     connect(m_run, &EngineRun::agentTextAvailable, this, &Engine::agentTextAvailable);
+    connect(m_run, &EngineRun::agentProgressAvailable, this, &Engine::agentProgressAvailable);
     connect(m_run, &EngineRun::progressAvailable, this, &Engine::progressAvailable);
     connect(m_run, &EngineRun::finished, this, &Engine::finished);
     connect(m_run, &EngineRun::failed, this, &Engine::failed);

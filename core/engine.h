@@ -127,6 +127,8 @@ signals:
     void iterationFinished(int iteration, int parentVersion, int bestVersion);
     // Live text of an agent ("planner", "coder", "reviewer") working on a version.
     void agentTextAvailable(const QString& role, const QString& chunk, int version);
+    // Where an agent's call to a model stands (progress.version: the candidate).
+    void agentProgressAvailable(const kev::AgentProgress& progress);
     // Harness progress (stage: compile, lint, validate, time, recheck, queued) and engine notes.
     void progressAvailable(int version, const QString& stage, const QString& message,
                            double fraction);

@@ -146,6 +146,25 @@ bool EngineRun::open(SessionStore store) {
     if (m_store->info().device)
         m_device = *m_store->info().device;
     m_runClock.start();
+    {
+        QString error;
+        m_ledger = SpendLedger::open(m_store->dir(), &error);
+        if (!m_ledger) {
+            fail(Engine::Failure::Session, error);
+            return false;
+        }
+        m_ledger->setBudgets(m_settings.tokenBudget, m_settings.costBudgetUsd);
+        m_priorTokens = 0;
+        m_priorCost = 0;
+        for (const auto& step : m_store->steps()) {
+            m_priorTokens += step.tokens;
+            m_priorCost += step.costUsd;
+        }
+    }
+    {
+        QStringList unreadable; // a step whose files are gone is only not deduplicated against
+        m_seen = SeenSet::fromSession(*m_store, m_device, &unreadable);
+    }
 
     // A resumed session builds on its best step, else its latest; the latest review is the
     // feedback.
@@ -224,6 +243,7 @@ AgentContext EngineRun::context(int beamIndex) const {
     c.iteration = m_iteration;
     c.beamIndex = beamIndex;
     c.beamWidth = static_cast<int>(m_slots.size());
+    fillSearchContext(c, beamIndex);
     return c;
 }
 
@@ -246,14 +266,18 @@ std::optional<Engine::StopReason> EngineRun::stopTest(QString* message) const {
                    QStringLiteral(" s used");
         return Engine::StopReason::TimeBudget;
     }
-    if (m_settings.tokenBudget > 0 && m_runTokens >= m_settings.tokenBudget) {
-        *message = QStringLiteral("token budget used (") + QString::number(m_runTokens) +
-                   QStringLiteral(" tokens)");
+    // Budgets are per session: earlier runs count, and so does every failed call.
+    const qint64 tokens = std::max(m_ledger->tokens(), m_priorTokens + m_runTokens);
+    const double cost = std::max(m_ledger->costUsd(), m_priorCost + m_runCost);
+    if (m_settings.tokenBudget > 0 && tokens >= m_settings.tokenBudget) {
+        *message = QStringLiteral("token budget of ") + QString::number(m_settings.tokenBudget) +
+                   QStringLiteral(" used (") + QString::number(tokens) +
+                   QStringLiteral(" tokens in this session)");
         return Engine::StopReason::TokenBudget;
     }
-    if (m_settings.costBudgetUsd > 0 && m_runCost >= m_settings.costBudgetUsd) {
-        *message =
-            QStringLiteral("cost budget used ($") + QString::number(m_runCost, 'f', 2) + u')';
+    if (m_settings.costBudgetUsd > 0 && cost >= m_settings.costBudgetUsd) {
+        *message = QStringLiteral("cost budget used ($") + QString::number(cost, 'f', 2) +
+                   QStringLiteral(" in this session)");
         return Engine::StopReason::CostBudget;
     }
     const int window = m_settings.plateauIterations;
@@ -399,6 +423,12 @@ void EngineRun::onCode(int index, const QString& source, const AgentTurn& turn) 
     Slot& slot = m_slots[index];
     slot.candidate.turns.append(turn);
     slot.candidate.source = source;
+    // A person's plan is coded as asked, even when it makes a kernel already measured.
+    const bool human = slot.candidate.origin.startsWith(QLatin1String("human"));
+    if (const QString why = human ? QString() : duplicateSource(index, source); !why.isEmpty()) {
+        onDuplicate(index, why, !(m_settings.stepMode && m_settings.gatePlans));
+        return;
+    }
     emit codeAvailable(slot.candidate.version, source, slot.candidate.codeAttempts);
     evaluateSlot(index);
 }
@@ -407,6 +437,7 @@ void EngineRun::evaluateSlot(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Evaluating;
     setState(Engine::State::Evaluating, versionLabel(slot.candidate.version));
+    m_seen.add(slot.candidate.strategy, slot.candidate.source, slot.candidate.version);
     slot.requestId = m_pool->evaluate(m_store->task(), slot.candidate.source,
                                       slot.candidate.kernelFileName(), m_settings.evalOptions);
 }
@@ -524,7 +555,7 @@ void EngineRun::onSlotDone(int index) {
     if ((!m_settings.stepMode || noDevice) && !persist(slot))
         return;
     for (const auto& s : std::as_const(m_slots)) {
-        if (s.phase != Phase::Done)
+        if (s.phase != Phase::Done && s.phase != Phase::Skipped)
             return;
     }
     resultGate();
@@ -571,8 +602,10 @@ void EngineRun::resultGate() {
         GateRequest request;
         request.kind = GateRequest::Kind::Result;
         request.iteration = m_iteration;
-        for (const auto& slot : std::as_const(m_slots))
-            request.candidates.append(slot.candidate);
+        for (const auto& slot : std::as_const(m_slots)) {
+            if (slot.phase != Phase::Skipped)
+                request.candidates.append(slot.candidate);
+        }
         request.suggestedVersion = suggestedVersion();
         m_gate = GateRequest::Kind::Result;
         setState(Engine::State::AwaitingGate, QStringLiteral("result"));
@@ -583,7 +616,7 @@ void EngineRun::resultGate() {
 }
 
 bool EngineRun::persist(Slot& slot) {
-    if (slot.persisted)
+    if (slot.persisted || slot.phase == Phase::Skipped)
         return true;
     setState(Engine::State::Persisting, versionLabel(slot.candidate.version));
     QString error;
@@ -641,7 +674,8 @@ void EngineRun::resolveIteration(int chosenVersion, bool approved, const QString
     }
     if (!next) {
         for (auto it = m_slots.crbegin(); it != m_slots.crend(); ++it) {
-            if (it->candidate.decision.kind != Decision::Kind::Rejected) {
+            if (it->phase != Phase::Skipped &&
+                it->candidate.decision.kind != Decision::Kind::Rejected) {
                 next = it->candidate;
                 break;
             }
@@ -691,6 +725,14 @@ void EngineRun::finish(Engine::StopReason reason, const QString& message) {
 }
 
 void EngineRun::fail(Engine::Failure failure, const QString& message) {
+    // An agent refuses to start a request once a budget is used up: the run ends there, as a
+    // budget stop, not as an agent failure.
+    if (failure == Engine::Failure::Agent && m_ledger && !m_ledger->exhausted().isEmpty()) {
+        finish(m_ledger->tokenBudgetUsed() ? Engine::StopReason::TokenBudget
+                                           : Engine::StopReason::CostBudget,
+               m_ledger->exhausted());
+        return;
+    }
     halt();
     setState(Engine::State::Failed, message);
     emit failed(failure, message);

@@ -9,7 +9,9 @@
 #include "enginesettings.h"
 #include "evaluatorpool.h"
 #include "gaterequest.h"
+#include "search/seenset.h"
 #include "sessionstore.h"
+#include "spendledger.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -53,13 +55,16 @@ signals:
     void stepAvailable(const kev::IterationSummary& step);
     void iterationFinished(int iteration, int parentVersion, int bestVersion);
     void agentTextAvailable(const QString& role, const QString& chunk, int version);
+    void agentProgressAvailable(const kev::AgentProgress& progress);
     void progressAvailable(int version, const QString& stage, const QString& message,
                            double fraction);
     void finished(kev::Engine::StopReason reason, const QString& message);
     void failed(kev::Engine::Failure failure, const QString& message);
 
 private:
-    enum class Phase { Planning, Planned, Coding, Evaluating, Reviewing, Done };
+    // Skipped: the slot's kernel repeated one already measured and the planner found no other;
+    // nothing was sent to the harness and no step is recorded.
+    enum class Phase { Planning, Planned, Coding, Evaluating, Reviewing, Done, Skipped };
 
     struct Agents {
         QPointer<Planner> planner;
@@ -76,6 +81,8 @@ private:
         // The harness's report of the last source that did not compile, while the coder repairs
         // it: what the step records if the repair fails.
         std::optional<EvaluationReport> compileError;
+        int duplicateRetries = 0;
+        QString duplicateNote;
     };
 
     bool open(SessionStore store);
@@ -100,6 +107,11 @@ private:
     void onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn);
     void onSlotDone(int index);
     void afterPlans();
+    // Deduplication (enginerun_dedup.cpp): what the source repeats, or empty.
+    QString duplicateSource(int index, const QString& source) const;
+    // Asks the slot's planner again, or skips the slot when it has asked enough.
+    void onDuplicate(int index, const QString& why, bool mayReplan);
+    void fillSearchContext(AgentContext& context, int beamIndex) const;
     void resultGate();
     void resolveIteration(int chosenVersion, bool approved, const QString& rejectionReason);
     bool persist(Slot& slot);
@@ -129,6 +141,7 @@ private:
     int m_iteration = 0;
     int m_iterationsThisRun = 0;
     int m_nextVersion = 1;
+    SeenSet m_seen; // every plan and source sent to the harness in this session
     std::optional<Candidate> m_parent;
     std::optional<ReviewFeedback> m_lastFeedback;
     QString m_humanNote;
@@ -136,6 +149,11 @@ private:
     QElapsedTimer m_runClock;
     qint64 m_runTokens = 0;
     double m_runCost = 0;
+    // The session's spend on paid calls (every attempt, across resumes); its steps' totals from
+    // earlier runs count for agents that do not record there.
+    std::shared_ptr<SpendLedger> m_ledger;
+    qint64 m_priorTokens = 0;
+    double m_priorCost = 0;
     // Best trustworthy speedup after each iteration of this run, for the plateau rule.
     QVector<double> m_bestHistory;
 };

@@ -15,7 +15,14 @@ bool EngineRun::ensureAgents(int index) {
     const auto settingsFor = [this](const QString& role) {
         AgentSettings s = m_settings.agentSettings(role);
         s.keyStore = m_keyStore;
+        s.ledger = m_ledger;
         return s;
+    };
+    const auto relayProgress = [this, index](AgentProgress progress) {
+        if (index < m_slots.size()) {
+            progress.version = m_slots[index].candidate.version;
+            emit agentProgressAvailable(progress);
+        }
     };
     if (!agents.planner) {
         agents.planner =
@@ -31,6 +38,7 @@ bool EngineRun::ensureAgents(int index) {
             if (index < m_slots.size() && m_slots[index].phase == Phase::Planning)
                 fail(Engine::Failure::Agent, QStringLiteral("the planner failed: ") + e);
         });
+        connect(agents.planner, &Planner::progressChanged, this, relayProgress);
         connect(agents.planner, &Planner::textAvailable, this, [this, index](const QString& chunk) {
             if (index < m_slots.size())
                 emit agentTextAvailable(QStringLiteral("planner"), chunk,
@@ -49,6 +57,7 @@ bool EngineRun::ensureAgents(int index) {
             [this, index](const QString& source, const AgentTurn& t) { onCode(index, source, t); });
         connect(agents.coder, &Coder::codeFailed, this,
                 [this, index](const QString& e) { onCodeFailed(index, e); });
+        connect(agents.coder, &Coder::progressChanged, this, relayProgress);
         connect(agents.coder, &Coder::textAvailable, this, [this, index](const QString& chunk) {
             if (index < m_slots.size())
                 emit agentTextAvailable(QStringLiteral("coder"), chunk,
@@ -70,6 +79,7 @@ bool EngineRun::ensureAgents(int index) {
             if (index < m_slots.size() && m_slots[index].phase == Phase::Reviewing)
                 fail(Engine::Failure::Agent, QStringLiteral("the reviewer failed: ") + e);
         });
+        connect(agents.reviewer, &Reviewer::progressChanged, this, relayProgress);
         connect(agents.reviewer, &Reviewer::textAvailable, this,
                 [this, index](const QString& chunk) {
                     if (index < m_slots.size())

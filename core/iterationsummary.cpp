@@ -134,6 +134,8 @@ IterationSummary IterationSummary::fromCandidate(const Candidate& c) {
     s.decision = Decision::kindToString(c.decision.kind);
     s.decisionReason = c.decision.reason;
     s.tokens = c.tokens();
+    for (const auto& turn : c.turns)
+        s.tokensEstimated = s.tokensEstimated || turn.tokensEstimated;
     s.costUsd = c.costUsd();
     s.seconds = c.seconds;
     s.finishedAt = c.finishedAt;
@@ -174,6 +176,8 @@ QJsonObject IterationSummary::toJson() const {
         json.insert(QStringLiteral("decision_reason"), decisionReason);
     if (!measuredBy.isEmpty())
         json.insert(QStringLiteral("measured_by"), measuredBy);
+    if (tokensEstimated)
+        json.insert(QStringLiteral("tokens_estimated"), true);
     return json;
 }
 
@@ -220,6 +224,7 @@ std::optional<IterationSummary> IterationSummary::fromJson(const QJsonObject& js
     s.percentOfFloor = r.optionalNumber("percent_of_floor", 1e6);
     s.bound = r.string("bound");
     s.measuredBy = json.value(QLatin1String("measured_by")).toObject();
+    s.tokensEstimated = json.value(QLatin1String("tokens_estimated")).toBool();
     if (!r.error().isEmpty())
         return fail(r.error());
     if (s.parentVersion >= s.version)

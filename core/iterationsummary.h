@@ -47,6 +47,7 @@ struct IterationSummary {
     QString decision;
     QString decisionReason;
     qint64 tokens = 0;
+    bool tokensEstimated = false; // some call had no usage figures: characters / 4
     double costUsd = 0;
     double seconds = 0;
     QDateTime finishedAt;

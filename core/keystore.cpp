@@ -24,4 +24,11 @@ std::optional<QString> EnvironmentKeyStore::key(const QString& service) {
     return std::nullopt;
 }
 
+std::optional<QString> EnvironmentKeyStore::ownKey(const QString& service) {
+    const QString specific = m_environment.value(variableFor(service));
+    if (service.isEmpty() || specific.isEmpty())
+        return std::nullopt;
+    return specific;
+}
+
 } // namespace kev

@@ -14,6 +14,9 @@ public:
     virtual ~KeyStore() = default;
     // The key for a service ("openai", "vllm", an endpoint preset's name), or nullopt.
     virtual std::optional<QString> key(const QString& service) = 0;
+    // The key stored for this service alone, without a store's catch-all key: for servers that
+    // need none (Ollama), where a general key would only be sent to a server that ignores it.
+    virtual std::optional<QString> ownKey(const QString& service) { return key(service); }
 };
 
 // Reads <SERVICE>_API_KEY (the service name upper-cased, other characters as '_', e.g.
@@ -24,6 +27,8 @@ public:
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment());
 
     std::optional<QString> key(const QString& service) override;
+    // <SERVICE>_API_KEY only, never KEVOLVE_API_KEY.
+    std::optional<QString> ownKey(const QString& service) override;
 
     static QString variableFor(const QString& service);
 

@@ -24,6 +24,7 @@ void registerMetaTypes() {
     qRegisterMetaType<kev::ReviewFeedback>();
     qRegisterMetaType<kev::EvaluationReport>();
     qRegisterMetaType<kev::AgentTurn>();
+    qRegisterMetaType<kev::AgentProgress>();
     qRegisterMetaType<kev::Decision>();
     qRegisterMetaType<kev::Candidate>();
     qRegisterMetaType<kev::IterationSummary>();

@@ -406,9 +406,43 @@ QString Strategy::summary() const {
         }
         return text;
     }
-    return family + u' ' + QString::number(blockM) + u'x' + QString::number(blockN) + u'x' +
-           QString::number(blockK) + QStringLiteral(" w") + QString::number(warps) +
-           QStringLiteral(" s") + QString::number(stages);
+    // GEMM families: the tile, warps and stages, then every other knob whose value differs from
+    // a default Strategy, so two different configurations never read alike (issue 18: a beam's
+    // four "wgmma_tma 128x256x64 w12 s4" hid their differences). The MMA instruction follows
+    // from the family and is left out.
+    QString text = family + u' ' + QString::number(blockM) + u'x' + QString::number(blockN) + u'x' +
+                   QString::number(blockK) + QStringLiteral(" w") + QString::number(warps) +
+                   QStringLiteral(" s") + QString::number(stages);
+    const Strategy d;
+    if (warpM != d.warpM || warpN != d.warpN)
+        text += QStringLiteral(" warp=") + QString::number(warpM) + u'x' + QString::number(warpN);
+    if (vectorWidth != d.vectorWidth)
+        text += QStringLiteral(" vec=") + QString::number(vectorWidth);
+    if (smemLayout != d.smemLayout)
+        text += u' ' + smemLayout;
+    if (smemPaddingBytes != d.smemPaddingBytes)
+        text += QStringLiteral(" pad=") + QString::number(smemPaddingBytes);
+    if (swizzleBytes != d.swizzleBytes)
+        text += QStringLiteral(" swizzle=") + QString::number(swizzleBytes);
+    if (splitK != d.splitK)
+        text += QStringLiteral(" splitK=") + QString::number(splitK);
+    if (clusterM != d.clusterM || clusterN != d.clusterN)
+        text += QStringLiteral(" cluster=") + QString::number(clusterM) + u'x' +
+                QString::number(clusterN);
+    if (consumerWarpgroups != d.consumerWarpgroups)
+        text += QStringLiteral(" consumers=") + QString::number(consumerWarpgroups);
+    if (raster != d.raster || groupSize != d.groupSize)
+        text += u' ' + raster +
+                (groupSize != d.groupSize ? u'/' + QString::number(groupSize) : QString());
+    if (epilogue != d.epilogue)
+        text += QStringLiteral(" epilogue=") + epilogue;
+    for (auto it = params.begin(); it != params.end(); ++it) {
+        const QJsonValue value = it.value();
+        text +=
+            u' ' + it.key() + u'=' +
+            (value.isDouble() ? QString::number(value.toDouble()) : value.toVariant().toString());
+    }
+    return text;
 }
 
 } // namespace kev

@@ -1,5 +1,6 @@
 #include "agenttextview.h"
 
+#include <QLabel>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
@@ -96,6 +97,35 @@ void AgentTextView::flush() {
     if (follow)
         bar->setValue(bar->maximum());
     emit textAvailable();
+}
+
+void AgentTextView::setProgress(const AgentProgress& progress) {
+    if (!m_progress) {
+        m_progress = new QLabel(this);
+        m_progress->setTextFormat(Qt::PlainText);
+        m_progress->setContentsMargins(4, 1, 4, 1);
+        m_progress->setAutoFillBackground(true);
+        m_progress->setBackgroundRole(QPalette::AlternateBase);
+        setViewportMargins(0, 0, 0, m_progress->sizeHint().height());
+        m_progress->show();
+    }
+    m_progress->setText(u"v%1 "_s.arg(progress.version) + progress.line());
+    m_progress->setToolTip(progress.detail);
+    resizeEvent(nullptr);
+}
+
+QString AgentTextView::progressText() const {
+    return m_progress ? m_progress->text() : QString();
+}
+
+void AgentTextView::resizeEvent(QResizeEvent* event) {
+    if (event)
+        QPlainTextEdit::resizeEvent(event);
+    if (m_progress) {
+        const QRect area = contentsRect();
+        const int height = m_progress->sizeHint().height();
+        m_progress->setGeometry(area.left(), area.bottom() - height + 1, area.width(), height);
+    }
 }
 
 } // namespace kev

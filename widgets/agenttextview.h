@@ -3,10 +3,13 @@
 #pragma once
 
 #include "core/agentturn.h"
+#include "core/agentprogress.h"
 
 #include <QPlainTextEdit>
 #include <QTimer>
 #include <QVector>
+
+class QLabel;
 
 namespace kev {
 
@@ -25,6 +28,13 @@ public:
     void clearText();
     // Writes what is buffered now (tests and the end of a turn).
     void flush();
+    // The live line of the agent's model call under the text (attempt, tokens, elapsed, waits);
+    // it stays, showing "done" or "failed", until the next call.
+    void setProgress(const kev::AgentProgress& progress);
+    QString progressText() const;
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
 
 signals:
     // Emitted once per flush that added text, so a panel can raise its live tab.
@@ -33,6 +43,7 @@ signals:
 private:
     QString m_pending;
     QTimer m_flushTimer;
+    QLabel* m_progress = nullptr;
 };
 
 } // namespace kev

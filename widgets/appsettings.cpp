@@ -15,6 +15,14 @@ AppSettings AppSettings::load(QSettings& settings) {
     s.llmPreset = settings.value(u"llm/preset"_s, s.llmPreset).toString();
     s.llmBaseUrl = settings.value(u"llm/baseUrl"_s).toString();
     s.llmModel = settings.value(u"llm/model"_s).toString();
+    s.llmFallbackModel = settings.value(u"llm/fallbackModel"_s).toString();
+    s.llmFirstTokenTimeoutS = settings.value(u"llm/firstTokenTimeoutS"_s, 0).toDouble();
+    s.llmStallTimeoutS = settings.value(u"llm/stallTimeoutS"_s, 0).toDouble();
+    s.llmMaxRetries = settings.value(u"llm/maxRetries"_s, -1).toInt();
+    s.llmNumCtx = settings.value(u"llm/numCtx"_s, 0).toInt();
+    s.llmKeepAlive = settings.value(u"llm/keepAlive"_s).toString();
+    s.tokenBudget = settings.value(u"budget/tokens"_s, 0).toLongLong();
+    s.costBudgetUsd = settings.value(u"budget/costUsd"_s, 0).toDouble();
     s.harnessCommands = settings.value(u"harness/commands"_s).toStringList();
     s.gpu = settings.value(u"harness/gpu"_s, 0).toInt();
     s.recentSessions = settings.value(u"sessions/recent"_s).toStringList();
@@ -33,6 +41,14 @@ void AppSettings::save(QSettings& settings) const {
     settings.setValue(u"llm/preset"_s, llmPreset);
     settings.setValue(u"llm/baseUrl"_s, llmBaseUrl);
     settings.setValue(u"llm/model"_s, llmModel);
+    settings.setValue(u"llm/fallbackModel"_s, llmFallbackModel);
+    settings.setValue(u"llm/firstTokenTimeoutS"_s, llmFirstTokenTimeoutS);
+    settings.setValue(u"llm/stallTimeoutS"_s, llmStallTimeoutS);
+    settings.setValue(u"llm/maxRetries"_s, llmMaxRetries);
+    settings.setValue(u"llm/numCtx"_s, llmNumCtx);
+    settings.setValue(u"llm/keepAlive"_s, llmKeepAlive);
+    settings.setValue(u"budget/tokens"_s, tokenBudget);
+    settings.setValue(u"budget/costUsd"_s, costBudgetUsd);
     settings.setValue(u"harness/commands"_s, harnessCommands);
     settings.setValue(u"harness/gpu"_s, gpu);
     settings.setValue(u"sessions/recent"_s, recentSessions);
@@ -80,6 +96,18 @@ QJsonObject AppSettings::llmOptions() const {
         options.insert(u"base_url"_s, llmBaseUrl);
     if (!llmModel.isEmpty())
         options.insert(u"model"_s, llmModel);
+    if (!llmFallbackModel.isEmpty())
+        options.insert(u"fallback_model"_s, llmFallbackModel);
+    if (llmFirstTokenTimeoutS > 0)
+        options.insert(u"first_token_timeout_s"_s, llmFirstTokenTimeoutS);
+    if (llmStallTimeoutS > 0)
+        options.insert(u"stall_timeout_s"_s, llmStallTimeoutS);
+    if (llmMaxRetries >= 0)
+        options.insert(u"max_retries"_s, llmMaxRetries);
+    if (llmNumCtx > 0)
+        options.insert(u"num_ctx"_s, llmNumCtx);
+    if (!llmKeepAlive.isEmpty())
+        options.insert(u"keep_alive"_s, llmKeepAlive);
     return options;
 }
 
@@ -88,6 +116,8 @@ void AppSettings::applyTo(EngineSettings& settings) const {
     // A device in the request overrides the launcher's own (serve --device N): only when set.
     if (gpu > 0)
         settings.evalOptions.insert(u"device"_s, gpu);
+    settings.tokenBudget = tokenBudget;
+    settings.costBudgetUsd = costBudgetUsd;
     const QJsonObject llm = llmOptions();
     if (settings.plannerBackend == u"llm")
         settings.plannerOptions = llm;

@@ -17,6 +17,16 @@ struct AppSettings {
     QString llmPreset = QStringLiteral("openai");
     QString llmBaseUrl;
     QString llmModel;
+    // The model's call options and the session budgets (llm/llmsettings.h); 0 or empty = the
+    // default.
+    QString llmFallbackModel;
+    double llmFirstTokenTimeoutS = 0;
+    double llmStallTimeoutS = 0;
+    int llmMaxRetries = -1;
+    int llmNumCtx = 0;
+    QString llmKeepAlive;
+    qint64 tokenBudget = 0;
+    double costBudgetUsd = 0;
     // One `kevolve-harness serve` command per worker; empty = the one next to the executable.
     QStringList harnessCommands;
     int gpu = 0;
@@ -38,7 +48,8 @@ struct AppSettings {
     QString keyService() const;
     // Options for an "llm" role (llm/llmsettings.h): preset, base_url, model, key_service.
     QJsonObject llmOptions() const;
-    // Applies the launcher and GPU to engine settings, and llmOptions() to every "llm" role.
+    // Applies the launcher, GPU and budgets to engine settings, and llmOptions() to every "llm"
+    // role.
     void applyTo(EngineSettings& settings) const;
 };
 

@@ -34,6 +34,16 @@ std::optional<QString> KeyringKeyStore::key(const QString& service) {
     return m_fallback ? m_fallback->key(service) : std::nullopt;
 }
 
+std::optional<QString> KeyringKeyStore::ownKey(const QString& service) {
+    {
+        QMutexLocker lock(&m_state->mutex);
+        const auto it = m_state->keys.constFind(service);
+        if (it != m_state->keys.constEnd() && !it->isEmpty())
+            return *it;
+    }
+    return m_fallback ? m_fallback->ownKey(service) : std::nullopt;
+}
+
 void KeyringKeyStore::load(const QString& service, std::function<void(bool, const QString&)> done) {
     auto* job = new QKeychain::ReadPasswordJob(keyringService());
     job->setAutoDelete(true);

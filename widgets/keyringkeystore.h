@@ -21,6 +21,8 @@ public:
 
     // Thread-safe.
     std::optional<QString> key(const QString& service) override;
+    // The keyring's entry for the service, else the fallback's own key (never KEVOLVE_API_KEY).
+    std::optional<QString> ownKey(const QString& service) override;
 
     // Reads a service's key from the keyring into memory; done(found, error) is called on the
     // calling thread when the keyring answers.

@@ -99,7 +99,7 @@ void MainWindow::buildActions() {
     });
     connect(m_export, &QAction::triggered, this, &MainWindow::chooseAndExport);
     connect(m_settingsAction, &QAction::triggered, this, [this] {
-        SettingsDialog dialog(m_app, this);
+        SettingsDialog dialog(m_app, this, m_keys);
         dialog.setKeyNote(m_keyNote.value(m_app.keyService(), u"unchanged"_s));
         if (dialog.exec() != QDialog::Accepted)
             return;

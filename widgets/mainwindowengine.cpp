@@ -130,6 +130,12 @@ void MainWindow::connectEngine() {
         m_pending.versionsChanged = true;
         scheduleLiveRefresh();
     });
+    connect(m_engine, &Engine::agentProgressAvailable, this, [this](const AgentProgress& p) {
+        AgentTextView* view = p.role == u"planner" ? m_strategy->agentView()
+                              : p.role == u"coder" ? m_code->agentView()
+                                                   : m_review->agentView();
+        view->setProgress(p);
+    });
     connect(m_engine, &Engine::agentTextAvailable, this,
             [this](const QString& role, const QString& chunk, int version) {
                 AgentTextView* view = role == u"planner" ? m_strategy->agentView()

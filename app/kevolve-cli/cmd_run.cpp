@@ -16,6 +16,28 @@ int optionProblem(int code, const QString& problem) {
     return code == ExitUsage ? usageError(problem) : failure(problem, code);
 }
 
+// --check asks the endpoints instead of running: exit 0 when every one is usable, else 5.
+int checkOnly(const CommandContext& c, const EngineSettings& settings) {
+    const QVector<EndpointCheck> checks = checkEndpoints(settings);
+    if (checks.isEmpty())
+        return failure(optionName(c.options.check) +
+                           QStringLiteral(": no role is played by the llm backend (add --backend "
+                                          "llm)"),
+                       ExitAgent);
+    bool allOk = true;
+    for (const EndpointCheck& check : checks) {
+        c.printer.endpointCheck(check);
+        allOk = allOk && check.ok;
+    }
+    return allOk ? ExitOk : ExitAgent;
+}
+
+// The live line of each agent call, unless --quiet.
+void showProgressUnlessQuiet(Driver& driver, const CommandContext& c) {
+    if (!c.parser.isSet(c.options.quiet))
+        driver.showProgress();
+}
+
 } // namespace
 
 int commandRun(const CommandContext& c) {
@@ -46,10 +68,13 @@ int commandRun(const CommandContext& c) {
         !QDir::cleanPath(dir).startsWith(QStringLiteral("kevolve-sessions/")))
         return usageError(QStringLiteral("task name \"") + task->name +
                           QStringLiteral("\" would place the session outside kevolve-sessions/"));
+    if (p.isSet(o.check))
+        return checkOnly(c, settings);
     if (SessionStore::isSession(dir))
         return usageError(
             dir + QStringLiteral(" already holds a session; use kevolve-cli resume ") + dir);
     Driver driver(c.printer, settings.stepMode);
+    showProgressUnlessQuiet(driver, c);
     driver.engine().start(*task, settings, dir);
     return driver.exec();
 }
@@ -68,7 +93,10 @@ int commandResume(const CommandContext& c) {
         return optionProblem(code, error);
     if (const QString why = builtinCannotServe(store->task(), settings); !why.isEmpty())
         return failure(why, ExitAgent);
+    if (p.isSet(c.options.check))
+        return checkOnly(c, settings);
     Driver driver(c.printer, settings.stepMode);
+    showProgressUnlessQuiet(driver, c);
     driver.engine().resume(dir, settings);
     return driver.exec();
 }

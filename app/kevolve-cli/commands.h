@@ -22,12 +22,14 @@ struct CommandContext {
 
 int commandTasks(const CommandContext& c);    // cmd_tasks.cpp
 int commandFamilies(const CommandContext& c); // cmd_families.cpp
-int commandRun(const CommandContext& c);      // cmd_run.cpp
+int commandRun(const CommandContext& c);      // cmd_run.cpp (--check: llmcalls.h)
 int commandResume(const CommandContext& c);   // cmd_run.cpp
 int commandShow(const CommandContext& c);     // cmd_show.cpp
 int commandExport(const CommandContext& c);   // cmd_export.cpp
 
 // The usage text of --help (usage.cpp).
 extern const char* const kUsage;
+// The llm backend's flags of run and resume, before LlmSettings::optionHelp() (usage.cpp).
+extern const char* const kLlmUsage;
 
 } // namespace kev::cli

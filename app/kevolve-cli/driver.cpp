@@ -2,6 +2,7 @@
 
 #include "cliio.h"
 #include "keystore.h"
+#include "llmcalls.h"
 #include "sessionstore.h"
 
 #include <QCoreApplication>
@@ -72,6 +73,11 @@ Driver::Driver(Printer& printer, bool step)
     connect(&m_engine, &Engine::gateRequested, this, &Driver::onGate);
     connect(&m_engine, &Engine::finished, this, &Driver::onFinished);
     connect(&m_engine, &Engine::failed, this, &Driver::onFailed);
+}
+
+void Driver::showProgress() {
+    connect(&m_engine, &Engine::agentProgressAvailable, this,
+            [this](const AgentProgress& progress) { m_printer.agentProgress(progress); });
 }
 
 void Driver::interrupt() {
@@ -258,7 +264,7 @@ void Driver::onFinished(Engine::StopReason reason, const QString& message) {
     const int best = store ? store->bestVersion().value_or(0) : 0;
     const std::optional<IterationSummary> bestStep =
         best > 0 ? store->step(best) : std::optional<IterationSummary>();
-    m_printer.finished(reason, message, m_dir, best, bestStep, code);
+    m_printer.finished(reason, message, m_dir, best, bestStep, spendLine(m_dir), code);
     QCoreApplication::exit(code);
 }
 
@@ -286,8 +292,8 @@ void Driver::onFailed(Engine::Failure failure, const QString& message) {
     case Engine::Failure::Harness:
         break;
     }
-    m_printer.failed(failure, message, m_dir, code);
     err() << "kevolve-cli: " << message << hint << Qt::endl;
+    m_printer.failed(failure, message, m_dir, spendLine(m_dir), code);
     QCoreApplication::exit(code);
 }
 

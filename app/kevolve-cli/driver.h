@@ -18,6 +18,9 @@ public:
 
     Engine& engine() { return m_engine; }
 
+    // Hands the live state of each agent call to the printer (not with --quiet).
+    void showProgress();
+
     // Ctrl-C: the first cancels and saves the completed steps, the second leaves at once.
     void interrupt();
 

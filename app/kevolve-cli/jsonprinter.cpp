@@ -132,8 +132,32 @@ public:
     // Progress is for a person watching; the program reading the lines has the events.
     void progress(int, const QString&, const QString&) override {}
 
+    // One event per change of state or of call (the token count is in the next one); a program
+    // has no use for the moment of sending.
+    void agentProgress(const AgentProgress& progress) override {
+        if (progress.state == AgentProgress::State::Sending)
+            return;
+        const QString key = progressKey(progress);
+        if (progress.state == m_progressState && key == m_progressKey)
+            return;
+        m_progressState = progress.state;
+        m_progressKey = key;
+        printJson({{QStringLiteral("event"), QStringLiteral("agent_progress")},
+                   {QStringLiteral("role"), progress.role},
+                   {QStringLiteral("model"), progress.model},
+                   {QStringLiteral("version"), progress.version},
+                   {QStringLiteral("state"), AgentProgress::stateName(progress.state)},
+                   {QStringLiteral("attempt"), progress.attempt},
+                   {QStringLiteral("max_attempts"), progress.maxAttempts},
+                   {QStringLiteral("tokens"), progress.tokens},
+                   {QStringLiteral("tokens_estimated"), progress.tokensEstimated},
+                   {QStringLiteral("elapsed_s"), static_cast<double>(progress.elapsedMs) / 1e3},
+                   {QStringLiteral("wait_s"), static_cast<double>(progress.waitMs) / 1e3},
+                   {QStringLiteral("detail"), progress.detail}});
+    }
+
     void finished(Engine::StopReason reason, const QString& message, const QString& dir, int best,
-                  const std::optional<IterationSummary>&, int exitCode) override {
+                  const std::optional<IterationSummary>&, const QString&, int exitCode) override {
         printJson({{QStringLiteral("event"), QStringLiteral("finished")},
                    {QStringLiteral("reason"), Engine::stopReasonName(reason)},
                    {QStringLiteral("message"), message},
@@ -142,7 +166,7 @@ public:
                    {QStringLiteral("exit_code"), exitCode}});
     }
 
-    void failed(Engine::Failure failure, const QString& message, const QString& dir,
+    void failed(Engine::Failure failure, const QString& message, const QString& dir, const QString&,
                 int exitCode) override {
         printJson({{QStringLiteral("event"), QStringLiteral("failed")},
                    {QStringLiteral("failure"), Engine::failureName(failure)},
@@ -150,6 +174,17 @@ public:
                    {QStringLiteral("session"), dir},
                    {QStringLiteral("exit_code"), exitCode}});
     }
+
+    void endpointCheck(const EndpointCheck& c) override {
+        printJson({{QStringLiteral("event"), QStringLiteral("check")},
+                   {QStringLiteral("role"), c.role},
+                   {QStringLiteral("ok"), c.ok},
+                   {QStringLiteral("message"), c.message}});
+    }
+
+private:
+    AgentProgress::State m_progressState = AgentProgress::State::Sending;
+    QString m_progressKey;
 };
 
 } // namespace

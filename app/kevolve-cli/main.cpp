@@ -3,6 +3,7 @@
 // chooses once (printer.h).
 #include "cliio.h"
 #include "commands.h"
+#include "llm/llmsettings.h"
 #include "metatypes.h"
 
 #include <QCoreApplication>
@@ -23,9 +24,13 @@ struct Command {
 
 QList<Command> commands(const CliOptions& o) {
     const QList<QCommandLineOption> runOptions = {
-        o.backend, o.planner, o.coder,      o.reviewer,   o.agentOptions, o.provider,
-        o.baseUrl, o.model,   o.iterations, o.target,     o.targetFloor,  o.beam,
-        o.session, o.step,    o.harness,    o.timeBudget, o.plateau,      o.task};
+        o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.provider, o.baseUrl, o.model,
+        o.iterations, o.target, o.targetFloor, o.beam, o.session, o.step, o.harness, o.timeBudget,
+        o.plateau, o.task,
+        // the llm backend's flags
+        o.quiet, o.check, o.tokenBudget, o.costBudget, o.connectTimeout, o.firstTokenTimeout,
+        o.stallTimeout, o.totalTimeout, o.maxRetries, o.maxTokens, o.contextTokens, o.temperature,
+        o.fallbackModel, o.numCtx, o.keepAlive};
     return {{QStringLiteral("tasks"), {}, commandTasks},
             {QStringLiteral("families"), {o.task, o.device}, commandFamilies},
             {QStringLiteral("run"), runOptions, commandRun},
@@ -44,7 +49,8 @@ int main(int argc, char** argv) {
     const QStringList args = QCoreApplication::arguments();
     if (args.size() < 2 || args.contains(QStringLiteral("--help")) ||
         args.contains(QStringLiteral("-h"))) {
-        (args.size() < 2 ? err() : out()) << kUsage;
+        (args.size() < 2 ? err() : out()) << kUsage << '\n'
+                                          << kLlmUsage << LlmSettings::optionHelp() << '\n';
         return args.size() < 2 ? ExitUsage : ExitOk;
     }
     const CliOptions o;

@@ -56,6 +56,34 @@ struct CliOptions {
                                QStringLiteral("N")};
     QCommandLineOption device{QStringLiteral("device"), QStringLiteral("device"),
                               QStringLiteral("D")};
+    // The llm backend's flags (run and resume), applied with the others in runoptions.cpp.
+    QCommandLineOption quiet{QStringLiteral("quiet"), QStringLiteral("no progress lines")};
+    QCommandLineOption check{QStringLiteral("check"), QStringLiteral("check the endpoints")};
+    QCommandLineOption tokenBudget{QStringLiteral("token-budget"), QStringLiteral("tokens"),
+                                   QStringLiteral("N")};
+    QCommandLineOption costBudget{QStringLiteral("cost-budget"), QStringLiteral("US dollars"),
+                                  QStringLiteral("USD")};
+    QCommandLineOption connectTimeout{QStringLiteral("connect-timeout"), QStringLiteral("s"),
+                                      QStringLiteral("S")};
+    QCommandLineOption firstTokenTimeout{QStringLiteral("first-token-timeout"), QStringLiteral("s"),
+                                         QStringLiteral("S")};
+    QCommandLineOption stallTimeout{QStringLiteral("stall-timeout"), QStringLiteral("s"),
+                                    QStringLiteral("S")};
+    QCommandLineOption totalTimeout{QStringLiteral("total-timeout"), QStringLiteral("s"),
+                                    QStringLiteral("S")};
+    QCommandLineOption maxRetries{QStringLiteral("max-retries"), QStringLiteral("n"),
+                                  QStringLiteral("N")};
+    QCommandLineOption maxTokens{QStringLiteral("max-tokens"), QStringLiteral("n"),
+                                 QStringLiteral("N")};
+    QCommandLineOption contextTokens{QStringLiteral("context-tokens"), QStringLiteral("n"),
+                                     QStringLiteral("N")};
+    QCommandLineOption temperature{QStringLiteral("temperature"), QStringLiteral("t"),
+                                   QStringLiteral("T")};
+    QCommandLineOption fallbackModel{QStringLiteral("fallback-model"), QStringLiteral("model"),
+                                     QStringLiteral("M")};
+    QCommandLineOption numCtx{QStringLiteral("num-ctx"), QStringLiteral("n"), QStringLiteral("N")};
+    QCommandLineOption keepAlive{QStringLiteral("keep-alive"), QStringLiteral("duration"),
+                                 QStringLiteral("D")};
 };
 
 // "--NAME" of an option, as messages quote it.

@@ -5,6 +5,7 @@
 
 #include "builtin/kernelfamily.h"
 #include "engine.h"
+#include "llmcalls.h"
 #include "sessionstore.h"
 #include "task.h"
 
@@ -53,13 +54,18 @@ public:
                       double sessionCost) = 0;
     virtual void iteration(int number, int parent, int best) = 0;
     virtual void progress(int version, const QString& stage, const QString& message) = 0;
-    // best: the session's best version, 0 if none; bestStep its summary where it could be read.
+    // The live state of one agent's model call (not with --quiet).
+    virtual void agentProgress(const AgentProgress& progress) = 0;
+    // best: the session's best version, 0 if none; bestStep its summary where it could be read;
+    // spend: what the session's model calls cost (spendLine), empty if it made none.
     virtual void finished(Engine::StopReason reason, const QString& message, const QString& dir,
                           int best, const std::optional<IterationSummary>& bestStep,
-                          int exitCode) = 0;
-    // The event only: the caller writes the diagnostic to stderr in both faces.
+                          const QString& spend, int exitCode) = 0;
+    // The event only: the caller has written the diagnostic to stderr in both faces.
     virtual void failed(Engine::Failure failure, const QString& message, const QString& dir,
-                        int exitCode) = 0;
+                        const QString& spend, int exitCode) = 0;
+    // run/resume --check: one endpoint's answer.
+    virtual void endpointCheck(const EndpointCheck& check) = 0;
 };
 
 std::unique_ptr<Printer> makeTextPrinter();

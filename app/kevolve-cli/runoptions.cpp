@@ -4,6 +4,9 @@
 #include "agents.h"
 #include "evaluatorpool.h"
 #include "jsonschema.h"
+#include "llm/llmsettings.h"
+
+using namespace Qt::Literals::StringLiterals;
 
 namespace kev::cli {
 
@@ -68,6 +71,100 @@ bool applyLimits(const QCommandLineParser& p, const CliOptions& o, EngineSetting
                    QStringLiteral("a non-negative integer"), &s->plateauIterations, error);
 }
 
+struct Flag {
+    const QCommandLineOption* option;
+    QString key;
+    enum class Kind { Seconds, Count, Number, Text } kind;
+};
+
+// The llm backend's flags (budgets, time-outs, retries, model options) fill in the options of
+// every role it plays; then each llm role's options are read as the agents will read them, so that
+// a bad value is reported now, naming the option, before a session folder exists. Returns an
+// error message, or empty.
+QString applyLlmOptions(const QCommandLineParser& p, const CliOptions& o, EngineSettings* s) {
+    bool ok = true;
+    if (p.isSet(o.tokenBudget)) {
+        s->tokenBudget = p.value(o.tokenBudget).toLongLong(&ok);
+        if (!ok || s->tokenBudget < 0)
+            return u"--token-budget: expected a number of tokens (0 = none), got \"%1\""_s.arg(
+                p.value(o.tokenBudget));
+    }
+    if (p.isSet(o.costBudget)) {
+        QString text = p.value(o.costBudget);
+        if (text.startsWith(u'$'))
+            text.remove(0, 1);
+        s->costBudgetUsd = text.toDouble(&ok);
+        if (!ok || s->costBudgetUsd < 0)
+            return u"--cost-budget: expected US dollars (0 = none), got \"%1\""_s.arg(
+                p.value(o.costBudget));
+    }
+    const QList<Flag> flags = {
+        {&o.connectTimeout, u"connect_timeout_s"_s, Flag::Kind::Seconds},
+        {&o.firstTokenTimeout, u"first_token_timeout_s"_s, Flag::Kind::Seconds},
+        {&o.stallTimeout, u"stall_timeout_s"_s, Flag::Kind::Seconds},
+        {&o.totalTimeout, u"total_timeout_s"_s, Flag::Kind::Seconds},
+        {&o.maxRetries, u"max_retries"_s, Flag::Kind::Count},
+        {&o.maxTokens, u"max_tokens"_s, Flag::Kind::Count},
+        {&o.contextTokens, u"context_tokens"_s, Flag::Kind::Count},
+        {&o.temperature, u"temperature"_s, Flag::Kind::Number},
+        {&o.fallbackModel, u"fallback_model"_s, Flag::Kind::Text},
+        {&o.numCtx, u"num_ctx"_s, Flag::Kind::Count},
+        {&o.keepAlive, u"keep_alive"_s, Flag::Kind::Text},
+    };
+    const QList<std::pair<QString, QJsonObject*>> roles = {
+        {s->plannerBackend, &s->plannerOptions},
+        {s->coderBackend, &s->coderOptions},
+        {s->reviewerBackend, &s->reviewerOptions}};
+    for (const Flag& flag : flags) {
+        if (!p.isSet(*flag.option))
+            continue;
+        const QString text = p.value(*flag.option);
+        QJsonValue value;
+        switch (flag.kind) {
+        case Flag::Kind::Seconds:
+        case Flag::Kind::Number: {
+            const double number = text.toDouble(&ok);
+            if (!ok || number < 0)
+                return u"%1: expected a number%2, got \"%3\""_s.arg(
+                    optionName(*flag.option),
+                    flag.kind == Flag::Kind::Seconds ? u" of seconds"_s : QString(), text);
+            value = number;
+            break;
+        }
+        case Flag::Kind::Count: {
+            const int number = text.toInt(&ok);
+            if (!ok || number < 0)
+                return u"%1: expected a whole number, got \"%2\""_s.arg(optionName(*flag.option),
+                                                                        text);
+            value = number;
+            break;
+        }
+        case Flag::Kind::Text:
+            value = text;
+            break;
+        }
+        bool used = false;
+        for (const auto& [backend, options] : roles) {
+            if (backend != u"llm"_s)
+                continue;
+            options->insert(flag.key, value);
+            used = true;
+        }
+        if (!used)
+            return u"%1: no role is played by the llm backend (add --backend llm)"_s.arg(
+                optionName(*flag.option));
+    }
+    static const QStringList roleNames = {u"planner"_s, u"coder"_s, u"reviewer"_s};
+    for (qsizetype i = 0; i < roles.size(); ++i) {
+        if (roles[i].first != u"llm"_s)
+            continue;
+        QString error;
+        if (!LlmSettings::fromOptions(*roles[i].second, roleNames[i], &error))
+            return u"the llm %1's options: %2"_s.arg(roleNames[i], error);
+    }
+    return {};
+}
+
 } // namespace
 
 int applyRunOptions(const QCommandLineParser& p, const CliOptions& o, EngineSettings* s,
@@ -110,6 +207,8 @@ int applyRunOptions(const QCommandLineParser& p, const CliOptions& o, EngineSett
             return ExitAgent;
         }
     }
+    if (*error = applyLlmOptions(p, o, s); !error->isEmpty())
+        return ExitUsage;
     return ExitOk;
 }
 

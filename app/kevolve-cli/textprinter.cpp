@@ -146,7 +146,8 @@ public:
         // Only steps whose agents called a model have a cost to tell.
         if (s.tokens <= 0)
             return;
-        out() << "  v" << s.version << ": " << s.tokens << " tokens, $"
+        out() << "  v" << s.version << ": " << (s.tokensEstimated ? "~" : "") << s.tokens
+              << (s.tokensEstimated ? " tokens (estimated), $" : " tokens, $")
               << QString::number(s.costUsd, 'f', 4) << " (session: " << sessionTokens
               << " tokens, $" << QString::number(sessionCost, 'f', 4) << ")" << Qt::endl;
     }
@@ -162,19 +163,36 @@ public:
         err() << "  [" << stage << "] " << message << Qt::endl;
     }
 
+    void agentProgress(const AgentProgress& progress) override { m_progress.show(progress); }
+
     void finished(Engine::StopReason reason, const QString& message, const QString& dir, int best,
-                  const std::optional<IterationSummary>& bestStep, int) override {
+                  const std::optional<IterationSummary>& bestStep, const QString& spend,
+                  int) override {
         if (reason == Engine::StopReason::NoDevice)
             err() << "kevolve-cli: " << message << Qt::endl;
         out() << "finished: " << message << Qt::endl;
         if (best > 0)
             out() << "best: v" << best << ", " << fmt(bestStep ? bestStep->speedup : std::nullopt)
                   << "x the reference" << Qt::endl;
+        if (!spend.isEmpty())
+            out() << spend << Qt::endl;
         out() << "session: " << dir << "\nexport with: kevolve-cli export " << dir << " --out DIR"
               << Qt::endl;
     }
 
-    void failed(Engine::Failure, const QString&, const QString&, int) override {}
+    void failed(Engine::Failure, const QString&, const QString&, const QString& spend,
+                int) override {
+        if (!spend.isEmpty())
+            out() << spend << Qt::endl;
+    }
+
+    void endpointCheck(const EndpointCheck& c) override {
+        out() << "check " << c.role << ": " << (c.ok ? "ok, " : "FAILED, ") << c.message
+              << Qt::endl;
+    }
+
+private:
+    ProgressLine m_progress;
 };
 
 } // namespace

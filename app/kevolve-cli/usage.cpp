@@ -67,4 +67,29 @@ Exit codes:
   130  interrupted (Ctrl-C): completed steps are saved; resume continues the session
 )";
 
+// The llm backend's flags; --help follows it with LlmSettings::optionHelp().
+const char* const kLlmUsage =
+    R"(Options of run and resume for the llm backend (every role it plays):
+  --token-budget N            stop the session once N tokens are spent (every call of every run
+                              of the session, failed ones too; checked before each request)
+  --cost-budget USD           the same in US dollars (built-in prices of the OpenAI and DeepSeek
+                              models; "prices" in --agent-options overrides them)
+  --connect-timeout S         default 10
+  --first-token-timeout S     from sending a request to its first token (default 60)
+  --stall-timeout S           longest silence once tokens flow (default 120)
+  --total-timeout S           one attempt in all (default 1800)
+  --max-retries N             default 3; a server that sends no token is retried once, so a
+                              dead server fails in about 2 minutes
+  --max-tokens N, --context-tokens N, --temperature T
+  --fallback-model M          asked when the model is missing or keeps failing
+  --num-ctx N, --keep-alive D Ollama: the context it loads the model with (default: the
+                              context tokens), how long it keeps it loaded ("30m", "-1")
+  --check                     ask each endpoint for its models (GET /v1/models): is the server
+                              up, does the key work, is the model served; then exit (0 or 5)
+  --quiet                     no progress lines
+Keys come from $<PRESET>_API_KEY (e.g. OPENAI_API_KEY), else $KEVOLVE_API_KEY for presets that
+need a key and for custom; local presets (ollama, vllm, llamacpp) get only their own variable.
+The options of an --agent-options file (one object, or one per role):
+)";
+
 } // namespace kev::cli

@@ -2,10 +2,12 @@
 
 #include "builtin/kernelfamily.h"
 #include "builtin/knowledgebase.h"
+#include "search/seenset.h"
 
 #include <QJsonArray>
 #include <QMetaObject>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace Qt::StringLiterals;
@@ -17,7 +19,43 @@ namespace {
 // Weight of the bandit's exploration bonus, in units of speed-up (fraction of the reference).
 constexpr double kExploration = 0.15;
 // Random multi-parameter mutations tried before a family counts as exhausted around its best.
-constexpr int kMutationAttempts = 64;
+constexpr int kMutationAttempts = 256;
+
+bool familyTaken(const QString& id, const AgentContext& context) {
+    for (const Strategy& other : context.otherSlotPlans) {
+        if (other.family == id)
+            return true;
+    }
+    return false;
+}
+
+// Distance of two plans: per knob, the positions apart in its ordered values over the list's
+// length (a mode knob counts 1 when it differs); another family is farther than any point.
+double planDistance(const KernelFamily& family, const Strategy& a, const Strategy& b) {
+    if (a.family != b.family)
+        return 1e6;
+    double d = 0;
+    const auto specs = family.parameters();
+    for (const ParameterSpec& spec : specs) {
+        const QJsonValue va = parameterValue(spec, a);
+        const QJsonValue vb = parameterValue(spec, b);
+        if (va == vb)
+            continue;
+        qsizetype ia = -1;
+        qsizetype ib = -1;
+        for (qsizetype i = 0; i < spec.values.size(); ++i) {
+            if (spec.values.at(i) == va)
+                ia = i;
+            if (spec.values.at(i) == vb)
+                ib = i;
+        }
+        const bool ordered = va.isDouble() && vb.isDouble() && ia >= 0 && ib >= 0;
+        d += ordered ? double(std::abs(ia - ib)) /
+                           double(std::max<qsizetype>(spec.values.size() - 1, 1))
+                     : 1.0;
+    }
+    return d;
+}
 
 double scoreOf(const IterationSummary& h) {
     if (h.isTrustworthy())
@@ -28,11 +66,11 @@ double scoreOf(const IterationSummary& h) {
 } // namespace
 
 PlannerSearch::PlannerSearch(quint32 seed)
-    : m_rng(seed) {}
+    : m_rng(seed)
+    , m_seed(seed) {}
 
 QString PlannerSearch::key(const Strategy& s) const {
-    const KernelFamily* family = FamilyRegistry::instance().find(s.family);
-    return family ? configurationKey(*family, s) : s.family + u' ' + s.summary();
+    return canonicalPlanKey(s, m_task, m_device);
 }
 
 bool PlannerSearch::isMeasured(const Strategy& strategy) const {
@@ -45,6 +83,7 @@ void PlannerSearch::record(const Strategy& strategy, double score) {
     if (m_scores.contains(k))
         return;
     m_scores.insert(k, score);
+    m_measured.append({score, strategy});
     m_tries[strategy.family] += 1;
     if (!m_bestScore.contains(strategy.family) || score > m_bestScore.value(strategy.family)) {
         m_bestScore.insert(strategy.family, score);
@@ -53,6 +92,14 @@ void PlannerSearch::record(const Strategy& strategy, double score) {
 }
 
 void PlannerSearch::learnFromHistory(const AgentContext& context) {
+    m_task = context.task;
+    m_device = context.device;
+    // Every slot's step, not only this planner's proposals: the engine gives the plan of each.
+    for (const IterationSummary& h : context.history) {
+        const auto plan = context.historyPlans.constFind(h.version);
+        if (plan != context.historyPlans.cend())
+            record(*plan, scoreOf(h));
+    }
     for (const IterationSummary& h : context.history) {
         for (qsizetype i = 0; i < m_proposals.size(); ++i) {
             const Proposal& p = m_proposals.at(i);
@@ -73,8 +120,31 @@ void PlannerSearch::learnFromHistory(const AgentContext& context) {
 bool PlannerSearch::usable(const KernelFamily& family, const Strategy& s,
                            const AgentContext& context) const {
     const QString k = key(s);
-    return !m_scores.contains(k) && !m_pending.contains(k) &&
-           family.constraints(s, context.task, context.device).isEmpty();
+    if (m_scores.contains(k) || m_pending.contains(k))
+        return false;
+    for (const Strategy& other : context.otherSlotPlans) {
+        if (key(other) == k)
+            return false;
+    }
+    return family.constraints(s, context.task, context.device).isEmpty();
+}
+
+Strategy PlannerSearch::farthest(const KernelFamily& family, const QVector<Strategy>& moves,
+                                 const AgentContext& context) {
+    QVector<qsizetype> best;
+    double bestDistance = -1;
+    for (qsizetype i = 0; i < moves.size(); ++i) {
+        double nearest = 1e9;
+        for (const Strategy& other : context.otherSlotPlans)
+            nearest = std::min(nearest, planDistance(family, moves.at(i), other));
+        if (nearest > bestDistance + 1e-9) {
+            bestDistance = nearest;
+            best = {i};
+        } else if (std::abs(nearest - bestDistance) <= 1e-9) {
+            best << i;
+        }
+    }
+    return moves.at(best.at(m_rng.bounded(int(best.size()))));
 }
 
 std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QString* error) {
@@ -95,6 +165,8 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
     for (const KernelFamily* family : families) {
         if (family->id() == u"wgmma_tma")
             continue; // reached by exploration once the ladder below it is measured
+        if (familyTaken(family->id(), context))
+            continue; // another slot of the beam starts there: this one starts elsewhere
         double prior = knowledge::familyPrior(family->id(), context.task);
         if (family->id() == u"mma_sync_splitk")
             prior = splitK ? 1.0 : 0.0;
@@ -131,6 +203,38 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
                   "%3 inputs%4). %5"_s.arg(roof.text(), chosen->id(), context.task.a)
                       .arg(splitK ? u"; the output has too few tiles, so K is split"_s : QString())
                       .arg(s.rationale);
+    return s;
+}
+
+std::optional<Strategy> PlannerSearch::beamStart(const AgentContext& context) {
+    // Another slot holds the first plan: start a family it does not explore, when one is
+    // believed nearly as good (half the best prior or more); otherwise search around the first
+    // plan (the caller's local search, farthest from the other slots).
+    const auto families = FamilyRegistry::instance().supporting(context.task, context.device);
+    double top = 0;
+    for (const KernelFamily* family : families)
+        top = std::max(top, knowledge::familyPrior(family->id(), context.task));
+    const KernelFamily* chosen = nullptr;
+    double best = -1;
+    for (const KernelFamily* family : families) {
+        const double prior = knowledge::familyPrior(family->id(), context.task);
+        if (familyTaken(family->id(), context) || prior < 0.5 * top || prior <= best)
+            continue;
+        if (usable(*family, family->defaultStrategy(context.task, context.device), context)) {
+            best = prior;
+            chosen = family;
+        }
+    }
+    if (!chosen)
+        return std::nullopt;
+    Strategy s = chosen->defaultStrategy(context.task, context.device);
+    s.rationale =
+        u"First plan of beam slot %1: family %2 (prior %3, at least half the best "
+        "family's %4), which no other slot of this beam explores. %5"_s.arg(context.beamIndex + 1)
+            .arg(chosen->id())
+            .arg(best, 0, 'f', 2)
+            .arg(top, 0, 'f', 2)
+            .arg(s.rationale);
     return s;
 }
 
@@ -179,7 +283,10 @@ const KernelFamily* PlannerSearch::chooseFamily(const AgentContext& context, QSt
         const int tries = m_tries.value(family->id());
         const double value = tries > 0 ? m_bestScore.value(family->id())
                                        : knowledge::familyPrior(family->id(), context.task);
-        const double bonus = kExploration * std::sqrt(std::log(1.0 + total) / (1.0 + tries));
+        double bonus = kExploration * std::sqrt(std::log(1.0 + total) / (1.0 + tries));
+        // A family another slot of this beam already explores loses its bonus: the beam spreads.
+        if (familyTaken(family->id(), context))
+            bonus -= kExploration;
         if (value + bonus > best) {
             best = value + bonus;
             chosen = family;
@@ -209,15 +316,50 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
             moves << n;
     }
     if (!moves.isEmpty()) {
-        Strategy s = moves.at(m_rng.bounded(int(moves.size())));
-        s.rationale = u"Local search around %1: %2."_s.arg(base.summary(), s.rationale);
+        Strategy s = farthest(family, moves, context);
+        s.rationale = u"Local search around %1: %2%3."_s.arg(
+            base.summary(), s.rationale,
+            context.otherSlotPlans.isEmpty()
+                ? QString()
+                : u" (of %1 untried moves, the one farthest from the %2 plan(s) the other "
+                  "slots of this beam hold)"_s.arg(moves.size())
+                      .arg(context.otherSlotPlans.size()));
         return s;
     }
-    // Every single move is measured: mutate several parameters at once.
+    // Every single move of the base is measured or held by another slot: the untried moves
+    // around the family's other measured points, the best first (a beam exhausts one point's
+    // neighbourhood in an iteration or two).
+    QVector<std::pair<double, Strategy>> measured;
+    for (const auto& m : std::as_const(m_measured)) {
+        if (m.second.family == family.id())
+            measured << m;
+    }
+    std::stable_sort(measured.begin(), measured.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [score, point] : std::as_const(measured)) {
+        QVector<Strategy> around;
+        const auto options = family.neighbours(point);
+        for (const Strategy& n : options) {
+            if (usable(family, n, context))
+                around << n;
+        }
+        if (!around.isEmpty()) {
+            Strategy s = farthest(family, around, context);
+            s.rationale = u"Local search around %1 (measured %2; the moves around %3 are all "
+                          "taken): %4."_s.arg(point.summary())
+                              .arg(score, 0, 'f', 3)
+                              .arg(base.summary(), s.rationale);
+            return s;
+        }
+    }
+    // Then mutate several parameters at once, from the base or a measured point.
     for (int attempt = 0; attempt < kMutationAttempts; ++attempt) {
         Strategy s = base;
+        if (!measured.isEmpty() && attempt % 2 == 1)
+            s = measured.at(m_rng.bounded(int(measured.size()))).second;
+        const Strategy start = s;
         QStringList steps;
-        const int count = 2 + m_rng.bounded(2);
+        const int count = 2 + m_rng.bounded(4);
         for (int i = 0; i < count; ++i) {
             const auto options = family.neighbours(s);
             if (options.isEmpty())
@@ -227,8 +369,8 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
             s = pick;
         }
         if (usable(family, s, context)) {
-            s.rationale = u"Mutation of %1 (its single moves are all measured): %2."_s.arg(
-                base.summary(), steps.join(u", "_s));
+            s.rationale = u"Mutation of %1 (the single moves around the measured points are "
+                          "all taken): %2."_s.arg(start.summary(), steps.join(u", "_s));
             return s;
         }
     }
@@ -236,11 +378,16 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
 }
 
 std::optional<Strategy> PlannerSearch::next(const AgentContext& context, QString* error) {
+    // The slots of a beam are separate planners with the same history: each draws from its own
+    // stream, so their random choices differ even before they see each other's plans.
+    m_rng.seed(m_seed ^ (quint32(context.iteration) * 2654435761u) ^
+               (quint32(context.beamIndex + 1) * 40503u) ^ quint32(m_proposals.size() * 97));
     learnFromHistory(context);
     std::optional<Strategy> chosen;
-    if (m_scores.isEmpty() && m_pending.isEmpty() && !context.parentStrategy) {
-        chosen = firstPlan(context, error);
-        if (!chosen)
+    if (m_scores.isEmpty() && !context.parentStrategy) {
+        if (!context.otherSlotPlans.isEmpty())
+            chosen = beamStart(context);
+        else if (m_pending.isEmpty() && !(chosen = firstPlan(context, error)))
             return std::nullopt;
     }
     if (!chosen && context.parentStrategy && context.beamIndex == 0)
@@ -276,6 +423,12 @@ std::optional<Strategy> PlannerSearch::next(const AgentContext& context, QString
                      .arg(m_scores.size());
         return std::nullopt;
     }
+    const QString differences = differencesFromDefault(*chosen, context.task, context.device);
+    chosen->rationale += differences.isEmpty()
+                             ? u" The point is the family's default."_s
+                             : u" Differs from the family's default in: %1."_s.arg(differences);
+    if (!context.duplicateNote.isEmpty())
+        chosen->rationale += u" (Asked again: %1.)"_s.arg(context.duplicateNote);
     m_pending.insert(key(*chosen));
     m_proposals.append({context.iteration, context.beamIndex, *chosen});
     return chosen;

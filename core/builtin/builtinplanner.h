@@ -37,20 +37,29 @@ private:
     };
     void learnFromHistory(const AgentContext& context);
     std::optional<Strategy> firstPlan(const AgentContext& context, QString* error);
+    std::optional<Strategy> beamStart(const AgentContext& context);
     std::optional<Strategy> fromFeedback(const AgentContext& context, const Strategy& parent);
     const KernelFamily* chooseFamily(const AgentContext& context, QString* why);
     std::optional<Strategy> explore(const AgentContext& context, const KernelFamily& family,
                                     const Strategy& base);
     bool usable(const KernelFamily& family, const Strategy& s, const AgentContext& context) const;
+    // Of `moves`, the one farthest from the plans the other slots of this iteration hold (a beam
+    // spreads over the space instead of four slots taking one point); ties broken at random.
+    Strategy farthest(const KernelFamily& family, const QVector<Strategy>& moves,
+                      const AgentContext& context);
     QString key(const Strategy& s) const;
 
-    QHash<QString, double> m_scores;         // configuration key -> score
-    QHash<QString, Strategy> m_bestByFamily; // family id -> best measured strategy
-    QHash<QString, double> m_bestScore;      // family id -> best score
-    QHash<QString, int> m_tries;             // family id -> configurations measured
-    QSet<QString> m_pending;                 // proposed, not yet measured
+    QHash<QString, double> m_scores;                 // configuration key -> score
+    QHash<QString, Strategy> m_bestByFamily;         // family id -> best measured strategy
+    QHash<QString, double> m_bestScore;              // family id -> best score
+    QHash<QString, int> m_tries;                     // family id -> configurations measured
+    QSet<QString> m_pending;                         // proposed, not yet measured
+    QVector<std::pair<double, Strategy>> m_measured; // score, configuration
     QVector<Proposal> m_proposals;
     QRandomGenerator m_rng;
+    quint32 m_seed;
+    Task m_task; // of the latest context: canonical keys fill defaults for it
+    DeviceInfo m_device;
 };
 
 class BuiltinPlanner : public Planner {

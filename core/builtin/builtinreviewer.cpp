@@ -1,5 +1,6 @@
 #include "builtin/builtinreviewer.h"
 
+#include "builtin/counterjumps.h"
 #include "builtin/kernelfamily.h"
 #include "builtin/knowledgebase.h"
 
@@ -317,6 +318,42 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
     if (knowledge::isMemoryBoundFamily(strategy.family)) {
         reviewMemoryBound(metrics, speedup, report.percentOfFloor, report.minBytes.value_or(0.0),
                           spills, registers, fb, evidence, moves);
+        if (strategy.family == u"mma_smallm") {
+            // The small-M GEMM streams B: its bytes in flight are the pipeline depth and the
+            // split count, its access size the k-tile depth, so the remedies move those knobs.
+            for (Move& m : moves) {
+                if (m.param == u"ctas_per_sm")
+                    m.param = u"splitK"_s;
+                else if (m.param == u"vectorWidth")
+                    m.param = u"blockK"_s;
+                else
+                    m.param = u"stages"_s;
+            }
+        }
+        // Too few bytes in flight, with a number: go to the configuration that would have
+        // enough in one move (first, so the planner takes it), then search around it.
+        const double achieved =
+            report.percentOfFloor ? *report.percentOfFloor : metric(u"dram_throughput_pct");
+        const KernelFamily* family = FamilyRegistry::instance().find(strategy.family);
+        if (family && (fb.bottleneckId == u"few_bytes_in_flight" ||
+                       fb.bottleneckId == u"stall_long_scoreboard")) {
+            if (const auto jump =
+                    bytesInFlightJump(*family, strategy, context.task, context.device, achieved)) {
+                moves.prepend(Move{jump->param, jump->step, jump->why});
+                evidence.insert(u"jump"_s, jump->evidence);
+                fb.suggestions.prepend(jump->why);
+            }
+        }
+        const double bytes = metric(u"dram_bytes");
+        const double minBytes = report.minBytes.value_or(0.0);
+        if (family && fb.bottleneckId == u"extra_traffic" && bytes > 0 && minBytes > 0) {
+            if (const auto jump = cacheRowJump(*family, strategy, context.task, context.device,
+                                               bytes / minBytes)) {
+                moves.prepend(Move{jump->param, jump->step, jump->why});
+                evidence.insert(u"jump"_s, jump->evidence);
+                fb.suggestions.prepend(jump->why);
+            }
+        }
     } else if ((report.percentOfFloor && *report.percentOfFloor >= kNearFloorPercent) ||
                speedup >= kNearReferenceSpeedup) {
         fb.bottleneckId = u"near_floor"_s;

@@ -164,7 +164,9 @@ Strategy FmaRegBlockFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     const bool large = tiles128 >= std::max(device.smCount, 1);
     s.blockM = large ? 128 : 64;
     s.blockN = large ? 128 : 64;
-    s.blockK = 8;
+    // 64x64 with 4x4 per thread is 256 threads: a k-tile of 16 gives each one float4 of A and
+    // of B (at 8 the tile does not split over the threads).
+    s.blockK = large ? 8 : 16;
     s.params.insert(u"thread_tile_m"_s, large ? 8 : 4);
     s.params.insert(u"thread_tile_n"_s, large ? 8 : 4);
     normalize(s);

@@ -1,9 +1,11 @@
 #include "builtin/family_elementwise.h"
 #include "builtin/family_fma.h"
+#include "builtin/family_fmawarp.h"
 #include "builtin/family_fmatiled.h"
 #include "builtin/family_gemv.h"
 #include "builtin/family_mmasync.h"
 #include "builtin/family_rowwise.h"
+#include "builtin/family_smallm.h"
 #include "builtin/family_wgmma.h"
 #include "builtin/family_wmma.h"
 #include "builtin/kernelfamily.h"
@@ -13,10 +15,12 @@ namespace kev {
 FamilyRegistry::FamilyRegistry() {
     m_families.push_back(std::make_unique<FmaTiledFamily>());
     m_families.push_back(std::make_unique<FmaRegBlockFamily>());
+    m_families.push_back(std::make_unique<FmaWarpTileFamily>());
     m_families.push_back(std::make_unique<WmmaFamily>());
     m_families.push_back(std::make_unique<MmaSyncFamily>(false));
     m_families.push_back(std::make_unique<MmaSyncFamily>(true));
     m_families.push_back(makeWgmmaTmaFamily());
+    m_families.push_back(std::make_unique<SmallMFamily>());
     // Memory-bound ops; each supports only its own ops, so GEMM tasks never see them.
     m_families.push_back(std::make_unique<ElementwiseFamily>());
     m_families.push_back(std::make_unique<RowwiseFamily>());

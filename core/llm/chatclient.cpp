@@ -3,12 +3,15 @@
 #include "llm/chaterror.h"
 
 #include <QDateTime>
+#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
+#include <QNetworkProxyFactory>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QRandomGenerator>
 
 #include <algorithm>
 #include <utility>
@@ -29,6 +32,38 @@ bool mentionsAny(const QString& text, std::initializer_list<QString> words) {
     });
 }
 
+// The system's proxy settings (http_proxy, https_proxy, no_proxy on Linux; the platform's
+// settings elsewhere), as QNetworkProxyFactory::setUseSystemConfiguration gives them, except that
+// a server on this machine is always reached directly: a corporate proxy cannot reach it.
+class EndpointProxyFactory : public QNetworkProxyFactory {
+public:
+    QList<QNetworkProxy> queryProxy(const QNetworkProxyQuery& query) override {
+        const QString host = query.peerHostName();
+        if (host.compare(u"localhost"_s, Qt::CaseInsensitive) == 0 ||
+            QHostAddress(host).isLoopback())
+            return {QNetworkProxy(QNetworkProxy::NoProxy)};
+        return systemProxyForQuery(query);
+    }
+};
+
+// Scheme, host and port, with the scheme's default port filled in.
+QString origin(const QUrl& url) {
+    const int defaultPort = url.scheme() == u"https"_s ? 443 : 80;
+    return url.scheme().toLower() + u"://"_s + url.host().toLower() + u':' +
+           QString::number(url.port(defaultPort));
+}
+
+// Back-off with "equal jitter": half the exponential delay plus a random share of the other
+// half, so that clients failed by the same outage do not come back in step.
+qint64 jittered(qint64 backoff) {
+    const qint64 half = backoff / 2;
+    return half + static_cast<qint64>(
+                      QRandomGenerator::global()->bounded(static_cast<double>(backoff - half + 1)));
+}
+
+// What the spend log keeps of one reply: enough to see what went wrong, never 50 MB.
+constexpr qsizetype kMaxRecordedReplyChars = 256 * 1024;
+
 } // namespace
 
 ChatClient::ChatClient(ChatClientSettings settings, QObject* parent)
@@ -36,6 +71,8 @@ ChatClient::ChatClient(ChatClientSettings settings, QObject* parent)
     , m_settings(std::move(settings)) {
     qRegisterMetaType<kev::ChatReply>();
     qRegisterMetaType<kev::ChatError>();
+    qRegisterMetaType<kev::ChatAttempt>();
+    qRegisterMetaType<kev::AgentProgress>();
     m_phaseTimer.setSingleShot(true);
     m_totalTimer.setSingleShot(true);
     m_retryTimer.setSingleShot(true);
@@ -86,10 +123,13 @@ void ChatClient::send(const ChatRequest& request) {
         emit requestFailed(invalid);
         return;
     }
-    if (!m_network)
+    if (!m_network) {
         m_network = new QNetworkAccessManager(this);
+        m_network->setProxyFactory(new EndpointProxyFactory);
+    }
     m_busy = true;
     m_attempt = 0;
+    m_silentFailures = 0;
     m_clock.start();
     startAttempt();
 }
@@ -104,6 +144,11 @@ void ChatClient::resetAttempt() {
     m_phase = Phase::Connect;
     m_status = 0;
     m_eventStream = false;
+    m_sent = false;
+    m_gotToken = false;
+    m_streamedChars = 0;
+    m_textScrubber = SecretScrubber(m_settings.apiKey);
+    m_reasoningScrubber = SecretScrubber(m_settings.apiKey);
     m_body.clear();
     m_bytes = 0;
     m_decoder = SseDecoder();
@@ -118,6 +163,20 @@ void ChatClient::resetAttempt() {
 }
 
 void ChatClient::startAttempt() {
+    if (m_gate) {
+        const QString stop = m_gate();
+        if (!stop.isEmpty()) {
+            ChatError error;
+            error.kind = ChatError::Kind::Budget;
+            error.message =
+                u"%1: no further request is sent to %2"_s.arg(stop, endpointOrigin(endpoint()));
+            error.attempts = m_attempt;
+            m_busy = false;
+            showProgress(AgentProgress::State::Failed, 0, false, error.message);
+            emit requestFailed(error);
+            return;
+        }
+    }
     ++m_attempt;
     resetAttempt();
 
@@ -136,11 +195,16 @@ void ChatClient::startAttempt() {
                          m_request.stream ? "text/event-stream"_ba : "application/json"_ba);
     if (!m_settings.apiKey.isEmpty())
         request.setRawHeader("Authorization"_ba, "Bearer "_ba + m_settings.apiKey.toUtf8());
+    // Each redirect is checked in onRedirected: only the endpoint's own origin is followed.
     request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
-                         QNetworkRequest::NoLessSafeRedirectPolicy);
+                         QNetworkRequest::UserVerifiedRedirectPolicy);
+    request.setMaximumRedirectsAllowed(5);
 
+    m_attemptClock.start();
+    showProgress(AgentProgress::State::Sending);
     m_reply = m_network->post(request, body);
     connect(m_reply, &QNetworkReply::requestSent, this, &ChatClient::onRequestSent);
+    connect(m_reply, &QNetworkReply::redirected, this, &ChatClient::onRedirected);
     connect(m_reply, &QNetworkReply::metaDataChanged, this, &ChatClient::onReadyRead);
     connect(m_reply, &QNetworkReply::readyRead, this, &ChatClient::onReadyRead);
     connect(m_reply, &QNetworkReply::finished, this, &ChatClient::onFinished);
@@ -149,10 +213,47 @@ void ChatClient::startAttempt() {
 }
 
 void ChatClient::onRequestSent() {
+    m_sent = true;
     if (m_phase == Phase::Connect) {
-        m_phase = Phase::FirstByte;
-        m_phaseTimer.start(m_settings.firstByteTimeoutMs);
+        m_phase = Phase::FirstToken;
+        m_phaseTimer.start(m_settings.firstTokenTimeoutMs);
+        showProgress(AgentProgress::State::Waiting);
     }
+}
+
+void ChatClient::onRedirected(const QUrl& target) {
+    if (!m_reply)
+        return;
+    if (origin(target) == origin(endpoint())) {
+        // What came with the redirect is not the answer: the answer starts again.
+        m_status = 0;
+        m_eventStream = false;
+        m_body.clear();
+        m_bytes = 0;
+        m_decoder = SseDecoder();
+        if (m_phase == Phase::Streaming)
+            m_phase = Phase::FirstToken;
+        emit m_reply->redirectAllowed();
+        return;
+    }
+    ChatError error;
+    error.kind = ChatError::Kind::Configuration;
+    error.httpStatus = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    error.message =
+        u"%1 redirected the request (HTTP %2) to another origin, %3; Kevolve follows redirects "
+        u"only within %4, so that the API key and the prompt are not sent to another server "
+        u"(set the base URL to that server if you trust it)"_s.arg(
+            endpoint().toString(), QString::number(error.httpStatus),
+            scrub(target.toString(QUrl::RemoveUserInfo)), origin(endpoint()));
+    failAttempt(error);
+}
+
+void ChatClient::gotFirstToken() {
+    if (m_phase != Phase::Streaming) {
+        m_phase = Phase::Streaming;
+        m_gotToken = true;
+    }
+    m_phaseTimer.start(m_settings.stallTimeoutMs);
 }
 
 void ChatClient::onReadyRead() {
@@ -161,14 +262,30 @@ void ChatClient::onReadyRead() {
     const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
     if (!status.isValid())
         return;
-    if (m_phase != Phase::Streaming) {
-        m_phase = Phase::Streaming;
+    // The answer of a redirect that is being followed: the final answer comes on this reply.
+    if (status.toInt() / 100 == 3 &&
+        (m_reply->attribute(QNetworkRequest::RedirectionTargetAttribute).isValid() ||
+         m_reply->hasRawHeader("Location"_ba))) {
+        m_reply->readAll();
+        return;
+    }
+    if (m_status == 0) {
         m_status = status.toInt();
         const QString type = m_reply->header(QNetworkRequest::ContentTypeHeader).toString();
         m_eventStream = m_status / 100 == 2 && type.contains(u"text/event-stream"_s);
+        if (m_phase == Phase::Connect) {
+            m_phase = Phase::FirstToken;
+            m_phaseTimer.start(m_settings.firstTokenTimeoutMs);
+        }
     }
-    m_phaseTimer.start(m_settings.stallTimeoutMs);
-    consume(m_reply->readAll());
+    const QByteArray bytes = m_reply->readAll();
+    // A reply that is not streamed is its own first token; a stream's first token is its first
+    // delta (handleEvent), not its headers or keep-alive comments.
+    const bool streamed = m_eventStream || (m_request.stream && m_status / 100 == 2 &&
+                                            m_body.isEmpty() && bytes.startsWith("data:"));
+    if (m_phase == Phase::Streaming || (!bytes.isEmpty() && !streamed))
+        gotFirstToken();
+    consume(bytes);
 }
 
 void ChatClient::consume(const QByteArray& bytes) {
@@ -256,12 +373,12 @@ void ChatClient::handleEvent(const QByteArray& data) {
     const QString text = delta.value(u"content"_s).toString();
     if (!text.isEmpty()) {
         m_content += text;
-        emit textAvailable(text);
+        emitText(text, false);
     }
     for (const auto& field : {u"reasoning_content"_s, u"reasoning"_s}) {
         const QString thought = delta.value(field).toString();
         if (!thought.isEmpty())
-            emit reasoningAvailable(thought);
+            emitText(thought, true);
     }
     m_refusal += delta.value(u"refusal"_s).toString();
     const QJsonValue finish = choice.value(u"finish_reason"_s);
@@ -299,7 +416,7 @@ std::optional<ChatError> ChatClient::parseCompleteBody() {
         m_completionTokens = usage[u"completion_tokens"_s].toInteger();
     }
     if (!m_content.isEmpty())
-        emit textAvailable(m_content);
+        emitText(m_content, false);
     return std::nullopt;
 }
 
@@ -393,6 +510,8 @@ void ChatClient::onFinished() {
 
     if (m_status / 100 != 2) {
         if (tryFallback(m_status)) {
+            recordAttempt(u"HTTP %1: %2 (asked again without the field)"_s.arg(
+                QString::number(m_status), serverErrorMessage(m_body)));
             --m_attempt;
             startAttempt();
             return;
@@ -452,9 +571,81 @@ void ChatClient::completeReply() {
     succeed();
 }
 
+void ChatClient::emitText(const QString& chunk, bool reasoning) {
+    gotFirstToken();
+    m_streamedChars += chunk.size();
+    // The other stream's held-back tail goes out first, so reasoning and answer keep their order.
+    const QString other = (reasoning ? m_textScrubber : m_reasoningScrubber).finish();
+    if (!other.isEmpty()) {
+        if (reasoning)
+            emit textAvailable(other);
+        else
+            emit reasoningAvailable(other);
+    }
+    const QString clean = (reasoning ? m_reasoningScrubber : m_textScrubber).feed(chunk);
+    if (!clean.isEmpty()) {
+        if (reasoning)
+            emit reasoningAvailable(clean);
+        else
+            emit textAvailable(clean);
+    }
+    showProgress(AgentProgress::State::Streaming);
+}
+
+void ChatClient::showProgress(AgentProgress::State state, qint64 waitMs, bool retryAfter,
+                              const QString& detail) {
+    AgentProgress progress;
+    progress.model = m_request.model;
+    progress.state = state;
+    progress.attempt = std::max(1, m_attempt);
+    progress.maxAttempts = m_settings.maxRetries + 1;
+    progress.tokensEstimated = !m_completionTokens;
+    progress.tokens = m_completionTokens ? *m_completionTokens : (m_streamedChars + 3) / 4;
+    progress.elapsedMs = m_clock.isValid() ? m_clock.elapsed() : 0;
+    progress.waitMs = waitMs;
+    progress.retryAfter = retryAfter;
+    progress.detail = detail;
+    emit progressChanged(progress);
+}
+
+void ChatClient::recordAttempt(const QString& error) {
+    ChatAttempt attempt;
+    attempt.attempt = m_attempt;
+    attempt.model = m_model.isEmpty() ? m_request.model : m_model;
+    attempt.httpStatus = m_status;
+    attempt.error = scrub(error);
+    attempt.usageEstimated = !m_promptTokens || !m_completionTokens;
+    // Without usage figures: a request the server accepted (2xx), or one it may have processed
+    // before going silent, counts its prompt; a refusal (4xx, 5xx) or no connection counts none.
+    const bool processed = m_status / 100 == 2 || (m_status == 0 && m_sent);
+    attempt.promptTokens =
+        m_promptTokens ? *m_promptTokens : (processed ? (m_request.characterCount() + 3) / 4 : 0);
+    attempt.completionTokens = m_completionTokens ? *m_completionTokens : (m_streamedChars + 3) / 4;
+    attempt.seconds = static_cast<double>(m_attemptClock.elapsed()) / 1000.0;
+    QString reply = !m_content.isEmpty() || m_eventStream ? m_content : QString::fromUtf8(m_body);
+    if (reply.size() > kMaxRecordedReplyChars)
+        reply =
+            reply.left(kMaxRecordedReplyChars) +
+            u"\n[... %1 more characters not recorded]"_s.arg(reply.size() - kMaxRecordedReplyChars);
+    attempt.reply = scrub(reply);
+    emit attemptFinished(attempt);
+}
+
 void ChatClient::succeed() {
+    for (SecretScrubber* scrubber : {&m_reasoningScrubber, &m_textScrubber}) {
+        const QString tail = scrubber->finish();
+        if (!tail.isEmpty()) {
+            if (scrubber == &m_reasoningScrubber)
+                emit reasoningAvailable(tail);
+            else
+                emit textAvailable(tail);
+        }
+    }
+    recordAttempt({});
+    showProgress(AgentProgress::State::Done);
     ChatReply reply;
-    reply.content = m_content;
+    // A key a server reflects into its answer would otherwise reach the session's files.
+    reply.content = scrub(m_content);
     reply.finishReason = m_finishReason;
     reply.model = m_model.isEmpty() ? m_request.model : m_model;
     reply.usageEstimated = !m_promptTokens || !m_completionTokens;
@@ -473,10 +664,17 @@ void ChatClient::failAttempt(ChatError error, std::optional<qint64> retryAfterMs
     m_failed = true;
     error.message = scrub(error.message);
     error.attempts = m_attempt;
-    if (error.retryable() && m_attempt <= m_settings.maxRetries) {
+    recordAttempt(error.message);
+    // A server that never sent a token is probably down or stuck: retried less.
+    const bool silent = error.kind == ChatError::Kind::Timeout && !m_gotToken;
+    if (silent)
+        ++m_silentFailures;
+    const bool retry = error.retryable() && m_attempt <= m_settings.maxRetries &&
+                       (!silent || m_silentFailures <= m_settings.maxSilentRetries);
+    if (retry) {
         const qint64 backoff =
-            std::min<qint64>(m_settings.maxBackoffMs, qint64(m_settings.initialBackoffMs)
-                                                          << std::min(m_attempt - 1, 20));
+            jittered(std::min<qint64>(m_settings.maxBackoffMs, qint64(m_settings.initialBackoffMs)
+                                                                   << std::min(m_attempt - 1, 20)));
         if (retryAfterMs && *retryAfterMs > m_settings.maxRetryAfterMs) {
             error.message +=
                 u"; the server asks to retry after %1 s, longer than the limit of "
@@ -486,13 +684,19 @@ void ChatClient::failAttempt(ChatError error, std::optional<qint64> retryAfterMs
             emit statusChanged(u"%1; retrying in %2 s (attempt %3 of %4)"_s.arg(
                 error.message, seconds(delay), QString::number(m_attempt + 1),
                 QString::number(m_settings.maxRetries + 1)));
+            showProgress(AgentProgress::State::Retrying, delay, retryAfterMs.has_value(),
+                         error.message);
             m_retryTimer.start(static_cast<int>(delay));
             return;
         }
+    } else if (silent && m_attempt <= m_settings.maxRetries && error.retryable()) {
+        error.message += u" (no token in %1 attempt%2: the server looks stuck)"_s.arg(
+            QString::number(m_attempt), m_attempt == 1 ? QString() : u"s"_s);
     } else if (error.retryable() && m_attempt > 1) {
         error.message += u" (after %1 attempts)"_s.arg(m_attempt);
     }
     m_busy = false;
+    showProgress(AgentProgress::State::Failed, 0, false, error.message);
     emit requestFailed(error);
 }
 
@@ -505,9 +709,10 @@ void ChatClient::onPhaseTimeout() {
         error.message = u"could not send the request to %1 within %2 s (connect time-out)"_s.arg(
             endpointOrigin(endpoint()), seconds(m_settings.connectTimeoutMs));
         break;
-    case Phase::FirstByte:
-        error.message = u"%1 sent nothing within %2 s of the request (first-byte time-out)"_s.arg(
-            endpoint().toString(), seconds(m_settings.firstByteTimeoutMs));
+    case Phase::FirstToken:
+        error.message = u"%1 sent %2 within %3 s of the request (first-token time-out)"_s.arg(
+            endpoint().toString(), m_status == 0 ? u"nothing"_s : u"its headers but no token"_s,
+            seconds(m_settings.firstTokenTimeoutMs));
         break;
     case Phase::Streaming:
         error.message =

@@ -1,9 +1,13 @@
 // A chat-completions client for OpenAI-compatible servers on QtNetwork: one request at a time,
-// streamed (server-sent events) or not, with time-outs, bounded retries with back-off that honour
-// Retry-After, cancellation, and errors that name the problem. Never blocks; results by signal.
+// streamed (server-sent events) or not, with time-outs, bounded retries with jittered back-off
+// that honour Retry-After, redirects followed only within the endpoint's origin (the key never
+// goes to another host), the system proxy, cancellation, and errors that name the problem.
+// Never blocks; results by signal.
 #ifndef KEV_LLM_CHATCLIENT_H
 #define KEV_LLM_CHATCLIENT_H
 
+#include "agentprogress.h"
+#include "llm/chaterror.h"
 #include "llm/chatreply.h"
 #include "llm/chatrequest.h"
 #include "llm/ssedecoder.h"
@@ -14,6 +18,7 @@
 #include <QTimer>
 #include <QUrl>
 
+#include <functional>
 #include <optional>
 
 class QNetworkAccessManager;
@@ -27,11 +32,17 @@ struct ChatClientSettings {
     QString keyEnvVar; // named (not its value) in the message of a 401
     SchemaDialect dialect = SchemaDialect::None;
     bool requestStreamUsage = true;
-    int connectTimeoutMs = 15'000;
-    int firstByteTimeoutMs = 300'000; // until the server answers at all (prefill of a long prompt)
-    int stallTimeoutMs = 120'000;     // longest silence inside a streamed reply
-    int totalTimeoutMs = 1'800'000;   // one attempt, from sending to the last byte
+    int connectTimeoutMs = 10'000;
+    // From sending the request to the first token of the reply (or the first byte of a reply that
+    // is not streamed): covers queueing, prefill and loading the model. Headers or keep-alive
+    // comments sent before it do not count.
+    int firstTokenTimeoutMs = 60'000;
+    int stallTimeoutMs = 120'000;   // longest silence once tokens flow
+    int totalTimeoutMs = 1'800'000; // one attempt, from sending to the last byte
     int maxRetries = 3;
+    // A server that never produced a token is retried at most this many times (of maxRetries),
+    // so that a dead server fails within about two minutes with the defaults.
+    int maxSilentRetries = 1;
     int initialBackoffMs = 1'000;
     int maxBackoffMs = 30'000;
     int maxRetryAfterMs = 300'000; // a longer Retry-After fails the request instead of waiting
@@ -54,6 +65,9 @@ public:
     void send(const ChatRequest& request);
     // Aborts the request in flight (or the wait before a retry); no signal follows.
     void cancel();
+    // Asked before every attempt (retries and re-sends included): a non-empty answer (a used-up
+    // budget) ends the request with a Budget error instead of sending it.
+    void setRequestGate(std::function<QString()> gate) { m_gate = std::move(gate); }
 
 signals:
     void textAvailable(const QString& chunk); // streamed content, as it arrives
@@ -63,15 +77,25 @@ signals:
     void replyAvailable(const kev::ChatReply& reply);
     void requestFailed(const kev::ChatError& error);
     void statusChanged(const QString& status); // retries and fallbacks, for the live panel
+    // Where the request stands (role left empty: the caller knows it).
+    void progressChanged(const kev::AgentProgress& progress);
+    // Every attempt, failed ones too, before the signal that ends the request (or the retry).
+    void attemptFinished(const kev::ChatAttempt& attempt);
 
 private:
-    enum class Phase { Connect, FirstByte, Streaming };
+    enum class Phase { Connect, FirstToken, Streaming };
 
     void startAttempt();
     void onRequestSent();
     void onReadyRead();
     void onFinished();
+    void onRedirected(const QUrl& target);
     void onPhaseTimeout();
+    void gotFirstToken();
+    void showProgress(AgentProgress::State state, qint64 waitMs = 0, bool retryAfter = false,
+                      const QString& detail = {});
+    void recordAttempt(const QString& error);
+    void emitText(const QString& chunk, bool reasoning);
     void onTotalTimeout();
     void consume(const QByteArray& bytes);
     void handleEvent(const QByteArray& data);
@@ -94,17 +118,25 @@ private:
     QElapsedTimer m_clock;
 
     ChatRequest m_request;
+    std::function<QString()> m_gate;
     bool m_busy = false;
     bool m_schemaRefused = false;
     bool m_streamUsageRefused = false;
     bool m_maxCompletionTokens = false;
     bool m_temperatureRefused = false;
     int m_attempt = 0;
+    int m_silentFailures = 0;
 
     // State of the attempt in flight.
     Phase m_phase = Phase::Connect;
     int m_status = 0;
     bool m_eventStream = false;
+    bool m_sent = false;
+    bool m_gotToken = false;
+    qint64 m_streamedChars = 0;
+    QElapsedTimer m_attemptClock;
+    SecretScrubber m_textScrubber;
+    SecretScrubber m_reasoningScrubber;
     bool m_failed = false;
     QByteArray m_body;
     qint64 m_bytes = 0;

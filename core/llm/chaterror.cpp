@@ -4,6 +4,9 @@
 #include <QJsonObject>
 #include <QLocale>
 
+#include <algorithm>
+#include <utility>
+
 using namespace Qt::Literals::StringLiterals;
 
 namespace kev {
@@ -25,6 +28,7 @@ bool ChatError::retryable() const {
     case Kind::Refused:
     case Kind::BadRequest:
     case Kind::TooLarge:
+    case Kind::Budget:
         return false;
     }
     return false;
@@ -34,6 +38,8 @@ QString ChatError::kindToString(Kind kind) {
     switch (kind) {
     case Kind::Busy:
         return u"busy"_s;
+    case Kind::Budget:
+        return u"budget"_s;
     case Kind::Configuration:
         return u"configuration"_s;
     case Kind::Connection:
@@ -197,6 +203,30 @@ QString endpointOrigin(const QUrl& url) {
     QString origin = url.scheme() + u"://"_s + url.host();
     const int port = url.port(url.scheme() == u"https"_s ? 443 : 80);
     return origin + u":"_s + QString::number(port);
+}
+
+QString SecretScrubber::feed(const QString& chunk) {
+    if (m_secret.isEmpty())
+        return chunk;
+    m_pending += chunk;
+    qsizetype cut = m_pending.size() - m_secret.size();
+    if (cut <= 0)
+        return {};
+    // The longest run of the key's characters that ends at the cut stays behind, so that it is
+    // scrubbed with the rest of the key when that arrives.
+    for (qsizetype j = std::min<qsizetype>(m_secret.size(), cut); j > 0; --j) {
+        if (m_secret.contains(QStringView(m_pending).mid(cut - j, j))) {
+            cut -= j;
+            break;
+        }
+    }
+    const QString ready = scrubSecret(m_pending.left(cut), m_secret);
+    m_pending.remove(0, cut);
+    return ready;
+}
+
+QString SecretScrubber::finish() {
+    return scrubSecret(std::exchange(m_pending, QString()), m_secret);
 }
 
 } // namespace kev

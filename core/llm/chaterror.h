@@ -29,6 +29,20 @@ ChatError httpError(int status, const QByteArray& body, const ErrorContext& cont
 // key), by "[redacted]".
 QString scrubSecret(QString text, const QString& secret);
 
+// scrubSecret over a stream of chunks: holds back the tail that could be the start of the
+// secret until the next chunk shows whether it is, so no chunk boundary lets the key through.
+class SecretScrubber {
+public:
+    explicit SecretScrubber(QString secret = {})
+        : m_secret(std::move(secret)) {}
+    QString feed(const QString& chunk);
+    QString finish();
+
+private:
+    QString m_secret;
+    QString m_pending;
+};
+
 // Retry-After in milliseconds: delta-seconds or an HTTP date.
 std::optional<qint64> parseRetryAfter(const QByteArray& value, const QDateTime& now);
 

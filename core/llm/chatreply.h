@@ -21,6 +21,20 @@ struct ChatReply {
     bool truncated() const { return finishReason == QLatin1String("length"); }
 };
 
+// One HTTP attempt of a request, failed or not, as the session's spend log records it: what it
+// cost and what came back (the key scrubbed).
+struct ChatAttempt {
+    int attempt = 1;
+    QString model;
+    int httpStatus = 0;
+    QString error; // empty when the attempt produced the reply
+    qint64 promptTokens = 0;
+    qint64 completionTokens = 0;
+    bool usageEstimated = false; // counted as characters / 4: the server reported no usage
+    double seconds = 0;
+    QString reply; // the content streamed, else the body the server sent
+};
+
 struct ChatError {
     enum class Kind {
         Busy,           // a request is already in flight on this client
@@ -36,6 +50,7 @@ struct ChatError {
         BadRequest,     // other 4xx
         MalformedReply, // not the wire format: invalid JSON, missing fields, stream cut
         TooLarge,       // the reply exceeded the size limit
+        Budget,         // the session's token or cost budget is used up: no request was sent
     };
     Kind kind = Kind::Connection;
     int httpStatus = 0;
@@ -52,5 +67,6 @@ struct ChatError {
 
 Q_DECLARE_METATYPE(kev::ChatReply)
 Q_DECLARE_METATYPE(kev::ChatError)
+Q_DECLARE_METATYPE(kev::ChatAttempt)
 
 #endif // KEV_LLM_CHATREPLY_H

@@ -19,6 +19,8 @@ QJsonObject chatRequestJson(const ChatRequest& request, const WireOptions& optio
         messages.append(QJsonObject{{u"role"_s, message.role}, {u"content"_s, message.content}});
 
     QJsonObject body{{u"model"_s, request.model}, {u"messages"_s, messages}};
+    for (auto it = request.extraFields.begin(); it != request.extraFields.end(); ++it)
+        body[it.key()] = it.value();
     if (request.temperature && options.sendTemperature)
         body[u"temperature"_s] = *request.temperature;
     if (request.maxTokens > 0)

@@ -27,6 +27,8 @@ struct ChatRequest {
     // When set, the server is asked (in its dialect) to constrain the reply to this schema.
     std::optional<QJsonObject> jsonSchema;
     QString schemaName = QStringLiteral("reply");
+    // Server-specific fields added to the body as they are (Ollama's "options" and "keep_alive").
+    QJsonObject extraFields;
 
     // Characters of every message, for budgeting and for estimating tokens when a server does
     // not report usage.

@@ -25,7 +25,8 @@ LlmAgent::LlmAgent(const AgentSettings& settings, QObject* owner) {
             ? PromptLibrary::defaultOverrideDirs()
             : QStringList{m_settings->promptsDir} + PromptLibrary::defaultOverrideDirs();
     m_builder = std::make_unique<PromptBuilder>(PromptLibrary(dirs), promptBudget(*m_settings));
-    m_exchange = new LlmExchange(*m_settings, settings.keyStore, m_builder.get(), owner);
+    m_exchange =
+        new LlmExchange(*m_settings, settings.keyStore, m_builder.get(), settings.ledger, owner);
 }
 
 LlmExchange* LlmAgent::fail(QString* error) const {

@@ -11,6 +11,7 @@ LlmCoder::LlmCoder(const AgentSettings& settings, QObject* parent)
     , m_agent(settings, this) {
     if (LlmExchange* exchange = m_agent.exchange(nullptr)) {
         connect(exchange, &LlmExchange::textAvailable, this, &Coder::textAvailable);
+        connect(exchange, &LlmExchange::progressChanged, this, &Coder::progressChanged);
         connect(exchange, &LlmExchange::exchangeFailed, this, &Coder::codeFailed);
         connect(exchange, &LlmExchange::exchangeAvailable, this,
                 [this](const QString& reply, const AgentTurn& turn) {

@@ -1,6 +1,7 @@
 #include "llm/llmexchange.h"
 
 #include "keystore.h"
+#include "spendledger.h"
 
 #include <QTimer>
 
@@ -11,17 +12,27 @@ using namespace Qt::Literals::StringLiterals;
 namespace kev {
 
 LlmExchange::LlmExchange(LlmSettings settings, std::shared_ptr<KeyStore> keys,
-                         const PromptBuilder* builder, QObject* parent)
+                         const PromptBuilder* builder, std::shared_ptr<SpendLedger> ledger,
+                         QObject* parent)
     : QObject(parent)
     , m_settings(std::move(settings))
     , m_keys(keys ? std::move(keys) : std::make_shared<EnvironmentKeyStore>())
+    , m_ledger(std::move(ledger))
     , m_builder(builder) {}
+
+void LlmExchange::failLater(const QString& error) {
+    const quint64 generation = m_generation;
+    // Results arrive by signal, never from inside the call that started the work.
+    QTimer::singleShot(0, this, [this, error, generation] {
+        if (generation == m_generation)
+            emit exchangeFailed(error);
+    });
+}
 
 void LlmExchange::start(const RenderedPrompt& prompt, std::optional<QJsonObject> schema,
                         const QString& schemaName, const QString& expected, Check check,
                         Rerender rerender) {
     cancel();
-    const quint64 generation = m_generation;
     m_messages = prompt.messages;
     m_schema = std::move(schema);
     m_schemaName = schemaName;
@@ -34,17 +45,14 @@ void LlmExchange::start(const RenderedPrompt& prompt, std::optional<QJsonObject>
     m_turn.role = m_settings.role;
     m_turn.backend = u"llm"_s;
     m_turn.model = m_settings.model;
+    m_model = m_settings.model;
 
-    const QString key = m_keys->key(m_settings.keyService).value_or(QString());
+    const QString key = (m_settings.generalKey ? m_keys->key(m_settings.keyService)
+                                               : m_keys->ownKey(m_settings.keyService))
+                            .value_or(QString());
     if (key.isEmpty() && m_settings.keyRequired) {
-        const QString error =
-            u"no API key for the %1 endpoint %2: set $%3 (or $KEVOLVE_API_KEY)"_s.arg(
-                m_settings.preset, m_settings.baseUrl, m_settings.keyVariable());
-        // Results arrive by signal, never from inside the call that started the work.
-        QTimer::singleShot(0, this, [this, error, generation] {
-            if (generation == m_generation)
-                emit exchangeFailed(error);
-        });
+        failLater(u"no API key for the %1 endpoint %2: set $%3 (or $KEVOLVE_API_KEY)"_s.arg(
+            m_settings.preset, m_settings.baseUrl, m_settings.keyVariable()));
         return;
     }
     if (!m_client || key != m_clientKey) {
@@ -67,6 +75,14 @@ void LlmExchange::start(const RenderedPrompt& prompt, std::optional<QJsonObject>
         });
         connect(m_client, &ChatClient::statusChanged, this,
                 [this](const QString& status) { emit textAvailable(u"\n[%1]\n"_s.arg(status)); });
+        connect(m_client, &ChatClient::progressChanged, this, [this](AgentProgress progress) {
+            progress.role = m_settings.role;
+            emit progressChanged(progress);
+        });
+        connect(m_client, &ChatClient::attemptFinished, this, &LlmExchange::onAttempt);
+        // Retries and re-sends are requests too: each is checked against the budget.
+        m_client->setRequestGate(
+            [ledger = m_ledger] { return ledger ? ledger->exhausted() : QString(); });
     }
     send();
 }
@@ -78,8 +94,16 @@ void LlmExchange::cancel() {
 }
 
 void LlmExchange::send() {
+    if (m_ledger) {
+        const QString used = m_ledger->exhausted();
+        if (!used.isEmpty()) {
+            failLater(u"%1: no further request is sent to %2"_s.arg(used, m_settings.baseUrl));
+            return;
+        }
+    }
     ChatRequest request;
-    request.model = m_settings.model;
+    request.model = m_model;
+    request.extraFields = m_settings.extraFields();
     request.messages = m_messages;
     request.temperature = m_settings.temperature;
     request.maxTokens = m_settings.maxTokens;
@@ -98,11 +122,34 @@ QString LlmExchange::transcript() const {
     return parts.join(u"\n\n"_s);
 }
 
+void LlmExchange::onAttempt(const ChatAttempt& attempt) {
+    const double cost =
+        m_settings.cost(attempt.model, attempt.promptTokens, attempt.completionTokens);
+    m_turn.tokensIn += attempt.promptTokens;
+    m_turn.tokensOut += attempt.completionTokens;
+    m_turn.tokensEstimated = m_turn.tokensEstimated || attempt.usageEstimated;
+    m_turn.costUsd += cost;
+    if (!m_ledger)
+        return;
+    SpendLedger::Entry entry;
+    entry.role = m_settings.role;
+    entry.model = attempt.model;
+    entry.attempt = attempt.attempt;
+    entry.httpStatus = attempt.httpStatus;
+    entry.error = attempt.error;
+    entry.tokensIn = attempt.promptTokens;
+    entry.tokensOut = attempt.completionTokens;
+    entry.tokensEstimated = attempt.usageEstimated;
+    entry.costUsd = cost;
+    entry.priced = m_settings.priced(attempt.model);
+    entry.seconds = attempt.seconds;
+    entry.reply = attempt.reply;
+    QString error;
+    if (!m_ledger->record(entry, &error))
+        emit textAvailable(u"\n[%1]\n"_s.arg(error));
+}
+
 void LlmExchange::onReply(const ChatReply& reply) {
-    m_turn.tokensIn += reply.promptTokens;
-    m_turn.tokensOut += reply.completionTokens;
-    m_turn.costUsd +=
-        m_settings.prices.cost(reply.model, reply.promptTokens, reply.completionTokens);
     m_turn.seconds += reply.seconds;
     if (!reply.model.isEmpty())
         m_turn.model = reply.model;
@@ -158,8 +205,30 @@ void LlmExchange::onFailed(const ChatError& error) {
             return;
         }
     }
-    fail(u"%1 (%2 at %3): %4"_s.arg(m_settings.role, m_settings.model, m_settings.baseUrl,
-                                    error.message));
+    if (tryFallbackModel(error))
+        return;
+    fail(u"%1 (%2 at %3): %4"_s.arg(m_settings.role, m_model, m_settings.baseUrl, error.message));
+}
+
+bool LlmExchange::tryFallbackModel(const ChatError& error) {
+    if (m_settings.fallbackModel.isEmpty() || m_model == m_settings.fallbackModel)
+        return false;
+    switch (error.kind) {
+    case ChatError::Kind::NotFound:
+    case ChatError::Kind::RateLimited:
+    case ChatError::Kind::Server:
+    case ChatError::Kind::Timeout:
+    case ChatError::Kind::MalformedReply:
+    case ChatError::Kind::ContextTooLong:
+        break;
+    default:
+        return false;
+    }
+    emit textAvailable(
+        u"\n[%1; asking the fallback model %2]\n"_s.arg(error.message, m_settings.fallbackModel));
+    m_model = m_settings.fallbackModel;
+    send();
+    return true;
 }
 
 void LlmExchange::fail(const QString& error) {

@@ -1,7 +1,9 @@
 // One structured exchange with a model: send the prompt, check the reply, and ask again with the
 // problem named (at most max_reasks times) until the reply is usable. Counts tokens, cost and time
-// over every call into one AgentTurn. The key is fetched from the KeyStore for each exchange and
-// lives only in the ChatClient's memory.
+// over every attempt (failed ones too) into one AgentTurn and the session's SpendLedger, which it
+// asks before each request whether a budget is used up. Falls back to the fallback model when
+// the model is missing or keeps failing. The key is fetched from the KeyStore for each exchange
+// and lives only in the ChatClient's memory.
 #ifndef KEV_LLM_LLMEXCHANGE_H
 #define KEV_LLM_LLMEXCHANGE_H
 
@@ -19,6 +21,7 @@
 namespace kev {
 
 class KeyStore;
+class SpendLedger;
 
 class LlmExchange : public QObject {
     Q_OBJECT
@@ -30,7 +33,7 @@ public:
     using Rerender = std::function<std::optional<RenderedPrompt>(qint64 budget, QString* error)>;
 
     LlmExchange(LlmSettings settings, std::shared_ptr<KeyStore> keys, const PromptBuilder* builder,
-                QObject* parent = nullptr);
+                std::shared_ptr<SpendLedger> ledger = {}, QObject* parent = nullptr);
 
     const LlmSettings& settings() const { return m_settings; }
 
@@ -44,16 +47,22 @@ signals:
     void exchangeAvailable(const QString& reply, const kev::AgentTurn& turn);
     void exchangeFailed(const QString& error);
     void textAvailable(const QString& chunk);
+    void progressChanged(const kev::AgentProgress& progress);
 
 private:
     void send();
     void onReply(const ChatReply& reply);
     void onFailed(const ChatError& error);
+    void onAttempt(const ChatAttempt& attempt);
+    bool tryFallbackModel(const ChatError& error);
     void fail(const QString& error);
+    void failLater(const QString& error);
     QString transcript() const;
 
     LlmSettings m_settings;
     std::shared_ptr<KeyStore> m_keys;
+    std::shared_ptr<SpendLedger> m_ledger;
+    QString m_model; // the model asked now: the configured one, or its fallback
     const PromptBuilder* m_builder;
     ChatClient* m_client = nullptr;
     QString m_clientKey;

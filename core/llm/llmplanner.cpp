@@ -12,6 +12,7 @@ LlmPlanner::LlmPlanner(const AgentSettings& settings, QObject* parent)
     , m_agent(settings, this) {
     if (LlmExchange* exchange = m_agent.exchange(nullptr)) {
         connect(exchange, &LlmExchange::textAvailable, this, &Planner::textAvailable);
+        connect(exchange, &LlmExchange::progressChanged, this, &Planner::progressChanged);
         connect(exchange, &LlmExchange::exchangeFailed, this, &Planner::planFailed);
         connect(exchange, &LlmExchange::exchangeAvailable, this,
                 [this](const QString& reply, const AgentTurn& turn) {

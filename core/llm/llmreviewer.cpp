@@ -11,6 +11,7 @@ LlmReviewer::LlmReviewer(const AgentSettings& settings, QObject* parent)
     , m_agent(settings, this) {
     if (LlmExchange* exchange = m_agent.exchange(nullptr)) {
         connect(exchange, &LlmExchange::textAvailable, this, &Reviewer::textAvailable);
+        connect(exchange, &LlmExchange::progressChanged, this, &Reviewer::progressChanged);
         connect(exchange, &LlmExchange::exchangeFailed, this, &Reviewer::reviewFailed);
         connect(exchange, &LlmExchange::exchangeAvailable, this,
                 [this](const QString& reply, const AgentTurn& turn) {

@@ -2,6 +2,7 @@
 
 #include "keystore.h"
 
+#include <QRegularExpression>
 #include <QUrl>
 
 #include <algorithm>
@@ -71,12 +72,38 @@ QStringList LlmSettings::optionNames() {
             u"context_tokens"_s,
             u"max_reasks"_s,
             u"connect_timeout_s"_s,
+            u"first_token_timeout_s"_s,
             u"first_byte_timeout_s"_s,
             u"stall_timeout_s"_s,
             u"total_timeout_s"_s,
             u"max_retries"_s,
+            u"fallback_model"_s,
+            u"num_ctx"_s,
+            u"keep_alive"_s,
             u"prompts_dir"_s,
             u"prices"_s};
+}
+
+QString LlmSettings::optionHelp() {
+    return u"  preset                 openai, vllm, ollama, llamacpp, openrouter, deepseek, "
+           u"custom\n"
+           u"  base_url, model        the endpoint (.../v1) and the model's name on it\n"
+           u"  key_service            where the key comes from: $<SERVICE>_API_KEY\n"
+           u"  schema_dialect         none, openai, vllm, llamacpp, ollama\n"
+           u"  temperature            0 to 2 (default: the server's)\n"
+           u"  max_tokens             reply limit (default 16384 coder, 4096 others)\n"
+           u"  context_tokens         the model's context (default 32768)\n"
+           u"  stream                 true (default) or false\n"
+           u"  max_reasks             re-asks of an unusable reply (default 2)\n"
+           u"  connect_timeout_s      default 10\n"
+           u"  first_token_timeout_s  from sending to the first token (default 60)\n"
+           u"  stall_timeout_s        longest silence once tokens flow (default 120)\n"
+           u"  total_timeout_s        one attempt in all (default 1800)\n"
+           u"  max_retries            default 3 (a server that sends no token: 1)\n"
+           u"  fallback_model         asked when the model is missing or keeps failing\n"
+           u"  num_ctx, keep_alive    Ollama: context it loads the model with, how long it stays\n"
+           u"  prompts_dir            a folder of prompt overrides\n"
+           u"  prices                 {\"model\": {\"input_per_mtok\": N, \"output_per_mtok\": N}}"_s;
 }
 
 int LlmSettings::defaultMaxTokens(const QString& role) {
@@ -111,6 +138,7 @@ std::optional<LlmSettings> LlmSettings::fromOptions(const QJsonObject& options, 
     s.model = preset->defaultModel;
     s.keyService = preset->id;
     s.keyRequired = preset->keyRequired;
+    s.generalKey = preset->keyRequired || preset->id == u"custom"_s;
     s.dialect = preset->schemaDialect;
 
     QString dialect;
@@ -118,8 +146,22 @@ std::optional<LlmSettings> LlmSettings::fromOptions(const QJsonObject& options, 
         !readString(options, u"model"_s, &s.model, error) ||
         !readString(options, u"key_service"_s, &s.keyService, error) ||
         !readString(options, u"schema_dialect"_s, &dialect, error) ||
-        !readString(options, u"prompts_dir"_s, &s.promptsDir, error))
+        !readString(options, u"prompts_dir"_s, &s.promptsDir, error) ||
+        !readString(options, u"fallback_model"_s, &s.fallbackModel, error))
         return std::nullopt;
+    const QJsonValue keepAlive = options.value(u"keep_alive"_s);
+    if (keepAlive.isDouble()) {
+        s.keepAlive = QString::number(keepAlive.toDouble());
+    } else if (!readString(options, u"keep_alive"_s, &s.keepAlive, error)) {
+        return std::nullopt;
+    }
+    static const QRegularExpression duration(u"^-?[0-9]+(\\.[0-9]+)?(ms|s|m|h)?$"_s);
+    if (!s.keepAlive.isEmpty() && !duration.match(s.keepAlive).hasMatch()) {
+        if (error)
+            *error = u"llm option keep_alive: expected a duration such as \"30m\", \"1h\", "
+                     u"\"300\" (seconds) or \"-1\" (forever), got \"%1\""_s.arg(s.keepAlive);
+        return std::nullopt;
+    }
     if (!dialect.isEmpty()) {
         const auto parsed = schemaDialectFromString(dialect);
         if (!parsed) {
@@ -150,8 +192,12 @@ std::optional<LlmSettings> LlmSettings::fromOptions(const QJsonObject& options, 
         !readInt(options, u"context_tokens"_s, 1024, 1 << 24, &s.contextTokens, error) ||
         !readInt(options, u"max_reasks"_s, 0, 10, &s.maxReasks, error) ||
         !readInt(options, u"max_retries"_s, 0, 20, &s.maxRetries, error) ||
+        !readInt(options, u"num_ctx"_s, 0, 1 << 24, &s.numCtx, error) ||
         !readNumber(options, u"connect_timeout_s"_s, 0.1, 3600, &s.connectTimeoutS, error) ||
-        !readNumber(options, u"first_byte_timeout_s"_s, 0.1, 86400, &s.firstByteTimeoutS, error) ||
+        // first_byte_timeout_s: the name sessions of earlier releases saved.
+        !readNumber(options, u"first_byte_timeout_s"_s, 0.1, 86400, &s.firstTokenTimeoutS, error) ||
+        !readNumber(options, u"first_token_timeout_s"_s, 0.1, 86400, &s.firstTokenTimeoutS,
+                    error) ||
         !readNumber(options, u"stall_timeout_s"_s, 0.1, 86400, &s.stallTimeoutS, error) ||
         !readNumber(options, u"total_timeout_s"_s, 0.1, 86400, &s.totalTimeoutS, error))
         return std::nullopt;
@@ -212,7 +258,7 @@ QJsonObject LlmSettings::toOptions() const {
                         {u"context_tokens"_s, contextTokens},
                         {u"max_reasks"_s, maxReasks},
                         {u"connect_timeout_s"_s, connectTimeoutS},
-                        {u"first_byte_timeout_s"_s, firstByteTimeoutS},
+                        {u"first_token_timeout_s"_s, firstTokenTimeoutS},
                         {u"stall_timeout_s"_s, stallTimeoutS},
                         {u"total_timeout_s"_s, totalTimeoutS},
                         {u"max_retries"_s, maxRetries}};
@@ -220,6 +266,12 @@ QJsonObject LlmSettings::toOptions() const {
         options[u"temperature"_s] = *temperature;
     if (!promptsDir.isEmpty())
         options[u"prompts_dir"_s] = promptsDir;
+    if (!fallbackModel.isEmpty())
+        options[u"fallback_model"_s] = fallbackModel;
+    if (numCtx > 0)
+        options[u"num_ctx"_s] = numCtx;
+    if (!keepAlive.isEmpty())
+        options[u"keep_alive"_s] = keepAlive;
     if (!prices.isEmpty())
         options[u"prices"_s] = prices.toJson();
     return options;
@@ -227,6 +279,30 @@ QJsonObject LlmSettings::toOptions() const {
 
 QString LlmSettings::keyVariable() const {
     return EnvironmentKeyStore::variableFor(keyService);
+}
+
+double LlmSettings::cost(const QString& servedModel, qint64 tokensIn, qint64 tokensOut) const {
+    const PriceTable table = prices.withBuiltin();
+    return table.prices(servedModel) ? table.cost(servedModel, tokensIn, tokensOut)
+                                     : table.cost(model, tokensIn, tokensOut);
+}
+
+bool LlmSettings::priced(const QString& servedModel) const {
+    const PriceTable table = prices.withBuiltin();
+    return table.prices(servedModel) || table.prices(model);
+}
+
+QJsonObject LlmSettings::extraFields() const {
+    if (dialect != SchemaDialect::Ollama)
+        return {};
+    QJsonObject fields{
+        {u"options"_s, QJsonObject{{u"num_ctx"_s, numCtx > 0 ? numCtx : contextTokens}}}};
+    if (!keepAlive.isEmpty()) {
+        bool number = false;
+        const double seconds = keepAlive.toDouble(&number);
+        fields[u"keep_alive"_s] = number ? QJsonValue(seconds) : QJsonValue(keepAlive);
+    }
+    return fields;
 }
 
 ChatClientSettings LlmSettings::clientSettings(const QString& apiKey) const {
@@ -237,7 +313,7 @@ ChatClientSettings LlmSettings::clientSettings(const QString& apiKey) const {
     client.keyEnvVar = keyVariable();
     client.dialect = dialect;
     client.connectTimeoutMs = ms(connectTimeoutS);
-    client.firstByteTimeoutMs = ms(firstByteTimeoutS);
+    client.firstTokenTimeoutMs = ms(firstTokenTimeoutS);
     client.stallTimeoutMs = ms(stallTimeoutS);
     client.totalTimeoutMs = ms(totalTimeoutS);
     client.maxRetries = maxRetries;

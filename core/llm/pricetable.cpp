@@ -1,5 +1,7 @@
 #include "llm/pricetable.h"
 
+#include <algorithm>
+
 using namespace Qt::Literals::StringLiterals;
 
 namespace kev {
@@ -34,6 +36,51 @@ std::optional<PriceTable> PriceTable::fromJson(const QJsonObject& json, QString*
         table.m_prices.append(price);
     }
     return table;
+}
+
+const PriceTable& PriceTable::builtin() {
+    // US dollars per million tokens (input at the cache-miss rate), from the providers' price
+    // pages in 2025. Prices change: a "prices" option overrides any of them. A date-suffixed
+    // name ("gpt-4.1-2025-04-14") matches by prefix; the longest prefix wins.
+    static const PriceTable table = [] {
+        const QList<Price> base = {
+            {u"gpt-5*"_s, 1.25, 10.0},
+            {u"gpt-5-mini*"_s, 0.25, 2.0},
+            {u"gpt-5-nano*"_s, 0.05, 0.40},
+            {u"gpt-4.1*"_s, 2.0, 8.0},
+            {u"gpt-4.1-mini*"_s, 0.40, 1.60},
+            {u"gpt-4.1-nano*"_s, 0.10, 0.40},
+            {u"gpt-4o*"_s, 2.50, 10.0},
+            {u"gpt-4o-mini*"_s, 0.15, 0.60},
+            {u"o3*"_s, 2.0, 8.0},
+            {u"o3-mini*"_s, 1.10, 4.40},
+            {u"o4-mini*"_s, 1.10, 4.40},
+            {u"deepseek-chat*"_s, 0.28, 0.42},
+            {u"deepseek-reasoner*"_s, 0.28, 0.42},
+        };
+        PriceTable result;
+        for (const Price& price : base) {
+            result.m_prices.append(price);
+            const QString vendor =
+                price.pattern.startsWith(u"deepseek"_s) ? u"deepseek/"_s : u"openai/"_s;
+            result.m_prices.append(
+                {vendor + price.pattern, price.inputPerMTok, price.outputPerMTok});
+        }
+        return result;
+    }();
+    return table;
+}
+
+PriceTable PriceTable::withBuiltin() const {
+    PriceTable result = *this;
+    for (const Price& price : builtin().m_prices) {
+        const bool overridden =
+            std::any_of(m_prices.begin(), m_prices.end(),
+                        [&](const Price& own) { return own.pattern == price.pattern; });
+        if (!overridden)
+            result.m_prices.append(price);
+    }
+    return result;
 }
 
 QJsonObject PriceTable::toJson() const {

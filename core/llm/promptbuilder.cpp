@@ -2,6 +2,7 @@
 
 #include "jsonschema.h"
 #include "llm/llmhooks.h"
+#include "llm/privatepaths.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -630,7 +631,7 @@ QString PromptBuilder::reportText(const EvaluationReport& report, int compileLog
     lines << u"status: %1%2"_s.arg(EvaluationReport::statusToString(report.status),
                                    report.suspicious ? u" (flagged suspicious)"_s : QString());
     if (!report.message.isEmpty())
-        lines << u"message: "_s + report.message;
+        lines << u"message: "_s + withoutPrivatePaths(report.message);
     QString compile = report.compileOk
                           ? u"compile: ok in %1 s"_s.arg(number(report.compileSeconds, 3))
                           : u"compile: failed"_s;
@@ -677,7 +678,8 @@ QString PromptBuilder::reportText(const EvaluationReport& report, int compileLog
     if (!report.errorStage.isEmpty() || !report.errorMessage.isEmpty())
         lines << u"error (%1): %2"_s.arg(report.errorStage, report.errorMessage);
     if (!report.compileOk && !report.compileLog.isEmpty())
-        lines << u"compiler output:\n"_s + trimMiddle(report.compileLog, compileLogChars);
+        lines << u"compiler output:\n"_s +
+                     trimMiddle(withoutPrivatePaths(report.compileLog), compileLogChars);
     return lines.join(u'\n');
 }
 
@@ -758,6 +760,21 @@ std::optional<RenderedPrompt> PromptBuilder::render(const QString& role, const Q
 std::optional<RenderedPrompt> PromptBuilder::planner(const AgentContext& context,
                                                      QString* error) const {
     QHash<QString, QString> values = commonValues(context);
+    // Issue 18: a repeat of a measured kernel is sent back, and a beam's slots should spread.
+    QStringList search;
+    if (!context.duplicateNote.isEmpty())
+        search << u"Your previous plan for this slot was not evaluated: %1. Propose a different "
+                  "configuration."_s.arg(context.duplicateNote);
+    QStringList others;
+    for (const Strategy& other : context.otherSlotPlans)
+        others << other.summary();
+    if (!others.isEmpty())
+        search << u"Other slots of this iteration already hold: %1. Propose a configuration far "
+                  "from them."_s.arg(others.join(u"; "_s));
+    if (!search.isEmpty())
+        values[u"human_note"_s] =
+            (context.humanNote.isEmpty() ? QString() : context.humanNote.trimmed() + u'\n') +
+            search.join(u'\n');
     values[u"best_strategies"_s] = bestStrategiesText(context.history);
     if (context.parentStrategy) {
         QString parent = u"Strategy %1:\n```json\n%2\n```"_s.arg(
@@ -811,7 +828,7 @@ PromptBuilder::compileFix(const AgentContext& context, const Strategy& strategy,
     values[u"strategy"_s] = json(strategy.toJson());
     values[u"source"_s] = source.trimmed();
     static const int logChars[] = {1 << 30, 16000, 8000, 4000, 2000};
-    const QString log = compileLog.trimmed();
+    const QString log = withoutPrivatePaths(compileLog).trimmed();
     const QVector<Flex> flexible = {
         {u"compile_log"_s, u"compiler output"_s, 5,
          [log](int level) { return trimMiddle(log, logChars[level]); }},

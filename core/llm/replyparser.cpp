@@ -65,6 +65,48 @@ std::optional<QJsonObject> parseObject(const QString& text, QString* problem) {
     return doc.object();
 }
 
+// The outermost {...} spans of the text that parse as JSON objects, in order: an answer the model
+// wrapped in prose. Braces inside JSON strings are skipped.
+QList<QJsonObject> embeddedObjects(const QString& text) {
+    QList<QJsonObject> objects;
+    // Nested unbalanced braces would make the scan quadratic; a hostile reply gets a few passes
+    // over its length, which every honest shape needs far less of.
+    qsizetype budget = 4 * text.size() + 4096;
+    qsizetype i = 0;
+    while ((i = text.indexOf(u'{', i)) >= 0 && budget > 0) {
+        int depth = 0;
+        bool inString = false;
+        qsizetype end = -1;
+        for (qsizetype j = i; j < text.size(); ++j) {
+            const QChar c = text[j];
+            if (inString) {
+                if (c == u'\\')
+                    ++j;
+                else if (c == u'"')
+                    inString = false;
+            } else if (c == u'"') {
+                inString = true;
+            } else if (c == u'{') {
+                ++depth;
+            } else if (c == u'}' && --depth == 0) {
+                end = j;
+                break;
+            }
+        }
+        if (end < 0)
+            break;
+        budget -= end - i + 1;
+        QString ignored;
+        if (auto object = parseObject(text.mid(i, end - i + 1), &ignored)) {
+            objects << *object;
+            i = end + 1;
+        } else {
+            ++i;
+        }
+    }
+    return objects;
+}
+
 // The source with comments and string/character literals blanked, so that the lint reads code.
 QString codeOnly(const QString& source) {
     QString out = source;
@@ -123,6 +165,9 @@ QString stripReasoning(const QString& reply) {
                                           QRegularExpression::DotMatchesEverythingOption);
     QString text = reply;
     text.remove(think);
+    const qsizetype close = text.lastIndexOf(u"</think>"_s);
+    if (close >= 0 && !text.left(close).contains(u"<think>"_s))
+        text = text.mid(close + 8);
     return text;
 }
 
@@ -137,58 +182,91 @@ std::optional<QJsonObject> extractJsonObject(const QString& reply, QString* erro
     if (text.startsWith(u'{')) {
         if (auto object = parseObject(text, &problem))
             return object;
-        if (error)
-            *error = u"the reply starts like a JSON object but "_s + problem;
-        return std::nullopt;
     }
     QList<Fence> blocks;
     for (const Fence& fence : fences(text)) {
-        if (fence.language.isEmpty() || fence.language == u"json"_s)
+        if (fence.language.isEmpty() || fence.language == u"json"_s ||
+            fence.language == u"jsonc"_s || fence.language == u"json5"_s)
             blocks << fence;
     }
-    if (blocks.size() != 1) {
+    if (blocks.size() > 1) {
         if (error)
-            *error = blocks.isEmpty()
-                         ? u"the reply is not a JSON object and holds no ```json block"_s
-                         : u"the reply holds %1 ```json blocks; expected exactly one JSON "
-                           u"object"_s.arg(blocks.size());
+            *error = u"the reply holds %1 ```json blocks; expected exactly one JSON object"_s.arg(
+                blocks.size());
         return std::nullopt;
     }
-    if (!blocks.first().closed) {
+    if (blocks.size() == 1) {
+        if (!blocks.first().closed) {
+            if (error)
+                *error = u"the ```json block is not closed (was the reply cut off?)"_s;
+            return std::nullopt;
+        }
+        if (auto object = parseObject(blocks.first().body, &problem))
+            return object;
         if (error)
-            *error = u"the ```json block is not closed"_s;
+            *error = u"the ```json block is not usable: "_s + problem;
         return std::nullopt;
     }
-    if (auto object = parseObject(blocks.first().body, &problem))
-        return object;
-    if (error)
-        *error = u"the ```json block is not usable: "_s + problem;
+    const QList<QJsonObject> embedded = embeddedObjects(text);
+    if (embedded.size() == 1)
+        return embedded.first();
+    if (error) {
+        if (embedded.size() > 1)
+            *error =
+                u"the reply holds %1 JSON objects; expected exactly one"_s.arg(embedded.size());
+        else if (text.startsWith(u'{'))
+            *error = u"the reply starts like a JSON object but "_s + problem;
+        else
+            *error = u"the reply is not a JSON object and holds no ```json block, nor an object "
+                     u"in its text"_s;
+    }
     return std::nullopt;
 }
 
 std::optional<QString> extractCudaBlock(const QString& reply, QString* error) {
-    QList<Fence> blocks;
-    for (const Fence& fence : fences(stripReasoning(reply))) {
-        if (fence.language == u"cuda"_s)
-            blocks << fence;
+    const QString text = stripReasoning(reply);
+    const QList<Fence> all = fences(text);
+    static const QRegularExpression entry(u"\\bkevolve_launch\\s*\\("_s);
+    QList<Fence> blocks = all;
+    if (blocks.size() > 1) {
+        QList<Fence> cuda;
+        for (const Fence& fence : all) {
+            if (fence.language == u"cuda"_s || fence.language == u"cu"_s)
+                cuda << fence;
+        }
+        if (cuda.size() != 1) {
+            QList<Fence> entries;
+            for (const Fence& fence : cuda.isEmpty() ? all : cuda) {
+                if (entry.match(fence.body).hasMatch())
+                    entries << fence;
+            }
+            cuda = entries;
+        }
+        if (cuda.size() == 1)
+            blocks = cuda;
+    }
+    if (blocks.isEmpty()) {
+        if (entry.match(text).hasMatch() && text.contains(u"#include"_s))
+            return text.trimmed() + u'\n';
+        if (error)
+            *error = u"the reply holds no code block; give the whole file in one block that "
+                     u"starts with ```cuda"_s;
+        return std::nullopt;
     }
     if (blocks.size() != 1) {
         if (error)
-            *error = blocks.isEmpty()
-                         ? u"the reply holds no ```cuda block; give the whole file in one block "
-                           u"that starts with ```cuda"_s
-                         : u"the reply holds %1 ```cuda blocks; give the whole file in exactly "
-                           u"one"_s.arg(blocks.size());
+            *error = u"the reply holds %1 code blocks and no single one of them is the kernel "
+                     u"file; give the whole file in exactly one ```cuda block"_s.arg(blocks.size());
         return std::nullopt;
     }
     if (!blocks.first().closed) {
         if (error)
-            *error = u"the ```cuda block is not closed by ``` (was the reply cut off?)"_s;
+            *error = u"the code block is not closed by ``` (was the reply cut off?)"_s;
         return std::nullopt;
     }
     if (blocks.first().body.trimmed().isEmpty()) {
         if (error)
-            *error = u"the ```cuda block is empty"_s;
+            *error = u"the code block is empty"_s;
         return std::nullopt;
     }
     return blocks.first().body + u'\n';

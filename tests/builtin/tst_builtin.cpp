@@ -33,7 +33,7 @@ private slots:
         QStringList ids;
         for (const kev::KernelFamily* f : families)
             ids << f->id();
-        QCOMPARE(ids, (QStringList{u"fma_tiled"_s, u"fma_regblock"_s}));
+        QCOMPARE(ids, (QStringList{u"fma_tiled"_s, u"fma_regblock"_s, u"fma_warptile"_s}));
     }
 
     void ladderOrderAndPriors() {

@@ -82,9 +82,14 @@ private slots:
         m_agents = m_root.filePath(QStringLiteral("agents.json"));
         const QString candidate =
             QString::fromUtf8(readFile(exampleDir() + QStringLiteral("/candidate.cu")));
-        writeFile(m_agents,
-                  QJsonDocument(QJsonObject{{QStringLiteral("sources"), QJsonArray{candidate}}})
-                      .toJson());
+        writeFile(
+            m_agents,
+            // A step marker: the engine never measures one kernel twice in a session.
+            QJsonDocument(
+                QJsonObject{{QStringLiteral("sources"),
+                             QJsonArray{QString(candidate +
+                                                QStringLiteral("// step {iteration}.{beam}\n"))}}})
+                .toJson());
     }
 
     void builtinBackendIsRefusedWithTheWaysToRunIt() {

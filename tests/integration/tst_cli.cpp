@@ -67,7 +67,9 @@ private:
     }
 
     static QString marker(const QString& directive) {
-        return QStringLiteral("// fake: ") + directive + u'\n';
+        // Distinct per step: the engine never measures one kernel twice in a session.
+        return QStringLiteral("// fake: ") + directive +
+               QStringLiteral("\n// {iteration}.{beam}\n");
     }
 
 private slots:

@@ -28,13 +28,21 @@ private slots:
         {
             QFile f(script);
             QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(QJsonDocument(
-                        QJsonObject{{QStringLiteral("sources"),
-                                     QJsonArray{QStringLiteral("// fake: compile_error\n"),
-                                                QStringLiteral("// fake: ok speedup=0.5\n"),
-                                                QStringLiteral("// fake: incorrect\n"),
-                                                QStringLiteral("// fake: ok speedup=0.6\n")}}})
-                        .toJson());
+            f.write(
+                QJsonDocument(
+                    // Each step a distinct kernel: the engine never measures one twice.
+                    QJsonObject{
+                        {QStringLiteral("sources"),
+                         QJsonArray{
+                             QStringLiteral(
+                                 "// fake: compile_error\n// {iteration}.{beam}.{attempt}\n"),
+                             QStringLiteral(
+                                 "// fake: ok speedup=0.5\n// {iteration}.{beam}.{attempt}\n"),
+                             QStringLiteral(
+                                 "// fake: incorrect\n// {iteration}.{beam}.{attempt}\n"),
+                             QStringLiteral(
+                                 "// fake: ok speedup=0.6\n// {iteration}.{beam}.{attempt}\n")}}})
+                    .toJson());
         }
         const QString harness = QString::fromUtf8(KEV_FAKE_HARNESS) +
                                 QStringLiteral(" serve --state ") +

@@ -31,7 +31,10 @@ Task headline() {
 }
 
 QString marker(const QString& directive) {
-    return QStringLiteral("// fake: ") + directive + QStringLiteral("\n#include <kevolve/abi.h>\n");
+    // The iteration and beam make each step's kernel distinct: the engine never sends the harness
+    // a kernel it has already measured in the session.
+    return QStringLiteral("// fake: ") + directive +
+           QStringLiteral("\n// {iteration}.{beam}\n#include <kevolve/abi.h>\n");
 }
 
 // Runs an engine to its end and keeps every signal it sent.
@@ -84,8 +87,11 @@ public:
 
 class SyncCoder : public Coder {
 public:
-    void code(const AgentContext&, const Strategy&) override {
-        emit codeAvailable(QStringLiteral("// fake: ok speedup=0.5\n"), AgentTurn{});
+    void code(const AgentContext& context, const Strategy&) override {
+        emit codeAvailable(QStringLiteral("// fake: ok speedup=0.5\n// %1.%2\n")
+                               .arg(context.iteration)
+                               .arg(context.beamIndex),
+                           AgentTurn{});
     }
     void fixCompile(const AgentContext&, const Strategy&, const QString&, const QString&) override {
     }

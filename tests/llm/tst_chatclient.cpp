@@ -81,7 +81,7 @@ ChatClientSettings settingsFor(const FakeChatServer& server) {
     settings.initialBackoffMs = 20;
     settings.maxBackoffMs = 100;
     settings.connectTimeoutMs = 5'000;
-    settings.firstByteTimeoutMs = 5'000;
+    settings.firstTokenTimeoutMs = 5'000;
     settings.stallTimeoutMs = 5'000;
     settings.totalTimeoutMs = 15'000;
     return settings;
@@ -536,13 +536,13 @@ void TestChatClient::slowFirstByteTimesOut() {
     slow.firstByteDelayMs = 3'000;
     server.enqueue(slow);
     auto settings = settingsFor(server);
-    settings.firstByteTimeoutMs = 300;
+    settings.firstTokenTimeoutMs = 300;
     settings.maxRetries = 0;
     ChatClient client(settings);
     const Outcome outcome = exchange(client, hello());
     QVERIFY(outcome.error);
     QCOMPARE(outcome.error->kind, ChatError::Kind::Timeout);
-    QVERIFY2(outcome.error->message.contains(u"first-byte time-out"_s),
+    QVERIFY2(outcome.error->message.contains(u"first-token time-out"_s),
              qPrintable(outcome.error->message));
     QVERIFY(outcome.ms < 2'000);
 }

@@ -274,10 +274,13 @@ void TestLlmAgents::coderExtractsTheBlockExactly() {
 void TestLlmAgents::coderReasksOnNoBlockOrSeveral_data() {
     QTest::addColumn<QString>("bad");
     QTest::addColumn<QString>("named");
-    QTest::newRow("none") << u"Here is the kernel:\n```cpp\nint x;\n```\n"_s
-                          << u"no ```cuda block"_s;
-    QTest::newRow("two") << coderReply(kernelFile()) + u"\n```cuda\n__global__ void k() {}\n```\n"_s
-                         << u"holds 2 ```cuda blocks"_s;
+    // A block of any tag is taken, then held to the referee's rules.
+    QTest::newRow("not a kernel") << u"Here is the kernel:\n```cpp\nint x;\n```\n"_s
+                                  << u"does not define kevolve_launch"_s;
+    QTest::newRow("none") << u"I would use a 128x128 tile."_s << u"no code block"_s;
+    QTest::newRow("two kernels") << coderReply(kernelFile()) + u"\n```cuda\n"_s + kernelFile() +
+                                        u"```\n"_s
+                                 << u"holds 2 code blocks"_s;
     QTest::newRow("unclosed") << u"```cuda\n#include <kevolve/abi.h>\n"_s << u"not closed"_s;
 }
 

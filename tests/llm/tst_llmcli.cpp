@@ -1,10 +1,15 @@
 // kevolve-cli with the LLM backend: `run --backend llm --base-url ... --model M` completes three
 // iterations against the test server in each dialect (and kev-fake-harness), fails fast when
-// nothing listens, and neither the session nor an export holds the key.
+// nothing listens, and neither the session nor an export holds the key, even one the model
+// reflects into its answers; a 10-iteration run shows live progress and stops at --token-budget
+// within one request, and a resume with the budget used sends nothing; --check; Ollama gets no
+// general key; bad flags are named before a session folder exists.
 #include "fakechatserver.h"
 #include "kevolveresponder.h"
 
 #include <QDirIterator>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSignalSpy>
@@ -67,6 +72,22 @@ QStringList filesHoldingTheKey(const QString& dir, int* scanned) {
     return found;
 }
 
+QList<QJsonObject> attemptLog(const QString& session) {
+    QList<QJsonObject> entries;
+    QFile file(session + u"/llm_attempts.jsonl"_s);
+    if (!file.open(QIODevice::ReadOnly))
+        return entries;
+    for (const QByteArray& line : file.readAll().split('\n')) {
+        if (!line.trimmed().isEmpty())
+            entries << QJsonDocument::fromJson(line).object();
+    }
+    return entries;
+}
+
+qint64 tokensOf(const QJsonObject& entry) {
+    return entry.value(u"tokens_in"_s).toInteger() + entry.value(u"tokens_out"_s).toInteger();
+}
+
 QString harness() {
     return QStringLiteral(KEV_FAKE_HARNESS) + u" serve"_s;
 }
@@ -80,6 +101,15 @@ private slots:
     void runsThreeIterations_data();
     void runsThreeIterations();
     void nothingListeningFailsFast();
+    void tenIterationsStopAtTheTokenBudget();
+    void reflectedKeyIsInNoFile();
+    void checkAsksForTheModels();
+    void ollamaGetsNoGeneralKeyAndItsContext();
+    void badLlmFlagsAreNamedBeforeTheSessionExists();
+    void redirectedServerAndLooseRepliesStillRun();
+    void deadServerFailsClearlyAndEveryAttemptIsRecorded();
+    void unusableRepliesAreRecordedWithTheirText();
+    void estimatedCountsAreMarked();
 };
 
 void TestLlmCli::runsThreeIterations_data() {
@@ -170,6 +200,296 @@ void TestLlmCli::nothingListeningFailsFast() {
     QCOMPARE(unused.exitCode, 2);
     QVERIFY2(unused.output.contains(u"--model: no role is played by the llm backend"_s),
              qPrintable(unused.output));
+}
+
+void TestLlmCli::tenIterationsStopAtTheTokenBudget() {
+    FakeChatServer server;
+    server.setApiKey(testKey);
+    server.setModels({u"M"_s});
+    const auto responder = kevolveResponder();
+    // Realistic streaming: small deltas, paced, a short wait for the first token.
+    server.setResponder([responder](const QJsonObject& request) {
+        ScriptedReply reply = responder(request);
+        reply.chunkChars = 12;
+        reply.chunkDelayMs = 1;
+        reply.firstTokenDelayMs = 30;
+        return reply;
+    });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const qint64 budget = 20'000;
+    const QStringList common = {u"--token-budget"_s, QString::number(budget),
+                                u"--target"_s,       u"0"_s,
+                                u"--plateau"_s,      u"0"_s,
+                                u"--harness"_s,      harness()};
+    const Run run = cli(QStringList{u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s,
+                                    u"llm"_s, u"--base-url"_s, server.baseUrl(), u"--model"_s,
+                                    u"M"_s, u"--iterations"_s, u"10"_s, u"--session"_s, session} +
+                            common,
+                        u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"token budget of 20000 used"_s), qPrintable(run.output));
+    QVERIFY2(!run.output.contains(u"iteration 10 done"_s), qPrintable(run.output));
+    // The live line of each call: state, tokens streamed, elapsed time, attempt n of m.
+    static const QRegularExpression streaming(
+        u"v[0-9]+ coder M: streaming, ~[0-9]+ tokens, [0-9.]+ s, attempt 1 of 4"_s);
+    QVERIFY2(streaming.match(run.output).hasMatch(), qPrintable(run.output));
+    static const QRegularExpression done(
+        u"v[0-9]+ planner M: done, [0-9]+ tokens, [0-9.]+ s, attempt 1 of 4"_s);
+    QVERIFY2(done.match(run.output).hasMatch(), qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"in this session"_s), qPrintable(run.output));
+
+    // Within one request: before the last request, the session was under the budget.
+    const QList<QJsonObject> log = attemptLog(session);
+    QVERIFY(log.size() >= 3);
+    qint64 total = 0;
+    for (const QJsonObject& entry : log)
+        total += tokensOf(entry);
+    QVERIFY2(total >= budget, qPrintable(QString::number(total)));
+    QVERIFY2(total - tokensOf(log.last()) < budget, qPrintable(QString::number(total)));
+    QCOMPARE(log.size(), server.requests().size());
+
+    // Per session: a resume with the budget used stops before sending anything.
+    const qsizetype requests = server.requests().size();
+    const Run resumed = cli(QStringList{u"resume"_s, session} + common, u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.output));
+    QVERIFY2(resumed.output.contains(u"token budget of 20000 used"_s), qPrintable(resumed.output));
+    QCOMPARE(server.requests().size(), requests);
+
+    const Run quiet =
+        cli(QStringList{u"resume"_s, session, u"--quiet"_s} + common, u"KEVOLVE_API_KEY"_s);
+    QVERIFY(!quiet.output.contains(u"attempt 1 of"_s));
+}
+
+void TestLlmCli::reflectedKeyIsInNoFile() {
+    FakeChatServer server;
+    server.setApiKey(testKey);
+    const auto responder = kevolveResponder();
+    // A server that reflects the key into every answer (a debugging proxy, a prompt injection).
+    server.setResponder([responder](const QJsonObject& request) {
+        ScriptedReply reply = responder(request);
+        if (roleOf(request) == u"coder"_s)
+            reply.content.replace(u"// Version"_s, u"// key %1, version"_s.arg(testKey));
+        else if (roleOf(request) == u"planner"_s)
+            reply.content.replace(u"\"rationale\": \""_s,
+                                  u"\"rationale\": \"(key %1) "_s.arg(testKey));
+        return reply;
+    });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run =
+        cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+             u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--iterations"_s, u"2"_s,
+             u"--target"_s, u"0"_s, u"--harness"_s, harness(), u"--session"_s, session},
+            u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    const Run exportRun =
+        cli({u"export"_s, session, u"--out"_s, dir.filePath(u"export"_s)}, u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(exportRun.exitCode == 0, qPrintable(exportRun.output));
+    int scanned = 0;
+    const QStringList leaks = filesHoldingTheKey(dir.path(), &scanned);
+    QVERIFY2(leaks.isEmpty(), qPrintable(leaks.join(u", "_s)));
+    QVERIFY(scanned >= 10);
+    QVERIFY(!run.output.contains(testKey.mid(4, 8)));
+    QFile plan(session + u"/plans/plan_v1.json"_s);
+    QVERIFY(plan.open(QIODevice::ReadOnly));
+    QVERIFY(plan.readAll().contains("[redacted]"));
+}
+
+void TestLlmCli::checkAsksForTheModels() {
+    FakeChatServer server;
+    server.setApiKey(testKey);
+    server.setModels({u"M"_s, u"other"_s});
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const auto check = [&](const QString& model, const QString& key) {
+        return cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                    u"--base-url"_s, server.baseUrl(), u"--model"_s, model, u"--check"_s,
+                    u"--session"_s, dir.filePath(u"session"_s)},
+                   key);
+    };
+    const Run ok = check(u"M"_s, u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(ok.exitCode == 0, qPrintable(ok.output));
+    QVERIFY2(ok.output.contains(u"check planner: ok"_s) && ok.output.contains(u"the key works"_s),
+             qPrintable(ok.output));
+    const Run missing = check(u"absent"_s, u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(missing.exitCode, 5);
+    QVERIFY2(missing.output.contains(u"does not serve the model \"absent\"; it serves: M, other"_s),
+             qPrintable(missing.output));
+    const Run noKey = check(u"M"_s, u"SOME_OTHER_VARIABLE"_s);
+    QCOMPARE(noKey.exitCode, 5);
+    QVERIFY2(noKey.output.contains(u"KEVOLVE_API_KEY"_s), qPrintable(noKey.output));
+    // With --json each endpoint's answer is one event line, as every line of run --json is.
+    const Run json = cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                          u"--base-url"_s, server.baseUrl(), u"--model"_s, u"absent"_s,
+                          u"--check"_s, u"--json"_s, u"--session"_s, dir.filePath(u"session"_s)},
+                         u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(json.exitCode, 5);
+    const QJsonObject event = QJsonDocument::fromJson(json.output.trimmed().toUtf8()).object();
+    QVERIFY2(event.value(u"event"_s).toString() == u"check"_s, qPrintable(json.output));
+    QCOMPARE(event.value(u"role"_s).toString(), u"planner"_s);
+    QCOMPARE(event.value(u"ok"_s).toBool(true), false);
+    QVERIFY(event.value(u"message"_s).toString().contains(u"does not serve the model"_s));
+    QVERIFY(!QFile::exists(dir.filePath(u"session"_s)));
+    for (const ReceivedRequest& request : server.requests())
+        QCOMPARE(request.path, "/v1/models"_ba);
+}
+
+void TestLlmCli::ollamaGetsNoGeneralKeyAndItsContext() {
+    FakeChatServer server(ServerDialect::Ollama);
+    server.setResponder(kevolveResponder());
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const Run run = cli({u"run"_s,
+                         u"--task"_s,
+                         u"gemm_fp16_fp32_4096"_s,
+                         u"--backend"_s,
+                         u"llm"_s,
+                         u"--provider"_s,
+                         u"ollama"_s,
+                         u"--base-url"_s,
+                         server.baseUrl(),
+                         u"--model"_s,
+                         u"M"_s,
+                         u"--iterations"_s,
+                         u"1"_s,
+                         u"--target"_s,
+                         u"0"_s,
+                         u"--keep-alive"_s,
+                         u"30m"_s,
+                         u"--harness"_s,
+                         harness(),
+                         u"--session"_s,
+                         dir.filePath(u"session"_s)},
+                        u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    QVERIFY(!server.requests().isEmpty());
+    for (const ReceivedRequest& request : server.requests()) {
+        QVERIFY2(request.authorization.isEmpty(), request.authorization.constData());
+        QCOMPARE(request.body.value(u"options"_s)[u"num_ctx"_s].toInt(), 32768);
+        QCOMPARE(request.body.value(u"keep_alive"_s).toString(), u"30m"_s);
+    }
+}
+
+void TestLlmCli::badLlmFlagsAreNamedBeforeTheSessionExists() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const QList<std::pair<QStringList, QString>> cases = {
+        {{u"--first-token-timeout"_s, u"soon"_s}, u"--first-token-timeout"_s},
+        {{u"--keep-alive"_s, u"forever"_s}, u"keep_alive"_s},
+        {{u"--token-budget"_s, u"-5"_s}, u"--token-budget"_s},
+        {{u"--max-tokens"_s, u"100000"_s}, u"max_tokens"_s},
+    };
+    for (const auto& [flags, named] : cases) {
+        const Run run =
+            cli(QStringList{u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s,
+                            u"llm"_s, u"--base-url"_s, u"http://127.0.0.1:9/v1"_s, u"--model"_s,
+                            u"M"_s, u"--session"_s, session} +
+                    flags,
+                u"KEVOLVE_API_KEY"_s);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.output.contains(named), qPrintable(run.output));
+        QVERIFY(!QFile::exists(session));
+    }
+}
+
+void TestLlmCli::redirectedServerAndLooseRepliesStillRun() {
+    FakeChatServer server;
+    server.setApiKey(testKey);
+    // FastAPI adds the trailing slash with a 307; the model wraps its answers loosely.
+    server.addRedirect("/api/v1/chat/completions"_ba, "/v1/chat/completions"_ba, 307);
+    const auto responder = kevolveResponder();
+    server.setResponder([responder](const QJsonObject& request) {
+        ScriptedReply reply = responder(request);
+        if (roleOf(request) == u"coder"_s)
+            reply.content.replace(u"```cuda"_s, u"```cpp"_s);
+        else
+            reply.content = u"Sure, here it is:\n"_s + reply.content + u"\nHope this helps!"_s;
+        return reply;
+    });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const Run run = cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                         u"--base-url"_s, u"http://127.0.0.1:%1/api/v1"_s.arg(server.port()),
+                         u"--model"_s, u"M"_s, u"--iterations"_s, u"2"_s, u"--target"_s, u"0"_s,
+                         u"--harness"_s, harness(), u"--session"_s, dir.filePath(u"session"_s)},
+                        u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"iteration 2 done"_s), qPrintable(run.output));
+    QVERIFY(!run.output.contains(u"asking again"_s)); // no re-ask was needed
+}
+
+void TestLlmCli::deadServerFailsClearlyAndEveryAttemptIsRecorded() {
+    FakeChatServer server;
+    server.setResponder(
+        [](const QJsonObject&) { return ScriptedReply::withFault(ScriptedReply::Fault::Silent); });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run =
+        cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+             u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--first-token-timeout"_s,
+             u"0.3"_s, u"--harness"_s, harness(), u"--session"_s, session},
+            u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(run.exitCode, 5);
+    QVERIFY2(run.output.contains(u"first-token time-out"_s) &&
+                 run.output.contains(u"looks stuck"_s),
+             qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"planner M: retrying in"_s), qPrintable(run.output));
+    QCOMPARE(server.requests().size(), 2); // a server that sends no token is retried once
+    const QList<QJsonObject> log = attemptLog(session);
+    QCOMPARE(log.size(), 2);
+    QVERIFY(log.first().value(u"error"_s).toString().contains(u"first-token time-out"_s));
+    QVERIFY(log.first().value(u"tokens_estimated"_s).toBool());
+    const Run show = cli({u"show"_s, session}, u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(show.exitCode == 0, qPrintable(show.output)); // the session stays valid
+}
+
+void TestLlmCli::unusableRepliesAreRecordedWithTheirText() {
+    FakeChatServer server;
+    server.setResponder([](const QJsonObject&) {
+        return ScriptedReply::text(u"I would use a 128x128 tile with three stages."_s);
+    });
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run = cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                         u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--harness"_s,
+                         harness(), u"--session"_s, session},
+                        u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(run.exitCode, 5);
+    QVERIFY2(run.output.contains(u"still not usable after 2 re-asks"_s), qPrintable(run.output));
+    const QList<QJsonObject> log = attemptLog(session);
+    QCOMPARE(log.size(), 3);
+    for (const QJsonObject& entry : log) {
+        QVERIFY(tokensOf(entry) > 0);
+        QCOMPARE(entry.value(u"reply"_s).toString(),
+                 u"I would use a 128x128 tile with three stages."_s);
+    }
+    QVERIFY2(run.output.contains(u"llm calls: 3 attempts"_s), qPrintable(run.output));
+}
+
+void TestLlmCli::estimatedCountsAreMarked() {
+    // This server takes no stream_options, so its streams carry no usage figures.
+    FakeChatServer server(ServerDialect::RejectsStreamUsage);
+    server.setResponder(kevolveResponder());
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const QString session = dir.filePath(u"session"_s);
+    const Run run =
+        cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+             u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--iterations"_s, u"1"_s,
+             u"--target"_s, u"0"_s, u"--harness"_s, harness(), u"--session"_s, session},
+            u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    static const QRegularExpression step(u"v1: ~[0-9]+ tokens \\(estimated\\)"_s);
+    QVERIFY2(step.match(run.output).hasMatch(), qPrintable(run.output));
+    QVERIFY2(run.output.contains(u"partly estimated: characters / 4"_s), qPrintable(run.output));
+    QFile index(session + u"/index.jsonl"_s);
+    QVERIFY(index.open(QIODevice::ReadOnly));
+    QVERIFY(index.readAll().contains("\"tokens_estimated\":true"));
 }
 
 QTEST_GUILESS_MAIN(TestLlmCli)

@@ -1,7 +1,11 @@
-// Taking replies apart: one JSON object or one ```cuda block, exactly, or a clear error; and the
-// early lint of a candidate file.
+// Taking replies apart: one JSON object or one kernel file, wherever the model put it, or a clear
+// error; golden tests on recorded replies of each shape (tests/llm/data/replies); and the early
+// lint of a candidate file.
 #include "llm/replyparser.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
 #include <QTest>
 
 using namespace Qt::Literals::StringLiterals;
@@ -38,6 +42,9 @@ private slots:
     void cudaBlockIsExtractedExactly();
     void cudaBlockRefused_data();
     void cudaBlockRefused();
+    void recordedReplies_data();
+    void recordedReplies();
+    void nestedBracesDoNotMakeTheScanQuadratic();
     void lintReadsCodeNotComments();
     void lintFindsWhatTheRefereeRefuses_data();
     void lintFindsWhatTheRefereeRefuses();
@@ -51,6 +58,8 @@ void TestReplyParser::jsonAccepted_data() {
     QTest::newRow("plain block") << u"```\n{\"a\": 1}\n```"_s;
     QTest::newRow("think") << u"<think>maybe {\"a\": 2}?</think>\n{\"a\": 1}"_s;
     QTest::newRow("crlf") << u"```json\r\n{\"a\": 1}\r\n```\r\n"_s;
+    QTest::newRow("prose around") << u"Sure! The plan: {\"a\": 1} Hope it helps."_s;
+    QTest::newRow("lone think") << u"maybe {\"a\": 2}?\n</think>\n{\"a\": 1}"_s;
 }
 
 void TestReplyParser::jsonAccepted() {
@@ -66,7 +75,7 @@ void TestReplyParser::jsonRefused_data() {
     QTest::addColumn<QString>("named");
     QTest::newRow("empty") << u"  "_s << u"empty"_s;
     QTest::newRow("prose") << u"I would use 128x128 tiles."_s << u"no ```json block"_s;
-    QTest::newRow("trailing text") << u"{\"a\": 1} and also {\"b\": 2}"_s << u"not valid JSON"_s;
+    QTest::newRow("two objects") << u"{\"a\": 1} and also {\"b\": 2}"_s << u"2 JSON objects"_s;
     QTest::newRow("truncated") << u"{\"a\": 1, \"b\": "_s << u"not valid JSON"_s;
     QTest::newRow("array") << u"```json\n[1, 2]\n```"_s << u"not an object"_s;
     QTest::newRow("two blocks") << u"```json\n{}\n```\n```json\n{}\n```"_s << u"2 ```json blocks"_s;
@@ -97,8 +106,8 @@ void TestReplyParser::cudaBlockIsExtractedExactly() {
 void TestReplyParser::cudaBlockRefused_data() {
     QTest::addColumn<QString>("reply");
     QTest::addColumn<QString>("named");
-    QTest::newRow("none") << u"```cpp\nint main() {}\n```"_s << u"no ```cuda block"_s;
-    QTest::newRow("two") << u"```cuda\na\n```\n```cuda\nb\n```"_s << u"2 ```cuda blocks"_s;
+    QTest::newRow("none") << u"I would tile by 128."_s << u"no code block"_s;
+    QTest::newRow("two") << u"```cuda\na\n```\n```cuda\nb\n```"_s << u"2 code blocks"_s;
     QTest::newRow("unclosed") << u"```cuda\n#include <kevolve/abi.h>\n__global__"_s
                               << u"not closed"_s;
     QTest::newRow("empty") << u"```cuda\n\n```"_s << u"empty"_s;
@@ -110,6 +119,56 @@ void TestReplyParser::cudaBlockRefused() {
     QString error;
     QVERIFY(!extractCudaBlock(reply, &error));
     QVERIFY2(error.contains(named), qPrintable(error));
+}
+
+void TestReplyParser::recordedReplies_data() {
+    QTest::addColumn<QString>("base");
+    const QDir dir(QStringLiteral(KEV_LLM_TEST_DIR "/data/replies"));
+    const QStringList replies = dir.entryList({u"*.reply.txt"_s}, QDir::Files, QDir::Name);
+    QVERIFY(replies.size() >= 10);
+    for (const QString& name : replies) {
+        const QString base = dir.filePath(name.chopped(QStringLiteral(".reply.txt").size()));
+        QTest::newRow(qPrintable(name)) << base;
+    }
+}
+
+void TestReplyParser::recordedReplies() {
+    QFETCH(QString, base);
+    const auto read = [](const QString& path) {
+        QFile file(path);
+        return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+    };
+    const QString reply = read(base + u".reply.txt"_s);
+    QVERIFY(!reply.isEmpty());
+    QString error;
+    if (QFile::exists(base + u".expected.cu"_s)) {
+        const auto source = extractCudaBlock(reply, &error);
+        QVERIFY2(source, qPrintable(error));
+        QCOMPARE(*source, read(base + u".expected.cu"_s));
+        QVERIFY2(lintCandidate(*source).isEmpty(), qPrintable(lintCandidate(*source).join(u'\n')));
+    } else if (QFile::exists(base + u".expected.json"_s)) {
+        const auto object = extractJsonObject(reply, &error);
+        QVERIFY2(object, qPrintable(error));
+        QCOMPARE(*object,
+                 QJsonDocument::fromJson(read(base + u".expected.json"_s).toUtf8()).object());
+    } else {
+        const QStringList expected = read(base + u".error.txt"_s).split(u'\n');
+        QVERIFY2(expected.size() >= 2,
+                 "each reply needs .expected.cu, .expected.json or .error.txt");
+        const bool refused = expected.first() == u"json"_s ? !extractJsonObject(reply, &error)
+                                                           : !extractCudaBlock(reply, &error);
+        QVERIFY(refused);
+        QVERIFY2(error.contains(expected.at(1)), qPrintable(error));
+    }
+}
+
+void TestReplyParser::nestedBracesDoNotMakeTheScanQuadratic() {
+    // 100,000 nested, never valid objects: a quadratic scan would take minutes (the test's time
+    // limit catches it); the bounded one answers at once.
+    const QString hostile = u"Plan: "_s + u"{x"_s.repeated(100'000) + u"}"_s.repeated(100'000);
+    QString error;
+    QVERIFY(!extractJsonObject(hostile, &error));
+    QVERIFY2(error.contains(u"no ```json block"_s), qPrintable(error));
 }
 
 void TestReplyParser::lintReadsCodeNotComments() {

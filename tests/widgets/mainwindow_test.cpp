@@ -36,7 +36,8 @@ using namespace kev;
 namespace {
 
 QString marker(const QString& directive) {
-    return u"// fake: "_s + directive + u"\n#include <kevolve/abi.h>\n"_s;
+    // {iteration}.{beam}: each step a distinct kernel (the engine never measures one twice).
+    return u"// fake: "_s + directive + u"\n// {iteration}.{beam}\n#include <kevolve/abi.h>\n"_s;
 }
 
 Task headline() {

@@ -265,8 +265,9 @@ int main(int argc, char** argv) {
     const QString wgmma = readFile(QStringLiteral(KEV_SOURCE_DIR) +
                                    u"/tests/harness/kernels/ok_wgmma_tma_fp16_f32.cu"_s);
     s.plannerOptions = s.coderOptions = QJsonObject{
-        {u"sources"_s, QJsonArray::fromStringList({u"// fake: ok speedup=0.62\n"_s + wgmma,
-                                                   u"// fake: ok speedup=0.91\n"_s + wgmma})},
+        {u"sources"_s,
+         QJsonArray::fromStringList({u"// fake: ok speedup=0.62\n// {iteration}\n"_s + wgmma,
+                                     u"// fake: ok speedup=0.91\n// {iteration}\n"_s + wgmma})},
         // Slow enough agents that the progress bar is caught mid-iteration.
         {u"delay_ms"_s, 1500}};
     s.maxIterations = 3;

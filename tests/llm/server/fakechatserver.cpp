@@ -20,6 +20,14 @@ QByteArray reasonPhrase(int status) {
     switch (status) {
     case 200:
         return "OK"_ba;
+    case 301:
+        return "Moved Permanently"_ba;
+    case 302:
+        return "Found"_ba;
+    case 307:
+        return "Temporary Redirect"_ba;
+    case 308:
+        return "Permanent Redirect"_ba;
     case 400:
         return "Bad Request"_ba;
     case 401:
@@ -59,21 +67,29 @@ void resetConnection(QTcpSocket* socket) {
 // Writes the events of one stream, one HTTP chunk each, paced by a delay; dies with its socket.
 class EventWriter : public QObject {
 public:
-    EventWriter(QTcpSocket* socket, QList<QByteArray> events, int delayMs, bool cut, bool holdOpen)
+    EventWriter(QTcpSocket* socket, QList<QByteArray> events, int delayMs, bool cut, bool holdOpen,
+                int initialDelayMs)
         : QObject(socket)
         , m_socket(socket)
         , m_events(std::move(events))
         , m_delayMs(delayMs)
         , m_cut(cut)
         , m_holdOpen(holdOpen) {
-        if (m_delayMs > 0)
-            QTimer::singleShot(m_delayMs, this, [this] { writeNext(); });
+        if (initialDelayMs > 0 || m_delayMs > 0)
+            QTimer::singleShot(initialDelayMs > 0 ? initialDelayMs : m_delayMs, this, [this] {
+                if (m_delayMs > 0)
+                    writeNext();
+                else
+                    writeAll();
+            });
         else
             writeAll();
     }
 
 private:
     void writeAll() {
+        if (m_socket->state() != QAbstractSocket::ConnectedState)
+            return;
         while (!m_events.isEmpty())
             m_socket->write(httpChunk(m_events.takeFirst()));
         end();
@@ -272,6 +288,22 @@ void FakeChatServer::handle(QTcpSocket* socket, const ReceivedRequest& request) 
     m_requests.append(request);
     emit requestReceived(static_cast<int>(m_requests.size() - 1));
 
+    for (const Redirect& redirect : std::as_const(m_redirects)) {
+        if (request.path == redirect.path) {
+            socket->write(
+                head(redirect.status, "text/plain"_ba,
+                     "Location: "_ba + redirect.location + "\r\nContent-Length: 0\r\n\r\n"_ba));
+            return;
+        }
+    }
+    if (request.path == "/v1/models" && request.method == "GET") {
+        if (!m_apiKey.isEmpty() && request.authorization != "Bearer "_ba + m_apiKey.toUtf8()) {
+            sendError(socket, 401, u"Incorrect API key provided."_s, u"invalid_api_key"_s);
+            return;
+        }
+        listModels(socket);
+        return;
+    }
     if (request.path != "/v1/chat/completions" || request.method != "POST") {
         socket->write(head(404, "text/plain"_ba, "Content-Length: 18\r\n\r\n"_ba) +
                       "404 page not found"_ba);
@@ -392,6 +424,15 @@ void FakeChatServer::answer(QTcpSocket* socket, const ReceivedRequest& request,
     sendJson(socket, 200, body);
 }
 
+void FakeChatServer::listModels(QTcpSocket* socket) {
+    QJsonArray data;
+    const QStringList models = m_models.isEmpty() ? QStringList{u"test-model"_s} : m_models;
+    for (const QString& model : models)
+        data.append(QJsonObject{
+            {u"id"_s, model}, {u"object"_s, u"model"_s}, {u"owned_by"_s, u"kevolve-tests"_s}});
+    sendJson(socket, 200, {{u"object"_s, u"list"_s}, {u"data"_s, data}});
+}
+
 void FakeChatServer::sendJson(QTcpSocket* socket, int status, const QJsonObject& body,
                               const QByteArray& extraHeaders) {
     const QByteArray bytes = QJsonDocument(body).toJson(QJsonDocument::Compact);
@@ -465,7 +506,8 @@ void FakeChatServer::stream(QTcpSocket* socket, const ReceivedRequest& request,
     // OpenRouter-style keep-alive comment: clients must skip it.
     socket->write(httpChunk(": keep-alive\n\n"_ba));
 
-    new EventWriter(socket, std::move(events), reply.chunkDelayMs, cut, reply.holdOpenAfterDone);
+    new EventWriter(socket, std::move(events), reply.chunkDelayMs, cut, reply.holdOpenAfterDone,
+                    reply.firstTokenDelayMs);
 }
 
 } // namespace kev::test

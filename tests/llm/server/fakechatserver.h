@@ -55,6 +55,9 @@ struct ScriptedReply {
     QString refusal;
     QString reasoning; // streamed as delta.reasoning_content before the content
     int firstByteDelayMs = 0;
+    // Streams only: the headers and a keep-alive comment go out at once, the first event after
+    // this delay (vLLM queueing or prefilling).
+    int firstTokenDelayMs = 0;
     int chunkChars = 16;
     int chunkDelayMs = 0;
     bool holdOpenAfterDone = false; // the chunked stream is not ended after [DONE]
@@ -89,6 +92,10 @@ public:
     // When non-empty, another model is a 404 "model not found".
     void setModels(const QStringList& models) { m_models = models; }
     void enqueue(const ScriptedReply& reply) { m_script.enqueue(reply); }
+    // A request for `path` is answered with `status` and "Location: location" (absolute or not).
+    void addRedirect(const QByteArray& path, const QByteArray& location, int status = 307) {
+        m_redirects.append({path, location, status});
+    }
     // Answers requests when the script is empty.
     void setResponder(std::function<ScriptedReply(const QJsonObject& request)> responder) {
         m_responder = std::move(responder);
@@ -106,6 +113,7 @@ private:
     void onReadyRead(QTcpSocket* socket);
     void handle(QTcpSocket* socket, const ReceivedRequest& request);
     void answer(QTcpSocket* socket, const ReceivedRequest& request, const ScriptedReply& reply);
+    void listModels(QTcpSocket* socket);
     void sendJson(QTcpSocket* socket, int status, const QJsonObject& body,
                   const QByteArray& extraHeaders = {});
     void sendError(QTcpSocket* socket, int status, const QString& message, const QString& code = {},
@@ -118,6 +126,12 @@ private:
     QTcpServer* m_server = nullptr;
     QString m_apiKey;
     QStringList m_models;
+    struct Redirect {
+        QByteArray path;
+        QByteArray location;
+        int status = 307;
+    };
+    QList<Redirect> m_redirects;
     QQueue<ScriptedReply> m_script;
     std::function<ScriptedReply(const QJsonObject&)> m_responder;
     QList<ReceivedRequest> m_requests;

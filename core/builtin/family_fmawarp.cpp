@@ -1,0 +1,257 @@
+#include "builtin/family_fmawarp.h"
+
+#include "builtin/cudatemplates.h"
+#include "builtin/gemmcodegen.h"
+
+#include <QJsonArray>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace kev {
+
+namespace {
+
+// The knobs of one configuration, parsed once from the Strategy.
+struct FmaWarpTileConfig {
+    int blockM = 0;
+    int blockN = 0;
+    int blockK = 0;
+    int warpM = 0;
+    int warpN = 0;
+    int threadTileM = 0; // rows of C per thread
+    int threadTileN = 0; // columns of C per thread
+    int minBlocks = 1;   // __launch_bounds__ blocks per SM
+
+    static FmaWarpTileConfig fromStrategy(const Strategy& s) {
+        return {s.blockM,
+                s.blockN,
+                s.blockK,
+                s.warpM,
+                s.warpN,
+                s.params.value(u"thread_tile_m"_s).toInt(0),
+                s.params.value(u"thread_tile_n"_s).toInt(0),
+                s.params.value(u"min_blocks"_s).toInt(1)};
+    }
+
+    bool tilesDivide() const {
+        return warpM > 0 && warpN > 0 && threadTileM > 0 && threadTileN > 0 &&
+               blockM % warpM == 0 && blockN % warpN == 0 && warpM % threadTileM == 0 &&
+               warpN % threadTileN == 0;
+    }
+    int lanes() const { return tilesDivide() ? (warpM / threadTileM) * (warpN / threadTileN) : 0; }
+    int warps() const { return tilesDivide() ? (blockM / warpM) * (blockN / warpN) : 0; }
+    int threads() const { return warps() * 32; }
+    qint64 smemBytes() const { return 2LL * blockK * ((blockM + 4) + blockN) * 4; }
+    int registerEstimate() const {
+        const int t = std::max(threads(), 1);
+        const int prefetch = (blockM * blockK + blockK * blockN) / t;
+        return threadTileM * threadTileN + 2 * (threadTileM + threadTileN) + prefetch + 24;
+    }
+};
+
+QJsonArray ints(std::initializer_list<int> values) {
+    QJsonArray out;
+    for (int v : values)
+        out.append(v);
+    return out;
+}
+
+} // namespace
+
+QString FmaWarpTileFamily::id() const {
+    return u"fma_warptile"_s;
+}
+
+QString FmaWarpTileFamily::description() const {
+    return u"Warp-tiled SGEMM on the FP32 pipes (f32 inputs; no tensor cores, no TF32): block "
+           "tiles in double-buffered shared memory with A transposed, warp tiles of warpM x warpN "
+           "whose lanes each own thread_tile_m x thread_tile_n outputs in 4x4 groups (float4 "
+           "shared loads, conflict-free), register double buffering of the fragments, float4 "
+           "global loads prefetched a k-tile ahead; min_blocks sets __launch_bounds__."_s;
+}
+
+bool FmaWarpTileFamily::supports(const Task& task, const DeviceInfo& device) const {
+    const QStringList outputs{u"f32"_s, u"f16"_s, u"bf16"_s};
+    return task.op == u"gemm" && task.a == u"f32" && task.b == u"f32" && outputs.contains(task.c) &&
+           task.accumulate == u"f32" && task.layoutA == u"row" && task.layoutB == u"row" &&
+           task.layoutC == u"row" && device.ccMajor >= 7 && task.leadingDimMultiple % 4 == 0;
+}
+
+QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
+    return {
+        fieldParameter(u"blockM"_s, u"Rows of C per thread block"_s, ints({64, 128, 256}),
+                       &Strategy::blockM),
+        fieldParameter(u"blockN"_s, u"Columns of C per thread block"_s, ints({64, 128, 256}),
+                       &Strategy::blockN),
+        fieldParameter(u"blockK"_s, u"Depth of one k-tile"_s, ints({8, 16, 32}), &Strategy::blockK),
+        fieldParameter(u"warpM"_s, u"Rows of C per warp"_s, ints({16, 32, 64, 128}),
+                       &Strategy::warpM),
+        fieldParameter(u"warpN"_s, u"Columns of C per warp"_s, ints({16, 32, 64, 128}),
+                       &Strategy::warpN),
+        paramsParameter(u"thread_tile_m"_s, u"Rows of C per thread (groups of 4)"_s, ints({4, 8})),
+        paramsParameter(u"thread_tile_n"_s, u"Columns of C per thread (groups of 4)"_s,
+                        ints({4, 8})),
+        paramsParameter(u"min_blocks"_s, u"Blocks per SM promised to ptxas (__launch_bounds__)"_s,
+                        ints({1, 2})),
+    };
+}
+
+void FmaWarpTileFamily::normalize(Strategy& s) const {
+    s.family = id();
+    s.mma = u"fma"_s;
+    s.vectorWidth = 4;
+    s.stages = 2;
+    s.smemLayout = u"padded"_s;
+    s.smemPaddingBytes = 16;
+    s.swizzleBytes = 0;
+    s.splitK = 1;
+    s.raster = u"row"_s;
+    s.groupSize = 1;
+    s.epilogue = u"direct"_s;
+    if (!s.params.contains(u"min_blocks"_s))
+        s.params.insert(u"min_blocks"_s, 1);
+    const int w = FmaWarpTileConfig::fromStrategy(s).warps();
+    if (w > 0)
+        s.warps = w;
+}
+
+QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
+                                           const DeviceInfo& device) const {
+    QStringList problems;
+    if (!supports(task, device))
+        problems << u"family fma_warptile needs a row-major GEMM with f32 A and B, f32 "
+                    "accumulation and leading dimensions a multiple of 4 (task %1)"_s.arg(
+                        task.summary());
+    if (s.family != id())
+        problems << u"family: \"%1\" is not %2"_s.arg(s.family, id());
+    const FmaWarpTileConfig c = FmaWarpTileConfig::fromStrategy(s);
+    if ((c.threadTileM != 4 && c.threadTileM != 8) || (c.threadTileN != 4 && c.threadTileN != 8)) {
+        problems << u"params.thread_tile_m=%1, params.thread_tile_n=%2: each must be 4 or 8"_s
+                        .arg(c.threadTileM)
+                        .arg(c.threadTileN);
+        return problems;
+    }
+    if (c.minBlocks != 1 && c.minBlocks != 2)
+        problems << u"params.min_blocks=%1: must be 1 or 2"_s.arg(c.minBlocks);
+    if (!c.tilesDivide()) {
+        problems << u"tiles do not nest: block %1x%2, warp %3x%4, thread %5x%6 (each must divide "
+                    "the one above)"_s.arg(c.blockM)
+                        .arg(c.blockN)
+                        .arg(c.warpM)
+                        .arg(c.warpN)
+                        .arg(c.threadTileM)
+                        .arg(c.threadTileN);
+        return problems;
+    }
+    if (c.lanes() != 32)
+        problems << u"warp tile %1x%2 over thread tile %3x%4 makes %5 lanes: must be 32"_s
+                        .arg(c.warpM)
+                        .arg(c.warpN)
+                        .arg(c.threadTileM)
+                        .arg(c.threadTileN)
+                        .arg(c.lanes());
+    const int t = c.threads();
+    if (t < 64 || t > 1024)
+        problems << u"%1 threads per block: must be 64..1024"_s.arg(t);
+    else if (c.blockK % 4 != 0 || (c.blockM * c.blockK) % (4 * t) != 0 ||
+             (c.blockK * c.blockN) % (4 * t) != 0)
+        problems << u"tile loads: %1x%2 A and %2x%3 B elements do not split into float4 loads "
+                    "over %4 threads"_s.arg(c.blockM)
+                        .arg(c.blockK)
+                        .arg(c.blockN)
+                        .arg(t);
+    else if (s.warps != c.warps())
+        problems << u"warps=%1 but the tiles make %2"_s.arg(s.warps).arg(c.warps());
+    if (c.smemBytes() > 48 * 1024)
+        problems << u"static shared memory %1 B exceeds 49152 B (blockK=%2)"_s.arg(c.smemBytes())
+                        .arg(c.blockK);
+    const int regs = c.registerEstimate();
+    if (regs > 255)
+        problems << u"about %1 registers per thread: more than 255"_s.arg(regs);
+    else if (t > 0 && qint64(regs) * t * c.minBlocks > device.regsPerSm)
+        problems << u"about %1 registers x %2 threads x min_blocks %3 exceeds the %4 registers of "
+                    "an SM"_s.arg(regs)
+                        .arg(t)
+                        .arg(c.minBlocks)
+                        .arg(device.regsPerSm);
+    return problems;
+}
+
+ResourceEstimate FmaWarpTileFamily::resources(const Strategy& s, const Task&,
+                                              const DeviceInfo& device) const {
+    const FmaWarpTileConfig c = FmaWarpTileConfig::fromStrategy(s);
+    return estimateResources(c.threads(), c.smemBytes(), c.registerEstimate(), device);
+}
+
+Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
+    // Provisional (not yet measured on the H200): tests/smallm/sweep measures the default against
+    // its variants; docs/benchmarks.md records the result.
+    Strategy s;
+    s.family = id();
+    const qint64 tiles128 = ((task.m + 127) / 128) * ((task.n + 127) / 128);
+    const bool large = tiles128 >= std::max(device.smCount, 1);
+    s.blockM = large ? 128 : 64;
+    s.blockN = large ? 128 : 64;
+    s.blockK = 8;
+    s.warpM = 32;
+    s.warpN = 64;
+    s.params.insert(u"thread_tile_m"_s, 8);
+    s.params.insert(u"thread_tile_n"_s, 8);
+    s.params.insert(u"min_blocks"_s, 1);
+    if (!large) {
+        s.warpM = 32;
+        s.warpN = 32;
+        s.params.insert(u"thread_tile_n"_s, 4);
+    }
+    normalize(s);
+    s.rationale = large
+                      ? u"Large output: 128x128x8 block tile, 8 warps of 32x64 (lanes 4x8 of 8x8 "
+                        "outputs: 64 FMAs per 4 float4 shared loads), fragments double-buffered in "
+                        "registers so shared loads overlap the FMAs (provisional default)."_s
+                      : u"Small output: 64x64 tiles, 4 warps of 32x32 (8x4 outputs per lane) so "
+                        "more blocks run (provisional default)."_s;
+    return s;
+}
+
+QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
+    using namespace gemmcodegen;
+    const FmaWarpTileConfig c = FmaWarpTileConfig::fromStrategy(s);
+    QStringList header{
+        u"Kevolve built-in kernel, family fma_warptile (generated; edit freely)."_s,
+        u"Task: %1 (%2)."_s.arg(task.name, task.summary()),
+        u"Strategy: block %1x%2x%3, warps of %4x%5, %6x%7 outputs per thread (%8 threads), FP32 "
+        "FMA,"_s.arg(c.blockM)
+            .arg(c.blockN)
+            .arg(c.blockK)
+            .arg(c.warpM)
+            .arg(c.warpN)
+            .arg(c.threadTileM)
+            .arg(c.threadTileN)
+            .arg(c.threads()),
+        u"  double-buffered shared memory and fragments, C written as %1."_s.arg(task.c),
+    };
+    if (!s.rationale.isEmpty()) {
+        header << u"Rationale:"_s;
+        for (const QString& line : wrapText(s.rationale))
+            header << u"  "_s + line;
+    }
+    TemplateValues values;
+    values.set(u"HEADER"_s, headerComment(header))
+        .set(u"INCLUDES"_s, dtypeIncludes(task))
+        .set(u"OUT_T"_s, cudaType(task.c))
+        .set(u"BLOCK_M"_s, c.blockM)
+        .set(u"BLOCK_N"_s, c.blockN)
+        .set(u"BLOCK_K"_s, c.blockK)
+        .set(u"WARP_M"_s, c.warpM)
+        .set(u"WARP_N"_s, c.warpN)
+        .set(u"THREAD_M"_s, c.threadTileM)
+        .set(u"THREAD_N"_s, c.threadTileN)
+        .set(u"MIN_BLOCKS"_s, c.minBlocks)
+        .set(u"OUTPUT_HELPERS"_s, outputHelpers(task.c))
+        .set(u"CHECKS"_s, launchChecks(task));
+    return cudatemplates::render(u"fmawarp/fma_warptile.cu"_s, values);
+}
+
+} // namespace kev

@@ -1,0 +1,250 @@
+// The families of issue 21: mma_smallm (small-M inference GEMMs, memory-bound on B) and
+// fma_warptile (SGEMM without TF32): what they support, their defaults on the library's tasks,
+// constraints that name the knob, and the code each configuration generates.
+#include "builtintest.h"
+
+using namespace Qt::StringLiterals;
+using namespace kevtest;
+
+namespace {
+
+const QStringList kInferenceTasks{
+    u"gemm_f16_m1_n4096_k4096"_s,     u"gemm_f16_m16_n12288_k4096"_s,
+    u"gemm_f16_m64_n4096_k11008"_s,   u"gemm_f16_m128_n12288_k4096"_s,
+    u"gemm_f16_m256_n14336_k4096"_s,  u"gemm_bf16_m1_n14336_k4096"_s,
+    u"gemm_bf16_m16_n4096_k11008"_s,  u"gemm_bf16_m64_n4096_k4096"_s,
+    u"gemm_bf16_m128_n4096_k11008"_s, u"gemm_bf16_m256_n12288_k4096"_s};
+
+bool anyContains(const QStringList& problems, const QString& text) {
+    for (const QString& p : problems) {
+        if (p.contains(text))
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+class TestInferenceFamilies : public QObject {
+    Q_OBJECT
+
+private slots:
+    void inferenceTasksAreSmallMAndAligned() {
+        for (const QString& name : kInferenceTasks) {
+            const kev::Task t = task(name);
+            QVERIFY2(t.m >= 1 && t.m <= 256, qPrintable(name));
+            QCOMPARE(t.a, t.c);
+            QVERIFY(t.validationShapes.size() >= 2);
+            bool offTile = false;
+            for (const auto& shape : t.validationShapes) {
+                // The alignment rule: N and K (the leading dimensions of B and A) multiples of 8.
+                QCOMPARE(shape.n % 8, 0);
+                QCOMPARE(shape.k % 8, 0);
+                offTile = offTile || shape.m % 16 != 0 || shape.n % 64 != 0 || shape.k % 64 != 0;
+            }
+            QVERIFY2(offTile, qPrintable(name + u": no validation shape off the tiles"_s));
+        }
+    }
+
+    void smallMSupportsOnlySmallM() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"mma_smallm"_s);
+        for (const QString& name : kInferenceTasks)
+            QVERIFY2(f.supports(task(name), h200), qPrintable(name));
+        QVERIFY(!f.supports(task(u"gemm_fp16_fp16_4096"_s), h200));
+        QVERIFY(!f.supports(task(u"gemm_fp32_fp32_4096"_s), h200));
+        kev::DeviceInfo volta = h200;
+        volta.ccMajor = 7;
+        QVERIFY(!f.supports(task(u"gemm_f16_m1_n4096_k4096"_s), volta));
+        const kev::Task big = task(u"gemm_fp16_fp16_4096"_s);
+        const QStringList problems = f.constraints(f.defaultStrategy(big, h200), big, h200);
+        QVERIFY(anyContains(problems, u"M <= 256"_s));
+        // The reviewer judges it as memory-bound: by its share of the DRAM floor.
+        QVERIFY(kev::knowledge::isMemoryBoundFamily(f.id()));
+        QVERIFY(!kev::knowledge::isMemoryBoundFamily(u"fma_warptile"_s));
+    }
+
+    void smallMDefaults() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"mma_smallm"_s);
+        for (const QString& name : kInferenceTasks) {
+            const kev::Task t = task(name);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                     qPrintable(name + u": "_s + f.constraints(s, t, h200).join(u"; "_s)));
+            QVERIFY2(s.validate().isEmpty(), qPrintable(s.validate().join(u"; "_s)));
+            // The row band covers M up to 64 rows, so B is read once for the small tasks.
+            QVERIFY(s.blockM >= std::min<qint64>(t.m, 64));
+            QCOMPARE(s.warps, s.blockN / s.warpN);
+            const kev::ResourceEstimate r = f.resources(s, t, h200);
+            QVERIFY2(r.blocksPerSm >= 1, qPrintable(name));
+            QCOMPARE(r.workspaceBytes, s.splitK > 1 ? qint64(s.splitK) * t.m * t.n * 4 : 0);
+            QVERIFY(s.rationale.contains(u"provisional"_s));
+        }
+        // One token against 4096 columns: 32 output tiles cannot fill 132 SMs without split-K.
+        const kev::Task decode = task(u"gemm_f16_m1_n4096_k4096"_s);
+        const kev::Strategy d = f.defaultStrategy(decode, h200);
+        QCOMPARE(d.blockM, 16);
+        QVERIFY(d.splitK >= 4);
+        // Each split keeps at least a pipeline's worth of k-tiles.
+        QVERIFY((decode.k / d.blockK) / d.splitK >= d.stages);
+    }
+
+    void smallMConstraintsNameTheKnob() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"mma_smallm"_s);
+        const kev::Task t = task(u"gemm_f16_m128_n12288_k4096"_s);
+        const kev::Strategy base = f.defaultStrategy(t, h200);
+
+        kev::Strategy s = base;
+        s.blockN = 96;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockN=96"_s));
+
+        s = base;
+        s.warpN = 24;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"warpN=24"_s));
+
+        s = base;
+        s.blockM = 128;
+        s.blockN = 256;
+        s.warpN = 64;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"accumulators"_s));
+
+        s = base;
+        s.blockM = 128;
+        s.blockN = 256;
+        s.warpN = 32;
+        s.blockK = 128;
+        s.stages = 8;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"shared memory"_s));
+
+        s = base;
+        s.splitK = 32;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"splitK=32"_s));
+
+        s = base;
+        s.blockK = 48;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockK=48"_s));
+    }
+
+    void smallMGeneratesOneConfiguration() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"mma_smallm"_s);
+        const kev::Task t = task(u"gemm_bf16_m16_n4096_k11008"_s);
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        s.splitK = 4;
+        s.blockK = 32;
+        const QString split = f.generate(s, t);
+        QVERIFY(!split.contains(u"${"_s));
+        QVERIFY(!split.contains(u"#error"_s));
+        QVERIFY(split.contains(u"constexpr int SPLIT_K = 4;"_s));
+        QVERIFY(split.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(split.contains(u"reduceSplits"_s));
+        QVERIFY(split.contains(u"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"_s));
+        QVERIFY(split.contains(u"((row >> 1) & 3)"_s)); // 64-byte A rows: two per bank line
+        QVERIFY(split.contains(u"L2::evict_first"_s));
+        QVERIFY(!split.contains(u"atomicAdd"_s)); // deterministic reduction
+        s.splitK = 1;
+        s.blockK = 64;
+        const QString direct = f.generate(s, t);
+        QVERIFY(!direct.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(!direct.contains(u"reduceSplits"_s));
+        QVERIFY(direct.contains(u"epiloguePair(C, ldc"_s));
+        QVERIFY(direct.contains(u"(chunk ^ (row & 7))"_s));
+        QVERIFY(direct.contains(u"constexpr int BLOCK_M = %1;"_s.arg(s.blockM)));
+    }
+
+    void warpTileSupportsFp32Only() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        QVERIFY(f.supports(task(u"gemm_fp32_fp32_4096"_s), h200));
+        QVERIFY(f.supports(task(u"gemm_fp32_fp32_2048_k8192"_s), h200));
+        QVERIFY(!f.supports(task(u"gemm_fp16_fp32_4096"_s), h200));
+        for (const QString& name : {u"gemm_fp32_fp32_4096"_s, u"gemm_fp32_fp32_2048_k8192"_s}) {
+            const kev::Task t = task(name);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                     qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+            QCOMPARE(s.blockM, 128);
+            QCOMPARE(s.warps * 32, 256);
+        }
+    }
+
+    void warpTileConstraintsNameTheKnob() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        const kev::Task t = task(u"gemm_fp32_fp32_4096"_s);
+        const kev::Strategy base = f.defaultStrategy(t, h200);
+
+        kev::Strategy s = base;
+        s.warpM = 64; // 64x64 warp over 8x8 threads: 64 lanes
+        s.warpN = 64;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"lanes"_s));
+
+        s = base;
+        s.params.insert(u"thread_tile_m"_s, 6);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"thread_tile_m=6"_s));
+
+        s = base;
+        s.warpM = 48;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"do not nest"_s));
+
+        s = base;
+        s.blockK = 32;
+        s.blockM = 256;
+        s.blockN = 256;
+        f.normalize(s);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"shared memory"_s));
+
+        s = base;
+        s.params.insert(u"min_blocks"_s, 3);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks=3"_s));
+    }
+
+    void warpTileGeneratesOneConfiguration() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        const kev::Task t = task(u"gemm_fp32_fp32_4096"_s);
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        s.params.insert(u"min_blocks"_s, 2);
+        const QString code = f.generate(s, t);
+        QVERIFY(!code.contains(u"${"_s));
+        QVERIFY(!code.contains(u"#error"_s));
+        QVERIFY(code.contains(u"__launch_bounds__(THREADS, 2)"_s));
+        QVERIFY(code.contains(u"constexpr int WARP_M = 32;"_s));
+        QVERIFY(code.contains(u"constexpr int THREAD_N = 8;"_s));
+        QVERIFY(code.contains(u"float ra[2][THREAD_M];"_s)); // register double buffering
+        QVERIFY(!code.contains(u"wmma"_s));
+        QVERIFY(!code.contains(u"mma.sync"_s));
+    }
+
+    void neighboursStayConsistent() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        for (const auto& [id, name] : {std::pair{u"mma_smallm"_s, u"gemm_f16_m128_n12288_k4096"_s},
+                                       std::pair{u"fma_warptile"_s, u"gemm_fp32_fp32_4096"_s}}) {
+            const kev::KernelFamily& f = family(id);
+            const kev::Task t = task(name);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            const auto moves = f.neighbours(s);
+            QVERIFY(moves.size() >= 6);
+            int feasible = 0;
+            for (const kev::Strategy& m : moves) {
+                QVERIFY(m != s);
+                if (f.constraints(m, t, h200).isEmpty()) {
+                    ++feasible;
+                    QVERIFY(!f.generate(m, t).contains(u"#error"_s));
+                }
+            }
+            QVERIFY2(feasible >= 4, qPrintable(id));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInferenceFamilies)
+#include "tst_inferencefamilies.moc"

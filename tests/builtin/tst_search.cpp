@@ -1,0 +1,312 @@
+// Issue 18, "never measure the same kernel twice": the source identity (layout normalised), the
+// canonical plan key (defaults filled, knobs the family does not read dropped), the plan
+// summaries that name every non-default knob, and a beam of built-in planners that spreads over
+// the space across slots and iterations, resume included.
+#include "builtintest.h"
+#include "builtin/counterjumps.h"
+#include "llm/promptbuilder.h"
+#include "llm/promptlibrary.h"
+#include "search/seenset.h"
+
+#include <QSet>
+
+using namespace kev;
+using namespace kevtest;
+
+namespace {
+
+IterationSummary step(int version, int iteration, int beam, const Strategy& plan, double speedup) {
+    IterationSummary h;
+    h.version = version;
+    h.iteration = iteration;
+    h.beamIndex = beam;
+    h.family = plan.family;
+    h.plan = plan.summary();
+    h.status = u"ok"_s;
+    h.speedup = speedup;
+    return h;
+}
+
+} // namespace
+
+class TestSearch : public QObject {
+    Q_OBJECT
+private slots:
+    void sourceIdentityIgnoresLayoutOnly() {
+        const QString a = u"__global__ void k(float* x) {\n    x[0] = 1.0f; // one\n}\n"_s;
+        const QString b = u"__global__   void k(float* x)\r\n{\r\n\tx[0] = 1.0f;   //  one\r\n}"_s;
+        QCOMPARE(sourceHash(a), sourceHash(b));
+        // A changed token, comment text or string literal is another kernel.
+        QVERIFY(sourceHash(a) != sourceHash(QString(a).replace(u"1.0f"_s, u"2.0f"_s)));
+        QVERIFY(sourceHash(a) != sourceHash(QString(a).replace(u"one"_s, u"two"_s)));
+        const QString s1 = u"printf(\"a  b\");"_s;
+        const QString s2 = u"printf(\"a b\");"_s;
+        QVERIFY(sourceHash(s1) != sourceHash(s2));
+        // The end of a // comment stays a line end: code after it is not comment.
+        QVERIFY(canonicalSource(u"a; // c\nb;"_s) != canonicalSource(u"a; // c b;"_s));
+        // An escaped quote does not end the string; a comment marker inside it is text.
+        QCOMPARE(canonicalSource(u"s = \"x\\\"  // y\";  z"_s), u"s = \"x\\\"  // y\"; z"_s);
+        QCOMPARE(canonicalSource(u"  \n\t "_s), QString());
+    }
+
+    void canonicalPlanKeyFillsDefaultsAndDropsUnreadKnobs() {
+        const Task t = task(u"softmax_f32_8192"_s);
+        const DeviceInfo d = DeviceInfo::h200();
+        const KernelFamily& rowwise = family(u"rowwise"_s);
+        const Strategy def = rowwise.defaultStrategy(t, d);
+        Strategy sparse = def;
+        sparse.params = QJsonObject{}; // every knob left to the family default
+        sparse.rationale = u"other words"_s;
+        QCOMPARE(canonicalPlanKey(sparse, t, d), canonicalPlanKey(def, t, d));
+        // A GEMM-only field the row-wise family never reads is not part of its identity.
+        Strategy unread = def;
+        unread.clusterM = 2;
+        unread.raster = u"grouped"_s;
+        QCOMPARE(canonicalPlanKey(unread, t, d), canonicalPlanKey(def, t, d));
+        // A knob it reads is.
+        const auto moves = rowwise.neighbours(def);
+        QVERIFY(!moves.isEmpty());
+        for (const Strategy& m : moves)
+            QVERIFY2(canonicalPlanKey(m, t, d) != canonicalPlanKey(def, t, d),
+                     qPrintable(m.rationale));
+        // A family nobody knows: every field but the rationale.
+        Strategy custom;
+        custom.family = u"my_llm_family"_s;
+        Strategy other = custom;
+        other.rationale = u"why"_s;
+        QCOMPARE(canonicalPlanKey(other, t, d), canonicalPlanKey(custom, t, d));
+        other.blockM = 128;
+        QVERIFY(canonicalPlanKey(other, t, d) != canonicalPlanKey(custom, t, d));
+    }
+
+    void seenSetRemembersFirstVersion() {
+        const Task t = task(u"gemm_fp16_fp32_4096"_s);
+        SeenSet seen(t, DeviceInfo::h200());
+        const Strategy s = family(u"mma_sync"_s).defaultStrategy(t, DeviceInfo::h200());
+        seen.add(s, u"kernel  A"_s, 3);
+        seen.add(s, u"kernel A"_s, 7);
+        QCOMPARE(seen.planSeen(s), std::optional<int>(3));
+        QCOMPARE(seen.sourceSeen(u"kernel\tA\n"_s), std::optional<int>(3));
+        QCOMPARE(seen.sourceSeen(u"kernel B"_s), std::nullopt);
+        QCOMPARE(seen.sourceCount(), 1);
+    }
+
+    void summaryNamesEveryNonDefaultKnob() {
+        Strategy a;
+        a.family = u"wgmma_tma"_s;
+        a.blockM = 128;
+        a.blockN = 256;
+        a.blockK = 64;
+        a.warps = 12;
+        a.stages = 4;
+        Strategy b = a;
+        b.clusterM = 2;
+        Strategy c = a;
+        c.raster = u"grouped"_s;
+        c.groupSize = 8;
+        Strategy e = a;
+        e.params.insert(u"persistent"_s, 1);
+        QSet<QString> texts{a.summary(), b.summary(), c.summary(), e.summary()};
+        QCOMPARE(texts.size(), 4);
+        QVERIFY(b.summary().contains(u"cluster=2x1"_s));
+        QVERIFY(c.summary().contains(u"grouped/8"_s));
+        QVERIFY(e.summary().contains(u"persistent=1"_s));
+        QCOMPARE(a.summary(), u"wgmma_tma 128x256x64 w12 s4"_s);
+    }
+
+    // The layernorm of issue 18 climbed one block per SM per step with "occupancy 0.12: too few
+    // bytes in flight". On the recorded H200 softmax report with its DRAM counter set to such a
+    // session's figure (35% busy, 38.7% of the floor), the review computes the configuration with
+    // enough bytes in flight and the planner goes there in one step, saying why.
+    void countersJumpToTheConfigurationThatRemovesTheBottleneck() {
+        QFile file(
+            QStringLiteral(KEV_REPORTS "/h200_profiled_softmax_f16_8192__rowwise__default.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        QJsonObject metrics = json.value(u"metrics"_s).toObject();
+        QJsonObject candidate = metrics.value(u"candidate"_s).toObject();
+        candidate.insert(u"dram__throughput.avg.pct_of_peak_sustained_elapsed"_s, 35.0);
+        metrics.insert(u"candidate"_s, candidate);
+        json.insert(u"metrics"_s, metrics);
+        QString error;
+        auto report = EvaluationReport::fromJson(json, &error);
+        QVERIFY2(report, qPrintable(error));
+        report->percentOfFloor = 38.7;
+
+        AgentContext c;
+        c.device = DeviceInfo::h200();
+        c.task = task(u"softmax_f16_8192"_s);
+        const KernelFamily& rowwise = family(u"rowwise"_s);
+        Strategy parent = rowwise.defaultStrategy(c.task, c.device);
+        parent.params.insert(u"ctas_per_sm"_s, 1);
+        parent.warps = 4; // small blocks: three of them fit on an SM
+        parent.params.insert(u"vectors_per_thread"_s, 16);
+        rowwise.normalize(parent);
+        QVERIFY2(rowwise.constraints(parent, c.task, c.device).isEmpty(),
+                 qPrintable(rowwise.constraints(parent, c.task, c.device).join(u"; "_s)));
+        const ReviewFeedback fb =
+            reviewReport(c, parent, rowwise.generate(parent, c.task), *report);
+        QCOMPARE(fb.bottleneckId, u"few_bytes_in_flight"_s);
+        const QJsonObject jump = fb.evidence.value(u"jump"_s).toObject();
+        QVERIFY2(!jump.isEmpty(), qPrintable(fb.suggestions.join(u"\n"_s)));
+        // 90 / 38.7 = 2.33x the bytes in flight: from 1 block per SM to the largest feasible
+        // value at or below 3.
+        QCOMPARE(jump.value(u"param"_s).toString(), u"ctas_per_sm"_s);
+        QCOMPARE(jump.value(u"from"_s).toDouble(), 1.0);
+        QCOMPARE(jump.value(u"target"_s).toDouble(), 3.0);
+        QCOMPARE(jump.value(u"to"_s).toDouble(), 3.0);
+        const QJsonObject first = fb.evidence.value(u"moves"_s).toArray().first().toObject();
+        QCOMPARE(first.value(u"param"_s).toString(), u"ctas_per_sm"_s);
+        QCOMPARE(first.value(u"step"_s).toInt(), 2);
+
+        // The planner takes the jump from the parent in one step.
+        PlannerSearch search;
+        c.parentStrategy = parent;
+        c.parentReport = *report;
+        c.lastFeedback = fb;
+        c.history << step(1, 1, 0, parent, 0.4);
+        c.historyPlans.insert(1, parent);
+        c.iteration = 2;
+        const auto next = search.next(c, &error);
+        QVERIFY2(next, qPrintable(error));
+        QCOMPARE(next->params.value(u"ctas_per_sm"_s).toInt(), 3);
+        QVERIFY2(next->rationale.contains(u"Little's law"_s), qPrintable(next->rationale));
+
+        // A kernel near the floor gets no jump.
+        QVERIFY(!bytesInFlightJump(rowwise, parent, c.task, c.device, 85.0));
+    }
+
+    // The DRAM bytes against the task's minimum: a softmax whose rows are not cached reads them
+    // twice; the review computes the vectors per thread that cache the row and jumps there.
+    void extraTrafficJumpsToTheCachedRow() {
+        QFile file(
+            QStringLiteral(KEV_REPORTS "/h200_profiled_softmax_f16_8192__rowwise__default.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        QJsonObject metrics = json.value(u"metrics"_s).toObject();
+        QJsonObject candidate = metrics.value(u"candidate"_s).toObject();
+        candidate.insert(u"dram__bytes_read.sum"_s, 2 * 134225152.0); // every row read twice
+        candidate.insert(u"dram__throughput.avg.pct_of_peak_sustained_elapsed"_s, 80.0);
+        candidate.insert(u"smsp__warp_issue_stalled_barrier_per_warp_active.pct"_s, 2.0);
+        candidate.insert(u"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"_s, 1.0);
+        metrics.insert(u"candidate"_s, candidate);
+        json.insert(u"metrics"_s, metrics);
+        QString error;
+        auto report = EvaluationReport::fromJson(json, &error);
+        QVERIFY2(report, qPrintable(error));
+        report->percentOfFloor = 55.0;
+
+        AgentContext c;
+        c.device = DeviceInfo::h200();
+        c.task = task(u"softmax_f16_8192"_s);
+        const KernelFamily& rowwise = family(u"rowwise"_s);
+        Strategy parent = rowwise.defaultStrategy(c.task, c.device);
+        parent.params.insert(u"mapping"_s, u"block"_s);
+        parent.params.insert(u"pipeline"_s, u"none"_s);
+        parent.params.insert(u"stats"_s, u"two_pass"_s);
+        parent.params.insert(u"ctas_per_sm"_s, 0);
+        parent.params.insert(u"vectors_per_thread"_s, 1);
+        parent.warps = 4;
+        rowwise.normalize(parent);
+        QVERIFY2(rowwise.constraints(parent, c.task, c.device).isEmpty(),
+                 qPrintable(rowwise.constraints(parent, c.task, c.device).join(u"; "_s)));
+        const ReviewFeedback fb =
+            reviewReport(c, parent, rowwise.generate(parent, c.task), *report);
+        QCOMPARE(fb.bottleneckId, u"extra_traffic"_s);
+        const QJsonObject jump = fb.evidence.value(u"jump"_s).toObject();
+        QVERIFY2(!jump.isEmpty(), qPrintable(fb.suggestions.join(u"\n"_s)));
+        QCOMPARE(jump.value(u"param"_s).toString(), u"vectors_per_thread"_s);
+        const int to = jump.value(u"to"_s).toInt();
+        // The smallest listed value whose registers hold the row of 8192.
+        QCOMPARE(qint64(128) * parent.vectorWidth * to >= 8192, true);
+        QCOMPARE(qint64(128) * parent.vectorWidth * (to / 2) < 8192, true);
+        const QJsonObject first = fb.evidence.value(u"moves"_s).toArray().first().toObject();
+        QCOMPARE(first.value(u"param"_s).toString(), u"vectors_per_thread"_s);
+        QVERIFY(first.value(u"step"_s).toInt() >= 2);
+    }
+
+    // The LLM planner hears why it is asked again and what the other slots hold.
+    void llmPlannerPromptNamesRepeatAndOtherSlots() {
+        AgentContext c;
+        c.task = task(u"gemm_fp16_fp32_4096"_s);
+        c.device = DeviceInfo::h200();
+        Strategy other = family(u"mma_sync"_s).defaultStrategy(c.task, c.device);
+        c.otherSlotPlans << other;
+        c.duplicateNote = u"the kernel source is identical to v3"_s;
+        const PromptBuilder builder(PromptLibrary(QStringList{}), 100'000);
+        QString error;
+        const auto prompt = builder.planner(c, &error);
+        QVERIFY2(prompt, qPrintable(error));
+        QString text;
+        for (const ChatMessage& m : prompt->messages)
+            text += m.content;
+        QVERIFY(text.contains(u"not evaluated: the kernel source is identical to v3"_s));
+        QVERIFY(text.contains(u"Other slots of this iteration already hold: "_s + other.summary()));
+    }
+
+    // Four slots, each its own planner as in the engine, planned one after another with the
+    // plans of the earlier slots in the context: four distinct configurations per iteration and
+    // none repeated in later iterations, including after a "resume" (fresh planners that only
+    // see the session's steps and plans).
+    void beamSlotsAreDistinctAcrossIterationsAndResume() {
+        for (const QString& name : {u"gemm_fp16_fp32_4096"_s, u"softmax_f32_8192"_s}) {
+            const Task t = task(name);
+            const DeviceInfo d = DeviceInfo::h200();
+            QSet<QString> keys;
+            QVector<IterationSummary> history;
+            QHash<int, Strategy> plans;
+            int version = 0;
+            QSet<QString> families;
+            std::optional<Strategy> parent;
+            double best = 0;
+            for (int round = 0; round < 2; ++round) {
+                std::vector<std::unique_ptr<PlannerSearch>> planners;
+                for (int i = 0; i < 4; ++i)
+                    planners.push_back(std::make_unique<PlannerSearch>());
+                for (int iteration = 1 + 3 * round; iteration <= 3 + 3 * round; ++iteration) {
+                    QVector<Strategy> taken;
+                    for (int beam = 0; beam < 4; ++beam) {
+                        AgentContext c;
+                        c.task = t;
+                        c.device = d;
+                        c.history = history;
+                        c.historyPlans = plans;
+                        c.parentStrategy = parent;
+                        c.iteration = iteration;
+                        c.beamIndex = beam;
+                        c.beamWidth = 4;
+                        c.otherSlotPlans = taken;
+                        QString error;
+                        const auto s = planners[size_t(beam)]->next(c, &error);
+                        QVERIFY2(s, qPrintable(error));
+                        const QString key = canonicalPlanKey(*s, t, d);
+                        QVERIFY2(!keys.contains(key), qPrintable(name + u": repeated "_s + key +
+                                                                 u"\n"_s + s->rationale));
+                        keys.insert(key);
+                        taken << *s;
+                        families.insert(s->family);
+                    }
+                    for (const Strategy& s : std::as_const(taken)) {
+                        ++version;
+                        // Scores rise with the version, so the parent moves each iteration.
+                        const double speedup = 0.5 + 0.01 * version;
+                        history << step(version, iteration, int(history.size()) % 4, s, speedup);
+                        plans.insert(version, s);
+                        if (speedup > best) {
+                            best = speedup;
+                            parent = s;
+                        }
+                    }
+                }
+            }
+            QCOMPARE(keys.size(), 24);
+            // The first iteration of a GEMM beam starts more than one family.
+            if (t.isGemm())
+                QVERIFY2(families.size() > 1,
+                         qPrintable(QStringList(families.values()).join(u' ')));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSearch)
+#include "tst_search.moc"

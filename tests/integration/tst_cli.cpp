@@ -235,6 +235,35 @@ private slots:
         QVERIFY(cli({QStringLiteral("--help")}).out.contains(QStringLiteral("--target-floor P")));
     }
 
+    // Every numeric option of run is read by one checker: a value out of its range (NaN included)
+    // is a usage error naming the option and quoting the value, before any session is made.
+    void everyNumericOptionNamesItselfWhenBad() {
+        const QList<std::pair<const char*, const char*>> cases = {
+            {"--iterations", "0"},    {"--iterations", "2.5"}, {"--target", "-1"},
+            {"--target", "nan"},      {"--beam", "17"},        {"--beam", "x"},
+            {"--time-budget", "nan"}, {"--time-budget", "-3"}, {"--plateau", "-1"}};
+        for (const auto& [option, value] : cases) {
+            const QString session = m_root.filePath(QStringLiteral("numeric-never-made"));
+            const Result r =
+                cli({QStringLiteral("run"), QStringLiteral("--task"),
+                     QStringLiteral("gemm_fp16_fp32_4096"), QStringLiteral("--backend"),
+                     QStringLiteral("scripted"), QStringLiteral("--session"), session,
+                     QLatin1String(option), QLatin1String(value)});
+            QCOMPARE(r.code, 2);
+            const QString expected = QLatin1String(option) + QStringLiteral(": expected ");
+            QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+            QVERIFY2(r.err.contains(u'"' + QLatin1String(value) + u'"'), qPrintable(r.err));
+            QVERIFY(!QFileInfo::exists(session));
+        }
+        const Result version = cli({QStringLiteral("export"), m_root.path(),
+                                    QStringLiteral("--out"), m_root.filePath(QStringLiteral("x")),
+                                    QStringLiteral("--version"), QStringLiteral("0")});
+        QCOMPARE(version.code, 2);
+        QVERIFY2(
+            version.err.contains(QStringLiteral("--version: expected a version number, got \"0\"")),
+            qPrintable(version.err));
+    }
+
     // A memory-bound kernel at 1.2x the reference but 91% of the floor stops a run whose floor
     // target is 90 (the default), not one that asks for 95; the setting lands in session.json.
     void targetFloorOnTheCommandLine() {
@@ -334,6 +363,15 @@ private slots:
                 QJsonDocument::fromJson(line.toUtf8()).object().value(QLatin1String("event")) ==
                 QStringLiteral("step");
         QCOMPARE(stepEvents, 3);
+        // The JSON-lines face: every line of stdout is one object naming its event (no text line
+        // of the other face leaks in; progress goes nowhere, diagnostics to stderr).
+        for (const auto& line : lines) {
+            QJsonParseError error;
+            const QJsonDocument document = QJsonDocument::fromJson(line.toUtf8(), &error);
+            QVERIFY2(error.error == QJsonParseError::NoError && document.isObject(),
+                     qPrintable(line));
+            QVERIFY2(document.object().contains(QLatin1String("event")), qPrintable(line));
+        }
 
         const Result show = cli({QStringLiteral("show"), dir});
         QCOMPARE(show.code, 0);

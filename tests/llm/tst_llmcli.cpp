@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -110,6 +111,7 @@ private slots:
     void deadServerFailsClearlyAndEveryAttemptIsRecorded();
     void unusableRepliesAreRecordedWithTheirText();
     void estimatedCountsAreMarked();
+    void jsonTellsEachCallAsEvents();
 };
 
 void TestLlmCli::runsThreeIterations_data() {
@@ -321,6 +323,17 @@ void TestLlmCli::checkAsksForTheModels() {
     const Run noKey = check(u"M"_s, u"SOME_OTHER_VARIABLE"_s);
     QCOMPARE(noKey.exitCode, 5);
     QVERIFY2(noKey.output.contains(u"KEVOLVE_API_KEY"_s), qPrintable(noKey.output));
+    // With --json each endpoint's answer is one event line, as every line of run --json is.
+    const Run json = cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+                          u"--base-url"_s, server.baseUrl(), u"--model"_s, u"absent"_s,
+                          u"--check"_s, u"--json"_s, u"--session"_s, dir.filePath(u"session"_s)},
+                         u"KEVOLVE_API_KEY"_s);
+    QCOMPARE(json.exitCode, 5);
+    const QJsonObject event = QJsonDocument::fromJson(json.output.trimmed().toUtf8()).object();
+    QVERIFY2(event.value(u"event"_s).toString() == u"check"_s, qPrintable(json.output));
+    QCOMPARE(event.value(u"role"_s).toString(), u"planner"_s);
+    QCOMPARE(event.value(u"ok"_s).toBool(true), false);
+    QVERIFY(event.value(u"message"_s).toString().contains(u"does not serve the model"_s));
     QVERIFY(!QFile::exists(dir.filePath(u"session"_s)));
     for (const ReceivedRequest& request : server.requests())
         QCOMPARE(request.path, "/v1/models"_ba);
@@ -479,6 +492,42 @@ void TestLlmCli::estimatedCountsAreMarked() {
     QFile index(session + u"/index.jsonl"_s);
     QVERIFY(index.open(QIODevice::ReadOnly));
     QVERIFY(index.readAll().contains("\"tokens_estimated\":true"));
+}
+
+// run --json: each agent call's progress is agent_progress events on stdout (one per change of
+// state, never the moment of sending), among the run's other events, every line one JSON object.
+void TestLlmCli::jsonTellsEachCallAsEvents() {
+    FakeChatServer server;
+    server.setApiKey(testKey);
+    server.setModels({u"M"_s});
+    server.setResponder(kevolveResponder());
+    QVERIFY(server.listen());
+    QTemporaryDir dir;
+    const Run run =
+        cli({u"run"_s, u"--task"_s, u"gemm_fp16_fp32_4096"_s, u"--backend"_s, u"llm"_s,
+             u"--base-url"_s, server.baseUrl(), u"--model"_s, u"M"_s, u"--iterations"_s, u"1"_s,
+             u"--harness"_s, harness(), u"--json"_s, u"--session"_s, dir.filePath(u"session"_s)},
+            u"KEVOLVE_API_KEY"_s);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.output));
+    QSet<QString> doneRoles;
+    QString previous;
+    for (const QString& line : run.output.split(u'\n', Qt::SkipEmptyParts)) {
+        if (!line.startsWith(u'{'))
+            continue; // stderr shares the pipe here
+        const QJsonObject event = QJsonDocument::fromJson(line.toUtf8()).object();
+        QVERIFY2(!event.value(u"event"_s).toString().isEmpty(), qPrintable(line));
+        if (event.value(u"event"_s).toString() != u"agent_progress"_s)
+            continue;
+        QVERIFY2(event.value(u"state"_s).toString() != u"sending"_s, qPrintable(line));
+        QCOMPARE(event.value(u"model"_s).toString(), u"M"_s);
+        QCOMPARE(event.value(u"max_attempts"_s).toInt(), 4);
+        QVERIFY2(line != previous, qPrintable(line));
+        previous = line;
+        if (event.value(u"state"_s).toString() == u"done"_s)
+            doneRoles.insert(event.value(u"role"_s).toString());
+    }
+    QVERIFY2(doneRoles.contains(u"planner"_s) && doneRoles.contains(u"coder"_s),
+             qPrintable(run.output));
 }
 
 QTEST_GUILESS_MAIN(TestLlmCli)

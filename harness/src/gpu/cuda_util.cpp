@@ -48,6 +48,11 @@ DeviceBuffer::DeviceBuffer(size_t bytes, size_t guardBytes)
     const size_t guard = (guardBytes + 255) / 256 * 256;
     KEV_CUDA(cudaMalloc(&m_base, bytes + 2 * guard));
     KEV_CUDA(cudaMemset(m_base, 0xFF, bytes + 2 * guard));
+    // cudaMemset runs on the legacy stream, which the harness's non-blocking streams do not wait
+    // for: without this, a copy into a new buffer on such a stream (the input guard's first
+    // snapshot of a shape) could be overwritten by the fill afterwards (seen on the H200 as
+    // "the candidate changed its inputs" on a correct kernel's first call).
+    KEV_CUDA(cudaDeviceSynchronize());
     m_data = static_cast<char*>(m_base) + guard;
 }
 

@@ -274,6 +274,9 @@ void Verifier::callCandidate(int set, const char* when) {
 }
 
 double Verifier::sampleCandidate(int set, bool audited, double* wallMs) {
+    // The verifier's own work for this sample (the input snapshot, refresh, poison) ends before
+    // the runner's timed window opens: overlapping it would slow the candidate's samples alone.
+    KEV_CUDA(cudaStreamSynchronize(m_stream));
     link::LinkFailure failure;
     const std::optional<link::Reply> r = m_link.call(
         std::string(audited ? "audit " : "sample ") + m_exported->encode(m_bench->args(set)),

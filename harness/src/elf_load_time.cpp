@@ -101,11 +101,30 @@ bool isCrtFunction(const std::string& name) {
                        [&](const char* n) { return name == n; });
 }
 
-// nvcc's generated registration code (its names are reserved to the implementation).
+// The identifier of a function without the mangling of a file-local one ("_ZL38__nv_x" ->
+// "__nv_x"), so that only a name's own prefix counts, never a type in its signature.
+std::string unmangledStatic(const std::string& name) {
+    if (name.rfind("_ZL", 0) != 0)
+        return name;
+    size_t i = 3;
+    size_t length = 0;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9')
+        length = length * 10 + static_cast<size_t>(name[i++] - '0');
+    return i > 3 ? name.substr(i, length) : name;
+}
+
+// nvcc's generated registration code (its names are reserved to the implementation). A kernel
+// stub whose signature names __nv_bfloat16 is not one of them: it must not be followed.
 bool isNvccLoadFunction(const std::string& name) {
-    return name == "_ZL24__sti____cudaRegisterAllv" || name == "__sti____cudaRegisterAll" ||
-           name == "_ZL26__cudaUnregisterBinaryUtilv" || name == "__cudaUnregisterBinaryUtil" ||
-           name.find("__nv_") != std::string::npos || name.find("__cudaRegister") == 0;
+    const std::string id = unmangledStatic(name);
+    // Reserved identifiers begin with two underscores or more (nvcc writes "__nv_..." and
+    // "____nv_dummy_param_ref"); what follows them names the function.
+    const size_t lead = id.find_first_not_of('_');
+    if (lead == std::string::npos || lead < 2)
+        return false;
+    const std::string rest = id.substr(lead);
+    return id == "__sti____cudaRegisterAll" || id == "__cudaUnregisterBinaryUtil" ||
+           rest.rfind("nv_", 0) == 0 || rest.rfind("cudaRegister", 0) == 0;
 }
 
 // What load-time code may call outside the object.

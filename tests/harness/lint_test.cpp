@@ -132,6 +132,23 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t 
     return 0;
 }
 )")},
+        // Kernels in an anonymous namespace whose signatures name __nv_bfloat16: their host
+        // stubs' mangled names contain "__nv_", yet they are registration keys, not load-time
+        // code (the built-in bf16 families generate exactly this; it was refused once).
+        {"bf16_stub", std::string(R"(#include <kevolve/abi.h>
+#include <cuda_bf16.h>
+namespace {
+__global__ void scaleRows(const __nv_bfloat16* x, __nv_bfloat16* y, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+}
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* a, cudaStream_t s) {
+    scaleRows<<<1, 32, 0, s>>>(static_cast<const __nv_bfloat16*>(a->inputs[0].data),
+                               static_cast<__nv_bfloat16*>(a->outputs[0].data), 32);
+    return 0;
+}
+)")},
         {"no_entry", std::string(kPrelude) + R"(
 int kevolve_launch(const KevolveArgs* a, cudaStream_t s) { fill<<<1, 32, 0, s>>>(nullptr); return a ? 0 : 1; }
 )"},
@@ -276,6 +293,11 @@ TEST_F(Lint, LegitimateRegistrationPasses) {
     EXPECT_NE(r.checks[3].evidence.find("_ZL24__sti____cudaRegisterAllv"), std::string::npos)
         << describe(r);
     EXPECT_NE(r.checks[3].evidence.find("PT_TLS"), std::string::npos) << describe(r);
+}
+
+TEST_F(Lint, Bf16KernelStubsAreNotLoadTimeCode) {
+    const auto r = lint("bf16_stub");
+    EXPECT_TRUE(r.ok) << describe(r);
 }
 
 TEST_F(Lint, LoadTimeCodeIsNamed) {

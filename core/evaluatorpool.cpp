@@ -603,51 +603,6 @@ void EvaluatorPool::failRequest(QString id, const EvaluationFailure& failure) {
     emit evaluationFailed(id, failure);
 }
 
-namespace {
-
-struct CodeName {
-    HarnessErrorCode code;
-    const char* name;
-};
-
-constexpr CodeName kCodeNames[] = {
-    {HarnessErrorCode::BadRequest, "bad_request"},
-    {HarnessErrorCode::BadTask, "bad_task"},
-    {HarnessErrorCode::UnsupportedVersion, "unsupported_version"},
-    {HarnessErrorCode::UnknownId, "unknown_id"},
-    {HarnessErrorCode::Internal, "internal"},
-};
-
-} // namespace
-
-HarnessErrorCode EvaluationFailure::codeFromString(const QString& text) {
-    if (text.isEmpty())
-        return HarnessErrorCode::None;
-    for (const auto& entry : kCodeNames) {
-        if (text == QLatin1String(entry.name))
-            return entry.code;
-    }
-    return HarnessErrorCode::Unknown;
-}
-
-EvaluationFailure EvaluationFailure::refused(const QString& codeText, const QString& message) {
-    EvaluationFailure failure;
-    failure.kind = EvaluatorPool::Failure::Refused;
-    failure.codeText = codeText;
-    failure.code = codeFromString(codeText);
-    // An error event without a code is still a refusal; the harness just did not say which.
-    if (failure.code == HarnessErrorCode::None)
-        failure.code = HarnessErrorCode::Unknown;
-    failure.message = message;
-    return failure;
-}
-
-QString EvaluationFailure::describe() const {
-    if (codeText.isEmpty())
-        return message;
-    return codeText + QStringLiteral(": ") + message;
-}
-
 void EvaluatorPool::onRequestTimeout(const QString& id) {
     const auto it = m_requests.find(id);
     if (it == m_requests.end())

@@ -473,13 +473,9 @@ void EngineRun::onResult(const QString& requestId, const EvaluationReport& repor
 
 void EngineRun::learnDevice(const EvaluationReport& report) {
     // The CUDA child measures what the supervisor's hello cannot (SM count, L2 size).
-    const QJsonObject gpu = report.raw.value(QLatin1String("environment"))
-                                .toObject()
-                                .value(QLatin1String("gpu"))
-                                .toObject();
-    if (!gpu.contains(QLatin1String("sm_count")))
+    if (!report.environment.device)
         return;
-    const DeviceInfo measured = DeviceInfo::fromJson(gpu);
+    const DeviceInfo& measured = *report.environment.device;
     if (!measured.isValid() || measured.toJson() == m_device.toJson())
         return;
     m_device = measured;
@@ -490,8 +486,8 @@ void EngineRun::learnDevice(const EvaluationReport& report) {
         emit progressAvailable(0, QStringLiteral("session"), error, -1);
 }
 
-void EngineRun::onEvaluationFailed(const QString& requestId, EvaluatorPool::Failure failure,
-                                   const QString& message) {
+void EngineRun::onEvaluationFailed(const QString& requestId, const EvaluationFailure& failure) {
+    const QString& message = failure.message;
     if (!m_active)
         return;
     for (int i = 0; i < m_slots.size(); ++i) {
@@ -499,15 +495,16 @@ void EngineRun::onEvaluationFailed(const QString& requestId, EvaluatorPool::Fail
         if (slot.requestId != requestId || slot.phase != Phase::Evaluating)
             continue;
         slot.requestId.clear();
-        switch (failure) {
+        switch (failure.kind) {
         case EvaluatorPool::Failure::HarnessMissing:
             fail(Engine::Failure::HarnessMissing, message);
             return;
         case EvaluatorPool::Failure::Refused:
-            fail(message.startsWith(QLatin1String("bad_task")) ? Engine::Failure::BadTask
-                                                               : Engine::Failure::Harness,
+            // The task itself is wrong (a person must fix it), not the harness or the request.
+            fail(failure.code == HarnessErrorCode::BadTask ? Engine::Failure::BadTask
+                                                           : Engine::Failure::Harness,
                  QStringLiteral("the harness refused ") + versionLabel(slot.candidate.version) +
-                     QStringLiteral(": ") + message);
+                     QStringLiteral(": ") + failure.describe());
             return;
         case EvaluatorPool::Failure::Timeout:
             slot.candidate.report =

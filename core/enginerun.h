@@ -101,8 +101,7 @@ private:
     void evaluateSlot(int index);
     void onResult(const QString& requestId, const EvaluationReport& report);
     void learnDevice(const EvaluationReport& report);
-    void onEvaluationFailed(const QString& requestId, EvaluatorPool::Failure failure,
-                            const QString& message);
+    void onEvaluationFailed(const QString& requestId, const EvaluationFailure& failure);
     void reviewSlot(int index);
     void onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn);
     void onSlotDone(int index);

@@ -31,7 +31,42 @@ QVector<double> doubles(const QJsonValue& value) {
     return result;
 }
 
+std::optional<double> optionalDouble(const QJsonObject& object, const char* key) {
+    const QJsonValue v = object.value(QLatin1String(key));
+    if (!v.isDouble())
+        return std::nullopt;
+    return v.toDouble();
+}
+
+Trial trialOf(const QJsonObject& json) {
+    Trial t;
+    t.phase = json.value(QLatin1String("phase")).toString();
+    const QJsonObject shape = json.value(QLatin1String("shape")).toObject();
+    for (auto it = shape.begin(); it != shape.end(); ++it) {
+        if (it->isDouble())
+            t.shape.append({it.key(), it->toInteger()});
+    }
+    t.distribution = json.value(QLatin1String("distribution")).toString();
+    t.pass = json.value(QLatin1String("pass")).toBool();
+    t.margin = json.value(QLatin1String("margin")).toDouble();
+    const QJsonObject candidate = json.value(QLatin1String("candidate")).toObject();
+    t.relFro = candidate.value(QLatin1String("rel_fro")).toDouble();
+    t.nanCount = candidate.value(QLatin1String("nan_count")).toInteger();
+    t.infCount = candidate.value(QLatin1String("inf_count")).toInteger();
+    t.boundRelFro =
+        json.value(QLatin1String("bound")).toObject().value(QLatin1String("rel_fro")).toDouble();
+    return t;
+}
+
 } // namespace
+
+qint64 Trial::dim(const QString& name) const {
+    for (const auto& [key, extent] : shape) {
+        if (key == name)
+            return extent;
+    }
+    return 0;
+}
 
 QString EvaluationReport::statusToString(Status status) {
     for (const auto& entry : kStatusNames) {
@@ -67,7 +102,7 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
                     QStringLiteral("\" is not a known status"));
 
     EvaluationReport r;
-    r.raw = json;
+    r.m_verbatim = json;
     r.status = *status;
     r.suspicious = json.value(QLatin1String("suspicious")).toBool();
     r.message = json.value(QLatin1String("message")).toString();
@@ -95,13 +130,23 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
     r.rulesOk = rules.value(QLatin1String("ok")).toBool(true);
     for (const auto& v : rules.value(QLatin1String("violations")).toArray())
         r.violations << v.toString();
+    for (const auto& v : rules.value(QLatin1String("checks")).toArray()) {
+        const QJsonObject c = v.toObject();
+        r.ruleChecks.append({c.value(QLatin1String("name")).toString(),
+                             c.value(QLatin1String("ok")).toBool(),
+                             c.value(QLatin1String("evidence")).toString()});
+    }
+    r.lintEnabled = rules.value(QLatin1String("lint")).toBool(true);
 
     if (json.contains(QLatin1String("correctness"))) {
         const QJsonObject c = json.value(QLatin1String("correctness")).toObject();
         r.correctness.present = true;
         r.correctness.ok = c.value(QLatin1String("ok")).toBool();
+        r.correctness.rule =
+            c.value(QLatin1String("rule")).toObject().value(QLatin1String("text")).toString();
         for (const auto& t : c.value(QLatin1String("trials")).toArray()) {
             const QJsonObject trial = t.toObject();
+            r.correctness.trialResults.append(trialOf(trial));
             ++r.correctness.trials;
             const bool pass = trial.value(QLatin1String("pass")).toBool();
             if (pass) {
@@ -124,6 +169,7 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
 
     if (json.contains(QLatin1String("timing"))) {
         const QJsonObject t = json.value(QLatin1String("timing")).toObject();
+        r.timingPresent = !t.isEmpty();
         r.timed = t.contains(QLatin1String("speedup_vs_reference"));
         r.speedup = t.value(QLatin1String("speedup_vs_reference")).toDouble();
         const QJsonArray ci = t.value(QLatin1String("ci95")).toArray();
@@ -150,7 +196,25 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
             sample.outputCheck = o.value(QLatin1String("output_check")).toDouble();
             r.samples.append(sample);
         }
+        for (const auto& round : t.value(QLatin1String("rounds")).toArray())
+            r.timing.roundMedians.append(
+                round.toObject().value(QLatin1String("median_ratio")).toDouble());
+        r.timing.roundSpread = t.value(QLatin1String("round_spread")).toDouble();
+        r.timing.reruns = t.value(QLatin1String("reruns")).toInt();
+        r.timing.discardedPairs = t.value(QLatin1String("discarded_pairs")).toInt();
+        const QJsonObject method = t.value(QLatin1String("method")).toObject();
+        r.timing.pairing = method.value(QLatin1String("pairing")).toString();
+        r.timing.l2FlushBytes = method.value(QLatin1String("l2_flush_bytes")).toDouble();
+        r.timing.blockingKernel = method.value(QLatin1String("blocking_kernel")).toBool();
+        r.timing.inputSets = method.value(QLatin1String("input_sets")).toInt();
     }
+
+    r.harnessTask = json.value(QLatin1String("task")).toObject();
+    const QJsonValue maxSpread = r.harnessTask.value(QLatin1String("timing"))
+                                     .toObject()
+                                     .value(QLatin1String("max_round_spread"));
+    if (maxSpread.isDouble())
+        r.maxRoundSpread = maxSpread.toDouble();
 
     if (json.contains(QLatin1String("roofline"))) {
         const QJsonObject roof = json.value(QLatin1String("roofline")).toObject();
@@ -161,21 +225,36 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
         if (roof.value(QLatin1String("min_bytes")).isDouble())
             r.minBytes = roof.value(QLatin1String("min_bytes")).toDouble();
         r.bound = roof.value(QLatin1String("bound")).toString();
+        r.peakFlops = optionalDouble(roof, "peak_flops");
+        r.peakBytesPerSecond = optionalDouble(roof, "peak_bytes_per_s");
+        r.roofFlops = optionalDouble(roof, "flops");
+        r.intensity = optionalDouble(roof, "intensity");
     }
 
-    const QJsonObject environment = json.value(QLatin1String("environment")).toObject();
-    r.gpuName =
-        environment.value(QLatin1String("gpu")).toObject().value(QLatin1String("name")).toString();
+    const QJsonObject gpu =
+        json.value(QLatin1String("environment")).toObject().value(QLatin1String("gpu")).toObject();
+    r.gpuName = gpu.value(QLatin1String("name")).toString();
+    r.environment.name = r.gpuName;
+    // Only the CUDA child measures the SM count and L2 size; the supervisor's part lacks them.
+    if (gpu.contains(QLatin1String("sm_count")))
+        r.environment.device = DeviceInfo::fromJson(gpu);
 
     const QJsonObject err = json.value(QLatin1String("error")).toObject();
     r.errorStage = err.value(QLatin1String("stage")).toString();
     r.errorMessage = err.value(QLatin1String("message")).toString();
+    r.errorSignal = err.value(QLatin1String("signal_name")).toString();
+
+    if (json.value(QLatin1String("metrics")).isObject())
+        r.profile.metricsSection = json.value(QLatin1String("metrics")).toObject();
+    if (json.value(QLatin1String("profile")).isObject())
+        r.profile.profileSection = json.value(QLatin1String("profile")).toObject();
+    r.profile.derived = DerivedMetrics::fromSections(r.profile);
     return r;
 }
 
 QJsonObject EvaluationReport::toJson() const {
-    if (!raw.isEmpty())
-        return raw;
+    if (!m_verbatim.isEmpty())
+        return m_verbatim;
     QJsonObject json{
         {QStringLiteral("schema_version"), 1},
         {QStringLiteral("kind"), QStringLiteral("kevolve.report")},
@@ -212,7 +291,7 @@ EvaluationReport EvaluationReport::synthetic(Status status, const QString& messa
     r.message = message;
     r.errorStage = QStringLiteral("engine");
     r.errorMessage = message;
-    r.raw = r.toJson();
+    r.m_verbatim = r.toJson();
     return r;
 }
 
@@ -303,8 +382,12 @@ QJsonObject DerivedMetrics::stallsFromCounters(const QJsonObject& counters) {
 }
 
 DerivedMetrics DerivedMetrics::fromReport(const EvaluationReport& report) {
+    return report.profile.derived;
+}
+
+DerivedMetrics DerivedMetrics::fromSections(const ProfileMetrics& sections) {
     DerivedMetrics m;
-    const QJsonObject metrics = report.raw.value(QLatin1String("metrics")).toObject();
+    const QJsonObject metrics = sections.metricsSection.value_or(QJsonObject());
     if (metrics.value(QLatin1String("candidate")).isObject()) {
         m.candidateCounters = metrics.value(QLatin1String("candidate")).toObject();
         m.referenceCounters = metrics.value(QLatin1String("reference")).toObject();
@@ -313,7 +396,7 @@ DerivedMetrics DerivedMetrics::fromReport(const EvaluationReport& report) {
         m.candidateStalls = stallsFromCounters(m.candidateCounters);
         return m;
     }
-    const QJsonObject profile = report.raw.value(QLatin1String("profile")).toObject();
+    const QJsonObject profile = sections.profileSection.value_or(QJsonObject());
     const QJsonObject candidate = profile.value(QLatin1String("candidate")).toObject();
     m.candidate = candidate.value(QLatin1String("metrics")).toObject();
     m.reference = profile.value(QLatin1String("reference"))

@@ -1,6 +1,10 @@
-// The harness report (harness/PROTOCOL.md, "Report"), parsed into the values the engine, agents,
-// panels and exporters read. The whole report stays available verbatim in `raw`.
+// The harness report (harness/PROTOCOL.md, "Report"), parsed once into the typed parts the engine,
+// agents, panels and exporters read. The verbatim JSON is private to evaluationreport.cpp and only
+// leaves it through toJson() (for saving the report as the harness wrote it), so no consumer
+// re-reads the report's JSON by key.
 #pragma once
+
+#include "deviceinfo.h"
 
 #include <QJsonObject>
 #include <QMetaType>
@@ -9,6 +13,7 @@
 #include <QVector>
 
 #include <optional>
+#include <utility>
 
 namespace kev {
 
@@ -36,6 +41,53 @@ struct TimingSample {
     double outputCheck = 0;
 };
 
+struct EvaluationReport;
+struct ProfileMetrics;
+
+// One correctness trial (correctness.trials[]).
+struct Trial {
+    QString phase; // "pre" before timing, "post" on fresh inputs after it
+    // Dimension name -> extent (M, N, K for GEMM; rows, cols, ... for other ops), in the order
+    // the report lists them.
+    QVector<std::pair<QString, qint64>> shape;
+    QString distribution;
+    bool pass = false;
+    double margin = 0;      // candidate error / bound (< 1 passes)
+    double relFro = 0;      // the candidate's relative Frobenius error
+    double boundRelFro = 0; // the bound it is held to
+    qint64 nanCount = 0;
+    qint64 infCount = 0;
+
+    // The extent of one named dimension, 0 when the shape has no such dimension.
+    qint64 dim(const QString& name) const;
+};
+
+// One check of rules.checks[] (lint, launch_audit, ...).
+struct RuleCheck {
+    QString name;
+    bool ok = false;
+    QString evidence;
+};
+
+// How the harness timed (timing.method) and how stable the rounds were.
+struct TimingDetails {
+    QVector<double> roundMedians; // timing.rounds[].median_ratio
+    double roundSpread = 0;
+    int reruns = 0;
+    int discardedPairs = 0;
+    QString pairing;
+    double l2FlushBytes = 0;
+    bool blockingKernel = false;
+    int inputSets = 0;
+};
+
+// The GPU the CUDA child ran on (environment.gpu).
+struct GpuEnvironment {
+    QString name;
+    // The full description, when the child measured it (it carries sm_count).
+    std::optional<DeviceInfo> device;
+};
+
 struct CorrectnessSummary {
     bool present = false;
     bool ok = false;
@@ -44,6 +96,40 @@ struct CorrectnessSummary {
     // Worst candidate error / bound over all trials (< 1 passes).
     double worstMargin = 0;
     QString firstFailure;
+    QString rule; // correctness.rule.text: how the bound is set
+    QVector<Trial> trialResults;
+};
+
+// The hardware metrics of a report under Kevolve's own names (achieved_occupancy as a fraction,
+// dram_throughput_pct, sm_throughput_pct, tensor_pipe_pct, fma_pipe_pct, l2_hit_rate_pct,
+// dram_bytes, local_memory_bytes, smem_bank_conflicts, smem_wavefronts_per_request) and the warp
+// stall reasons as fractions of the active warps' cycles (long_scoreboard, barrier, ...). The
+// harness reports Nsight Compute counters under `metrics.candidate` / `metrics.reference`
+// (harness/PROTOCOL.md); these are derived from them, and the counters themselves are kept in
+// `counters`. A report in the older `profile` shape (derived names already) is read as it is.
+struct DerivedMetrics {
+    QJsonObject candidate;
+    QJsonObject reference;
+    QJsonObject candidateStalls;
+    QJsonObject candidateCounters;
+    QJsonObject referenceCounters;
+
+    // The metrics the report derived when it was parsed.
+    static DerivedMetrics fromReport(const EvaluationReport& report);
+    // Derives them from a report's metrics (preferred) or profile section.
+    static DerivedMetrics fromSections(const ProfileMetrics& sections);
+    // The derived names of one set of counters (missing counters give missing names).
+    static QJsonObject fromCounters(const QJsonObject& counters);
+    // stall reason -> fraction, from smsp__warp_issue_stalled_<reason>_per_warp_active.pct.
+    static QJsonObject stallsFromCounters(const QJsonObject& counters);
+};
+
+// The profile part of a report: the harness's sections as it sent them (the agents' prompts quote
+// them) and the metrics derived from them once.
+struct ProfileMetrics {
+    std::optional<QJsonObject> metricsSection; // "metrics": Nsight Compute counters by name
+    std::optional<QJsonObject> profileSection; // "profile": the older, derived shape
+    DerivedMetrics derived;
 };
 
 struct EvaluationReport {
@@ -71,11 +157,15 @@ struct EvaluationReport {
 
     bool rulesOk = true;
     QStringList violations;
+    QVector<RuleCheck> ruleChecks;
+    bool lintEnabled = true; // rules.lint: false when options.lint switched static lint off
 
     CorrectnessSummary correctness;
 
     // Timing: present only for correct candidates measured on a GPU.
     bool timed = false;
+    // The report has a non-empty timing part (an unstable candidate has one without a speed-up).
+    bool timingPresent = false;
     double speedup = 0;
     double ciLow = 0;
     double ciHigh = 0;
@@ -84,6 +174,9 @@ struct EvaluationReport {
     double tflops = 0;
     double referenceTflops = 0;
     QVector<TimingSample> samples;
+    TimingDetails timing;
+    // task.timing.max_round_spread of the task the harness normalised, when the report carries it.
+    std::optional<double> maxRoundSpread;
 
     // Roofline, when the report carries it ("roofline": {"floor_ms", "percent_of_floor", "bound",
     // "min_bytes"}).
@@ -91,13 +184,22 @@ struct EvaluationReport {
     std::optional<double> percentOfFloor;
     std::optional<double> minBytes;
     QString bound;
+    // The rest of the roofline part: the device peaks, the task's work and its intensity.
+    std::optional<double> peakFlops;
+    std::optional<double> peakBytesPerSecond;
+    std::optional<double> roofFlops;
+    std::optional<double> intensity;
 
     QString gpuName;
+    GpuEnvironment environment;
     QString errorStage;
     QString errorMessage;
+    QString errorSignal; // error.signal_name, when the child died of a signal
     QString reverify;
 
-    QJsonObject raw;
+    // The task as the harness normalised it (report.task), empty when the report has none.
+    QJsonObject harnessTask;
+    ProfileMetrics profile;
     // Which worker measured it, set by the EvaluatorPool (not part of the harness's report):
     // {"worker": index, "launcher": command, "host", "gpu": name, "gpu_uuid", "pci_bus_id",
     // "device": index}; empty for a report no harness produced.
@@ -105,7 +207,7 @@ struct EvaluationReport {
 
     // Accepts any report whose status is known; *error names what is missing or wrong.
     static std::optional<EvaluationReport> fromJson(const QJsonObject& json, QString* error);
-    // The verbatim report (raw), or a minimal one built from the fields when raw is empty.
+    // The verbatim report, or a minimal one built from the fields for a report no harness wrote.
     QJsonObject toJson() const;
 
     bool isCorrect() const { return status == Status::Ok; }
@@ -120,28 +222,10 @@ struct EvaluationReport {
     // A report the engine writes itself when no harness could produce one (e.g. the worker died
     // twice): status runtime_error, or no_device.
     static EvaluationReport synthetic(Status status, const QString& message);
-};
 
-// The hardware metrics of a report under Kevolve's own names (achieved_occupancy as a fraction,
-// dram_throughput_pct, sm_throughput_pct, tensor_pipe_pct, fma_pipe_pct, l2_hit_rate_pct,
-// dram_bytes, local_memory_bytes, smem_bank_conflicts, smem_wavefronts_per_request) and the warp
-// stall reasons as fractions of the active warps' cycles (long_scoreboard, barrier, ...). The
-// harness reports Nsight Compute counters under `metrics.candidate` / `metrics.reference`
-// (harness/PROTOCOL.md); these are derived from them, and the counters themselves are kept in
-// `counters`. A report in the `profile` shape of DESIGN.md §3 (derived names already) is read as
-// it is.
-struct DerivedMetrics {
-    QJsonObject candidate;
-    QJsonObject reference;
-    QJsonObject candidateStalls;
-    QJsonObject candidateCounters;
-    QJsonObject referenceCounters;
-
-    static DerivedMetrics fromReport(const EvaluationReport& report);
-    // The derived names of one set of counters (missing counters give missing names).
-    static QJsonObject fromCounters(const QJsonObject& counters);
-    // stall reason -> fraction, from smsp__warp_issue_stalled_<reason>_per_warp_active.pct.
-    static QJsonObject stallsFromCounters(const QJsonObject& counters);
+private:
+    // The report exactly as the harness sent it; read only by evaluationreport.cpp.
+    QJsonObject m_verbatim;
 };
 
 } // namespace kev

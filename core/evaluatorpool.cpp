@@ -349,8 +349,10 @@ void EvaluatorPool::onLine(Worker* worker, const QByteArray& line) {
         auto report = EvaluationReport::fromJson(message->value(QLatin1String("report")).toObject(),
                                                  &reportError);
         if (!report) {
-            failRequest(id, Failure::Protocol,
-                        QStringLiteral("the harness sent an invalid report: ") + reportError);
+            failRequest(id, {Failure::Protocol,
+                             HarnessErrorCode::None,
+                             {},
+                             QStringLiteral("the harness sent an invalid report: ") + reportError});
             return;
         }
         worker->restarts = 0;
@@ -360,9 +362,9 @@ void EvaluatorPool::onLine(Worker* worker, const QByteArray& line) {
     } else if (event == QLatin1String("cancelled")) {
         finishRequest(id);
     } else if (event == QLatin1String("error")) {
-        failRequest(id, Failure::Refused,
-                    message->value(QLatin1String("code")).toString() + QStringLiteral(": ") +
-                        message->value(QLatin1String("message")).toString());
+        failRequest(
+            id, EvaluationFailure::refused(message->value(QLatin1String("code")).toString(),
+                                           message->value(QLatin1String("message")).toString()));
     }
 }
 
@@ -518,7 +520,8 @@ QString EvaluatorPool::evaluate(const Task& task, const QString& source, const Q
 void EvaluatorPool::dispatch(Request* request) {
     Worker* worker = pickWorker();
     if (!worker) {
-        failRequest(request->id, Failure::HarnessMissing, noWorkerLeft());
+        failRequest(request->id,
+                    {Failure::HarnessMissing, HarnessErrorCode::None, {}, noWorkerLeft()});
         return;
     }
     request->worker = worker;
@@ -579,9 +582,11 @@ void EvaluatorPool::redispatchFrom(Worker* worker, bool receivedByHarness, const
                                          {QStringLiteral("target"), id}});
         }
         if (request->attempts >= 2)
-            failRequest(id, Failure::WorkerDied,
-                        QStringLiteral("the harness worker died twice during this request (") +
-                            why + u')');
+            failRequest(id, {Failure::WorkerDied,
+                             HarnessErrorCode::None,
+                             {},
+                             QStringLiteral("the harness worker died twice during this request (") +
+                                 why + u')'});
         else
             dispatch(request);
     }
@@ -591,11 +596,11 @@ void EvaluatorPool::finishRequest(const QString& id) {
     m_requests.erase(id);
 }
 
-void EvaluatorPool::failRequest(QString id, Failure failure, const QString& message) {
+void EvaluatorPool::failRequest(QString id, const EvaluationFailure& failure) {
     // By value: the caller's id may live in the request erased here.
     if (m_requests.erase(id) == 0)
         return;
-    emit evaluationFailed(id, failure, message);
+    emit evaluationFailed(id, failure);
 }
 
 void EvaluatorPool::onRequestTimeout(const QString& id) {
@@ -603,9 +608,12 @@ void EvaluatorPool::onRequestTimeout(const QString& id) {
     if (it == m_requests.end())
         return;
     Worker* worker = it->second->worker;
-    failRequest(id, Failure::Timeout,
-                QStringLiteral("no result within ") + QString::number(m_requestTimeoutMs / 1000.0) +
-                    QStringLiteral(" s; the worker was restarted"));
+    failRequest(id, {Failure::Timeout,
+                     HarnessErrorCode::None,
+                     {},
+                     QStringLiteral("no result within ") +
+                         QString::number(m_requestTimeoutMs / 1000.0) +
+                         QStringLiteral(" s; the worker was restarted")});
     if (worker) {
         emit workerMessageAvailable(worker->index,
                                     QStringLiteral("request ") + id +

@@ -38,6 +38,8 @@ class QTimer;
 
 namespace kev {
 
+struct EvaluationFailure;
+
 class EvaluatorPool : public QObject {
     Q_OBJECT
 public:
@@ -103,8 +105,7 @@ signals:
     void progressAvailable(const QString& requestId, const QString& stage, const QString& message,
                            double fraction);
     void resultAvailable(const QString& requestId, const kev::EvaluationReport& report);
-    void evaluationFailed(const QString& requestId, kev::EvaluatorPool::Failure failure,
-                          const QString& message);
+    void evaluationFailed(const QString& requestId, const kev::EvaluationFailure& failure);
     // Something about one worker a person should know (a restart, a skipped line, stderr).
     void workerMessageAvailable(int worker, const QString& message);
     // The worker's launcher waits for resources (a pending Slurm job) or got them; message is the
@@ -124,7 +125,7 @@ private:
     void send(Worker* worker, const QJsonObject& message);
     void dispatch(Request* request);
     void finishRequest(const QString& id);
-    void failRequest(QString id, Failure failure, const QString& message);
+    void failRequest(QString id, const EvaluationFailure& failure);
     void onRequestTimeout(const QString& id);
     // SIGTERM to the worker's process group now, SIGKILL after a grace period (at once when the
     // pool is shutting down and cannot wait).
@@ -151,6 +152,33 @@ private:
     QString m_harnessVersion;
 };
 
+// The error codes of the harness's "error" event (harness/PROTOCOL.md), as a field instead of
+// text: callers decide on the code, never on the wording of the message.
+enum class HarnessErrorCode {
+    None, // the failure did not come from a harness error event
+    BadRequest,
+    BadTask,
+    UnsupportedVersion,
+    UnknownId,
+    Internal,
+    Unknown // a code this client does not know (a newer harness); codeText keeps it
+};
+
+// Why a request produced no report.
+struct EvaluationFailure {
+    EvaluatorPool::Failure kind = EvaluatorPool::Failure::Protocol;
+    // Set when kind is Refused: the code the harness sent, parsed and verbatim.
+    HarnessErrorCode code = HarnessErrorCode::None;
+    QString codeText;
+    QString message;
+
+    static EvaluationFailure refused(const QString& codeText, const QString& message);
+    static HarnessErrorCode codeFromString(const QString& text);
+    // The message, led by the harness's code when there is one ("bad_task: ...").
+    QString describe() const;
+};
+
 } // namespace kev
 
 Q_DECLARE_METATYPE(kev::EvaluatorPool::Failure)
+Q_DECLARE_METATYPE(kev::EvaluationFailure)

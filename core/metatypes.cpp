@@ -38,6 +38,7 @@ void registerMetaTypes() {
     qRegisterMetaType<kev::Engine::StopReason>();
     qRegisterMetaType<kev::Engine::Failure>();
     qRegisterMetaType<kev::EvaluatorPool::Failure>();
+    qRegisterMetaType<kev::EvaluationFailure>();
 }
 
 } // namespace kev

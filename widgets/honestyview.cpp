@@ -53,18 +53,13 @@ HonestyView::Result passFail(bool ok) {
 
 QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report,
                                                   const QString& referenceName) {
-    const QJsonObject raw = report.raw;
     QVector<Check> checks;
 
-    const QJsonObject rules = raw.value(u"rules"_s).toObject();
-    const QJsonArray ruleChecks = rules.value(u"checks"_s).toArray();
+    const QVector<RuleCheck>& ruleChecks = report.ruleChecks;
     bool sawLaunchAudit = false;
-    for (const auto& v : ruleChecks) {
-        const QJsonObject c = v.toObject();
-        const QString name = c.value(u"name"_s).toString();
-        sawLaunchAudit |= name == u"launch_audit";
-        checks.append({u"rules: "_s + name, passFail(c.value(u"ok"_s).toBool()),
-                       c.value(u"evidence"_s).toString()});
+    for (const auto& c : ruleChecks) {
+        sawLaunchAudit |= c.name == u"launch_audit";
+        checks.append({u"rules: "_s + c.name, passFail(c.ok), c.evidence});
     }
     const bool aCheckFailed = std::any_of(checks.begin(), checks.end(),
                                           [](const Check& c) { return c.result == Result::Fail; });
@@ -76,23 +71,21 @@ QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report
         checks.append({u"rules"_s, Result::NotRun,
                        report.compileOk ? u"no rule checks in the report"_s
                                         : u"the kernel did not compile"_s});
-    if (!rules.value(u"lint"_s).toBool(true))
+    if (!report.lintEnabled)
         checks.append({u"rules: lint"_s, Result::Warn,
                        u"static lint switched off for this run (options.lint = false)"_s});
     if (!sawLaunchAudit && !ruleChecks.isEmpty())
         checks.append({u"rules: launch_audit"_s, Result::NotRun, u"no launch audit recorded"_s});
 
     if (!report.errorMessage.isEmpty()) {
-        const QJsonObject error = raw.value(u"error"_s).toObject();
-        const QString signal = error.value(u"signal_name"_s).toString();
+        const QString& signal = report.errorSignal;
         checks.append(
             {u"child process"_s, Result::Fail,
              u"%1 stage: %2%3"_s.arg(report.errorStage, report.errorMessage,
                                      signal.isEmpty() ? QString() : u" ("_s + signal + u')')});
     }
 
-    const QJsonObject correctness = raw.value(u"correctness"_s).toObject();
-    const QJsonArray trials = correctness.value(u"trials"_s).toArray();
+    const QVector<Trial>& trials = report.correctness.trialResults;
     if (trials.isEmpty()) {
         checks.append({u"poisoning"_s, Result::NotRun, u"no correctness trials ran"_s});
         checks.append({u"completeness"_s, Result::NotRun, u"no correctness trials ran"_s});
@@ -100,27 +93,24 @@ QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report
         qint64 nans = 0, infs = 0;
         int incomplete = 0, pre = 0, prePassed = 0, post = 0, postPassed = 0;
         QStringList worst;
-        for (const auto& v : trials) {
-            const QJsonObject t = v.toObject();
-            const QJsonObject cand = t.value(u"candidate"_s).toObject();
-            const qint64 n = cand.value(u"nan_count"_s).toInteger();
-            const qint64 i = cand.value(u"inf_count"_s).toInteger();
+        for (const auto& t : trials) {
+            const qint64 n = t.nanCount;
+            const qint64 i = t.infCount;
             nans += n;
             infs += i;
             if (n + i > 0) {
                 ++incomplete;
-                const QJsonObject s = t.value(u"shape"_s).toObject();
-                worst << u"%1×%2×%3: %4 NaN"_s.arg(s.value(u"M"_s).toInteger())
-                             .arg(s.value(u"N"_s).toInteger())
-                             .arg(s.value(u"K"_s).toInteger())
+                worst << u"%1×%2×%3: %4 NaN"_s.arg(t.dim(u"M"_s))
+                             .arg(t.dim(u"N"_s))
+                             .arg(t.dim(u"K"_s))
                              .arg(n);
             }
-            if (t.value(u"phase"_s).toString() == u"post") {
+            if (t.phase == u"post") {
                 ++post;
-                postPassed += t.value(u"pass"_s).toBool() ? 1 : 0;
+                postPassed += t.pass ? 1 : 0;
             } else {
                 ++pre;
-                prePassed += t.value(u"pass"_s).toBool() ? 1 : 0;
+                prePassed += t.pass ? 1 : 0;
             }
         }
         checks.append({u"poisoning"_s, Result::Pass,
@@ -147,35 +137,29 @@ QVector<HonestyView::Check> HonestyView::checksOf(const EvaluationReport& report
                                         : u"not timed, so nothing to re-check"_s});
     }
 
-    const QJsonObject timing = raw.value(u"timing"_s).toObject();
-    if (!timing.isEmpty()) {
-        const double spread = timing.value(u"round_spread"_s).toDouble();
-        const double limit = raw.value(u"task"_s)
-                                 .toObject()
-                                 .value(u"timing"_s)
-                                 .toObject()
-                                 .value(u"max_round_spread"_s)
-                                 .toDouble(0.15);
+    if (report.timingPresent) {
+        const TimingDetails& timing = report.timing;
+        const double spread = timing.roundSpread;
+        const double limit = report.maxRoundSpread.value_or(0.15);
         QStringList rounds;
-        for (const auto& v : timing.value(u"rounds"_s).toArray())
-            rounds << QString::number(v.toObject().value(u"median_ratio"_s).toDouble(), 'f', 3);
+        for (const double median : timing.roundMedians)
+            rounds << QString::number(median, 'f', 3);
         const bool stable = report.status != EvaluationReport::Status::Unstable && spread <= limit;
         checks.append(
             {u"stability"_s, passFail(stable),
              u"round medians %1: spread %2 % (limit %3 %), %4 re-runs"_s.arg(rounds.join(u", "_s))
                  .arg(spread * 100, 0, 'f', 1)
                  .arg(limit * 100, 0, 'f', 0)
-                 .arg(timing.value(u"reruns"_s).toInt())});
-        const QJsonObject method = timing.value(u"method"_s).toObject();
+                 .arg(timing.reruns)});
         double worstCheck = 0;
         for (const auto& s : report.samples)
             worstCheck = std::max(worstCheck, s.outputCheck);
         checks.append({u"timed outputs checked"_s, Result::Pass,
                        u"%1 pairing, L2 flush %2 MiB, blocking kernel %3, %4 input sets; worst "
-                       "per-sample output check %5"_s.arg(method.value(u"pairing"_s).toString())
-                           .arg(method.value(u"l2_flush_bytes"_s).toDouble() / 1048576.0, 0, 'f', 0)
-                           .arg(method.value(u"blocking_kernel"_s).toBool() ? u"on"_s : u"off"_s)
-                           .arg(method.value(u"input_sets"_s).toInt())
+                       "per-sample output check %5"_s.arg(timing.pairing)
+                           .arg(timing.l2FlushBytes / 1048576.0, 0, 'f', 0)
+                           .arg(timing.blockingKernel ? u"on"_s : u"off"_s)
+                           .arg(timing.inputSets)
                            .arg(worstCheck, 0, 'g', 3)});
     } else {
         checks.append({u"stability"_s, Result::NotRun, u"not timed (only correct kernels are)"_s});

@@ -155,20 +155,19 @@ void MetricsView::addReport(int version, const EvaluationReport& report) {
     const ReportMetrics metrics = ReportMetrics::fromReport(report);
     for (const auto& m : metrics.candidate)
         entry.metrics.append({m.key, m.value});
-    const QJsonObject roof = report.raw.value(u"roofline"_s).toObject();
-    if (roof.value(u"peak_flops"_s).isDouble() && roof.value(u"peak_bytes_per_s"_s).isDouble()) {
-        m_peakFlops = roof.value(u"peak_flops"_s).toDouble();
-        m_peakBytes = roof.value(u"peak_bytes_per_s"_s).toDouble();
+    if (report.peakFlops && report.peakBytesPerSecond) {
+        m_peakFlops = *report.peakFlops;
+        m_peakBytes = *report.peakBytesPerSecond;
     }
     if (report.timed && report.medianMs > 0) {
         Point p;
         p.version = version;
         // The report's own task when it carries one (the harness normalises it), else the
         // session's.
-        double flops = m_flops > 0 ? m_flops : roof.value(u"flops"_s).toDouble();
+        double flops = m_flops > 0 ? m_flops : report.roofFlops.value_or(0.0);
         double minBytes = m_minBytes;
         QString taskError;
-        if (const auto task = Task::fromJson(report.raw.value(u"task"_s).toObject(), &taskError)) {
+        if (const auto task = Task::fromJson(report.harnessTask, &taskError)) {
             flops = task->flops();
             minBytes = task->minBytes();
         }
@@ -178,8 +177,8 @@ void MetricsView::addReport(int version, const EvaluationReport& report) {
             p.measuredIntensity = true;
         } else if (minBytes > 0 && flops > 0) {
             p.intensity = flops / minBytes;
-        } else if (roof.value(u"intensity"_s).isDouble()) {
-            p.intensity = roof.value(u"intensity"_s).toDouble();
+        } else if (report.intensity) {
+            p.intensity = *report.intensity;
         }
         if (p.intensity > 0 && p.tflops > 0)
             entry.point = p;

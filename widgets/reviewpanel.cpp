@@ -11,6 +11,8 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace kev {
 
 using namespace Qt::StringLiterals;
@@ -25,17 +27,17 @@ QString num(double value, int precision = 4) {
     return QString::number(value, 'g', precision);
 }
 
-QString shapeText(const QJsonObject& shape) {
-    if (shape.contains(u"M"_s) && shape.contains(u"N"_s) && shape.contains(u"K"_s))
-        return u"%1×%2×%3"_s.arg(shape.value(u"M"_s).toInteger())
-            .arg(shape.value(u"N"_s).toInteger())
-            .arg(shape.value(u"K"_s).toInteger());
+QString shapeText(const Trial& trial) {
+    const auto has = [&trial](const QString& name) {
+        return std::any_of(trial.shape.begin(), trial.shape.end(),
+                           [&name](const auto& dim) { return dim.first == name; });
+    };
+    if (has(u"M"_s) && has(u"N"_s) && has(u"K"_s))
+        return u"%1×%2×%3"_s.arg(trial.dim(u"M"_s)).arg(trial.dim(u"N"_s)).arg(trial.dim(u"K"_s));
     // Other ops name their dimensions (rows, cols, n, ...): keep the names.
     QStringList parts;
-    for (auto it = shape.begin(); it != shape.end(); ++it) {
-        if (it->isDouble())
-            parts << it.key() + u' ' + QString::number(it->toInteger());
-    }
+    for (const auto& [name, extent] : trial.shape)
+        parts << name + u' ' + QString::number(extent);
     return parts.join(u" × "_s);
 }
 
@@ -54,25 +56,19 @@ QString section(const QString& title) {
     return u"<h3 style='margin-bottom:2px'>"_s + esc(title) + u"</h3>"_s;
 }
 
-QString correctnessHtml(const QJsonObject& correctness) {
+QString correctnessHtml(const CorrectnessSummary& correctness) {
     QString html = section(u"Correctness"_s);
-    const QJsonObject rule = correctness.value(u"rule"_s).toObject();
-    if (!rule.isEmpty())
-        html += u"<p><i>"_s + esc(rule.value(u"text"_s).toString()) + u"</i></p>"_s;
+    if (!correctness.rule.isEmpty())
+        html += u"<p><i>"_s + esc(correctness.rule) + u"</i></p>"_s;
     html += u"<table border='0' cellspacing='0' cellpadding='2'>"_s;
     html += row(
         {u"phase"_s, u"shape"_s, u"inputs"_s, u"error / bound"_s, u"margin"_s, u"NaN"_s, QString()},
         true, true);
-    for (const auto& value : correctness.value(u"trials"_s).toArray()) {
-        const QJsonObject t = value.toObject();
-        const QJsonObject cand = t.value(u"candidate"_s).toObject();
-        const bool pass = t.value(u"pass"_s).toBool();
-        const qint64 nans = cand.value(u"nan_count"_s).toInteger();
-        html += row({esc(t.value(u"phase"_s).toString()), shapeText(t.value(u"shape"_s).toObject()),
-                     esc(t.value(u"distribution"_s).toString()),
-                     num(cand.value(u"rel_fro"_s).toDouble(), 2) + u" / "_s +
-                         num(t.value(u"bound"_s).toObject().value(u"rel_fro"_s).toDouble(), 2),
-                     num(t.value(u"margin"_s).toDouble(), 2),
+    for (const Trial& t : correctness.trialResults) {
+        const bool pass = t.pass;
+        const qint64 nans = t.nanCount;
+        html += row({esc(t.phase), shapeText(t), esc(t.distribution),
+                     num(t.relFro, 2) + u" / "_s + num(t.boundRelFro, 2), num(t.margin, 2),
                      nans > 0 ? u"<b style='color:#d03b3b'>%1</b>"_s.arg(nans) : u"0"_s,
                      pass ? u"<span style='color:#3fa34d'>pass</span>"_s
                           : u"<b style='color:#d03b3b'>FAIL</b>"_s},
@@ -83,7 +79,6 @@ QString correctnessHtml(const QJsonObject& correctness) {
 
 QString timingHtml(const EvaluationReport& r, const QString& reference) {
     QString html = section(u"Timing (ABBA pairs against %1)"_s.arg(esc(reference)));
-    const QJsonObject t = r.raw.value(u"timing"_s).toObject();
     html += u"<table cellpadding='2'>"_s;
     html += row({u"candidate median"_s,
                  u"%1 ms (%2 TFLOP/s)"_s.arg(num(r.medianMs)).arg(num(r.tflops, 4))});
@@ -94,15 +89,14 @@ QString timingHtml(const EvaluationReport& r, const QString& reference) {
                      .arg(r.ciLow, 0, 'f', 3)
                      .arg(r.ciHigh, 0, 'f', 3)});
     QStringList rounds;
-    for (const auto& v : t.value(u"rounds"_s).toArray())
-        rounds << QString::number(v.toObject().value(u"median_ratio"_s).toDouble(), 'f', 3);
+    for (const double median : r.timing.roundMedians)
+        rounds << QString::number(median, 'f', 3);
     if (!rounds.isEmpty())
-        html += row(
-            {u"round medians"_s, u"%1 (spread %2 %, %3 re-runs)"_s.arg(rounds.join(u", "_s))
-                                     .arg(t.value(u"round_spread"_s).toDouble() * 100.0, 0, 'f', 1)
-                                     .arg(t.value(u"reruns"_s).toInt())});
-    html += row({u"samples"_s, u"%1 quads, %2 discarded"_s.arg(r.samples.size())
-                                   .arg(t.value(u"discarded_pairs"_s).toInt())});
+        html += row({u"round medians"_s, u"%1 (spread %2 %, %3 re-runs)"_s.arg(rounds.join(u", "_s))
+                                             .arg(r.timing.roundSpread * 100.0, 0, 'f', 1)
+                                             .arg(r.timing.reruns)});
+    html += row({u"samples"_s,
+                 u"%1 quads, %2 discarded"_s.arg(r.samples.size()).arg(r.timing.discardedPairs)});
     return html + u"</table>"_s;
 }
 
@@ -242,7 +236,7 @@ void ReviewPanel::render() {
             html += u"<p style='color:#8e44ad'>Rule violations: "_s +
                     esc(r.violations.join(u"; "_s)) + u"</p>"_s;
         if (r.correctness.present)
-            html += correctnessHtml(r.raw.value(u"correctness"_s).toObject());
+            html += correctnessHtml(r.correctness);
         if (r.timed)
             html += timingHtml(r, m_referenceName);
         if (r.floorMs || r.percentOfFloor) {

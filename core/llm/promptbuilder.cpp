@@ -667,13 +667,13 @@ QString PromptBuilder::reportText(const EvaluationReport& report, int compileLog
         lines << u"roofline: floor %1, %2 of the floor, %3"_s.arg(
             optionalNumber(report.floorMs, u" ms"_s), optionalNumber(report.percentOfFloor, u"%"_s),
             report.bound.isEmpty() ? u"bound unknown"_s : report.bound + u"-bound"_s);
-    for (const auto& key : {u"profile"_s, u"metrics"_s}) {
-        const QJsonValue value = report.raw.value(key);
-        if (value.isObject())
+    for (const auto& [key, section] : {std::pair{u"profile"_s, report.profile.profileSection},
+                                       std::pair{u"metrics"_s, report.profile.metricsSection}}) {
+        if (section)
             lines << u"%1: %2"_s.arg(
-                key, trimMiddle(QString::fromUtf8(
-                                    QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact)),
-                                6000));
+                key, trimMiddle(
+                         QString::fromUtf8(QJsonDocument(*section).toJson(QJsonDocument::Compact)),
+                         6000));
     }
     if (!report.errorStage.isEmpty() || !report.errorMessage.isEmpty())
         lines << u"error (%1): %2"_s.arg(report.errorStage, report.errorMessage);

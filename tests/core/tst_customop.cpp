@@ -49,7 +49,7 @@ QJsonObject reportedTask(const QString& sessionDir) {
     const auto v1 = store ? store->loadCandidate(1, &error) : std::nullopt;
     if (!v1 || !v1->report)
         qFatal("%s", qPrintable(error));
-    return v1->report->raw.value(QLatin1String("task")).toObject();
+    return v1->report->harnessTask;
 }
 
 } // namespace

@@ -54,8 +54,10 @@ private slots:
         const auto report = results.first().at(1).value<EvaluationReport>();
         QCOMPARE(report.status, EvaluationReport::Status::Ok);
         QCOMPARE(report.speedup, 0.62);
-        QVERIFY(report.raw.value(QLatin1String("kernel")).toObject().value(QLatin1String("name")) ==
-                QStringLiteral("kernel_v1.cu"));
+        QVERIFY(report.toJson()
+                    .value(QLatin1String("kernel"))
+                    .toObject()
+                    .value(QLatin1String("name")) == QStringLiteral("kernel_v1.cu"));
         QCOMPARE(devices.size(), 1);
         QCOMPARE(devices.first().at(0).value<QVector<DeviceInfo>>().first().name,
                  QStringLiteral("NVIDIA H200"));
@@ -113,10 +115,11 @@ private slots:
         const QString id = pool.evaluate(task(), source("ok die"), QStringLiteral("k.cu"), {});
         QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 1, 10000);
         QCOMPARE(failures.first().at(0).toString(), id);
-        QCOMPARE(failures.first().at(1).value<EvaluatorPool::Failure>(),
+        QCOMPARE(failures.first().at(1).value<EvaluationFailure>().kind,
                  EvaluatorPool::Failure::WorkerDied);
-        QVERIFY2(failures.first().at(2).toString().contains(QStringLiteral("died twice")),
-                 qPrintable(failures.first().at(2).toString()));
+        QVERIFY2(failures.first().at(1).value<EvaluationFailure>().message.contains(
+                     QStringLiteral("died twice")),
+                 qPrintable(failures.first().at(1).value<EvaluationFailure>().message));
         // The worker came back and serves the next request.
         pool.evaluate(task(), source("ok speedup=0.9"), QStringLiteral("k.cu"), {});
         QTRY_COMPARE_WITH_TIMEOUT(results.size(), 1, 10000);
@@ -131,7 +134,7 @@ private slots:
         const QString id = pool.evaluate(task(), source("ok hang"), QStringLiteral("k.cu"), {});
         QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 1, 10000);
         QCOMPARE(failures.first().at(0).toString(), id);
-        QCOMPARE(failures.first().at(1).value<EvaluatorPool::Failure>(),
+        QCOMPARE(failures.first().at(1).value<EvaluationFailure>().kind,
                  EvaluatorPool::Failure::Timeout);
         pool.evaluate(task(), source("ok speedup=0.9"), QStringLiteral("k.cu"), {});
         QTRY_COMPARE_WITH_TIMEOUT(results.size(), 1, 10000);
@@ -160,11 +163,11 @@ private slots:
         QSignalSpy failures(&pool, &EvaluatorPool::evaluationFailed);
         pool.evaluate(task(), source("ok"), QStringLiteral("k.cu"), {});
         QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 1, 10000);
-        QCOMPARE(failures.first().at(1).value<EvaluatorPool::Failure>(),
+        QCOMPARE(failures.first().at(1).value<EvaluationFailure>().kind,
                  EvaluatorPool::Failure::HarnessMissing);
-        QVERIFY2(failures.first().at(2).toString().contains(
+        QVERIFY2(failures.first().at(1).value<EvaluationFailure>().message.contains(
                      QStringLiteral("/nonexistent/kevolve-harness")),
-                 qPrintable(failures.first().at(2).toString()));
+                 qPrintable(failures.first().at(1).value<EvaluationFailure>().message));
     }
 
     void cancelSilencesTheRequest() {
@@ -189,10 +192,61 @@ private slots:
         pool.evaluate(task(), source("ok fault=nothing status=bogus"), QStringLiteral("k.cu"), {});
         QTRY_VERIFY_WITH_TIMEOUT(failures.size() + results.size() == 1, 10000);
         QCOMPARE(failures.size(), 1);
-        QCOMPARE(failures.first().at(1).value<EvaluatorPool::Failure>(),
+        QCOMPARE(failures.first().at(1).value<EvaluationFailure>().kind,
                  EvaluatorPool::Failure::Protocol);
-        QVERIFY2(failures.first().at(2).toString().contains(QStringLiteral("report.status")),
-                 qPrintable(failures.first().at(2).toString()));
+        QVERIFY2(failures.first().at(1).value<EvaluationFailure>().message.contains(
+                     QStringLiteral("report.status")),
+                 qPrintable(failures.first().at(1).value<EvaluationFailure>().message));
+    }
+
+    void aRefusalCarriesTheHarnessCodeAsAField() {
+        EvaluatorPool pool;
+        pool.setCommands({command()});
+        QSignalSpy failures(&pool, &EvaluatorPool::evaluationFailed);
+        QSignalSpy results(&pool, &EvaluatorPool::resultAvailable);
+        // The message deliberately does not start with the code: the code travels as a field.
+        const QString id =
+            pool.evaluate(task(), source("ok refuse=bad_task"), QStringLiteral("k.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 1, 10000);
+        QCOMPARE(results.size(), 0);
+        QCOMPARE(failures.first().at(0).toString(), id);
+        const auto failure = failures.first().at(1).value<EvaluationFailure>();
+        QCOMPARE(failure.kind, EvaluatorPool::Failure::Refused);
+        QVERIFY(failure.code == HarnessErrorCode::BadTask);
+        QCOMPARE(failure.codeText, QStringLiteral("bad_task"));
+        QVERIFY2(!failure.message.contains(QStringLiteral("bad_task")),
+                 qPrintable(failure.message));
+        QCOMPARE(failure.describe(), QStringLiteral("bad_task: ") + failure.message);
+
+        // A code this client does not know stays readable and is not mistaken for a known one.
+        pool.evaluate(task(), source("ok refuse=quota_exceeded"), QStringLiteral("k.cu"), {});
+        QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 2, 10000);
+        const auto unknown = failures.at(1).at(1).value<EvaluationFailure>();
+        QVERIFY(unknown.code == HarnessErrorCode::Unknown);
+        QCOMPARE(unknown.codeText, QStringLiteral("quota_exceeded"));
+    }
+
+    void harnessErrorCodesParse() {
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("bad_request")) ==
+                HarnessErrorCode::BadRequest);
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("bad_task")) ==
+                HarnessErrorCode::BadTask);
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("unsupported_version")) ==
+                HarnessErrorCode::UnsupportedVersion);
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("unknown_id")) ==
+                HarnessErrorCode::UnknownId);
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("internal")) ==
+                HarnessErrorCode::Internal);
+        // Prefixes and case variants are not codes.
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("bad_task_extra")) ==
+                HarnessErrorCode::Unknown);
+        QVERIFY(EvaluationFailure::codeFromString(QStringLiteral("BAD_TASK")) ==
+                HarnessErrorCode::Unknown);
+        QVERIFY(EvaluationFailure::codeFromString(QString()) == HarnessErrorCode::None);
+        // An error event without a code is still a refusal.
+        const auto noCode = EvaluationFailure::refused(QString(), QStringLiteral("why"));
+        QVERIFY(noCode.code == HarnessErrorCode::Unknown);
+        QCOMPARE(noCode.describe(), QStringLiteral("why"));
     }
 
     void launcherListsParseAsPeopleWriteThem() {
@@ -322,9 +376,9 @@ private slots:
         QSignalSpy failures(&pool, &EvaluatorPool::evaluationFailed);
         pool.evaluate(task(), source("ok"), QStringLiteral("k.cu"), {});
         QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 1, 15000);
-        QCOMPARE(failures.first().at(1).value<EvaluatorPool::Failure>(),
+        QCOMPARE(failures.first().at(1).value<EvaluationFailure>().kind,
                  EvaluatorPool::Failure::HarnessMissing);
-        const QString message = failures.first().at(2).toString();
+        const QString message = failures.first().at(1).value<EvaluationFailure>().message;
         QVERIFY2(message.contains(QStringLiteral("Connection refused")), qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("never answered")), qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("3 times in a row")), qPrintable(message));

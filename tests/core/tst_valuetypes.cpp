@@ -54,6 +54,97 @@ private slots:
         QCOMPARE(r->toJson(), fixture("report_ok.json"));
     }
 
+    // Every part a panel, the engine or a prompt reads is typed when the report is parsed.
+    void parsesTheReportsTypedParts() {
+        QString error;
+        const auto r = EvaluationReport::fromJson(fixture("report_ok.json"), &error);
+        QVERIFY2(r, qPrintable(error));
+        QCOMPARE(r->ruleChecks.size(), 1);
+        QCOMPARE(r->ruleChecks[0].name, QStringLiteral("undefined_symbols"));
+        QVERIFY(r->ruleChecks[0].ok);
+        QCOMPARE(r->ruleChecks[0].evidence, QStringLiteral("ok"));
+        QVERIFY(r->lintEnabled);
+
+        QCOMPARE(r->correctness.rule, QStringLiteral("x"));
+        QCOMPARE(r->correctness.trialResults.size(), 2);
+        const Trial& post = r->correctness.trialResults[1];
+        QCOMPARE(post.phase, QStringLiteral("post"));
+        QCOMPARE(post.dim(QStringLiteral("M")), qint64(1000));
+        QCOMPARE(post.dim(QStringLiteral("N")), qint64(1064));
+        QCOMPARE(post.dim(QStringLiteral("K")), qint64(904));
+        QCOMPARE(post.dim(QStringLiteral("rows")), qint64(0));
+        QCOMPARE(post.distribution, QStringLiteral("large"));
+        QVERIFY(post.pass);
+        QCOMPARE(post.margin, 0.02);
+        QCOMPARE(post.relFro, 2.1e-07);
+        QCOMPARE(post.boundRelFro, 1.5e-05);
+        QCOMPARE(post.nanCount, qint64(0));
+
+        QVERIFY(r->timingPresent);
+        QCOMPARE(r->timing.roundMedians, QVector<double>{0.931});
+        QCOMPARE(r->timing.roundSpread, 0.004);
+        QCOMPARE(r->timing.reruns, 0);
+        QCOMPARE(r->timing.pairing, QStringLiteral("ABBA"));
+        QCOMPARE(r->timing.l2FlushBytes, 125829120.0);
+        QVERIFY(r->timing.blockingKernel);
+        QCOMPARE(r->timing.inputSets, 2);
+
+        QCOMPARE(r->environment.name, QStringLiteral("NVIDIA H200"));
+        QVERIFY(r->environment.device);
+        QCOMPARE(r->environment.device->smCount, 132);
+        QVERIFY(!r->harnessTask.isEmpty());
+        QVERIFY(!r->profile.metricsSection);
+        QVERIFY(!r->profile.profileSection);
+        QVERIFY(r->errorSignal.isEmpty());
+    }
+
+    void parsesRooflineErrorAndProfileParts() {
+        QJsonObject json = fixture("report_ok.json");
+        json.insert(QStringLiteral("roofline"),
+                    QJsonObject{{QStringLiteral("floor_ms"), 0.1},
+                                {QStringLiteral("percent_of_floor"), 50.0},
+                                {QStringLiteral("bound"), QStringLiteral("memory")},
+                                {QStringLiteral("peak_flops"), 9.9e14},
+                                {QStringLiteral("peak_bytes_per_s"), 4.8e12},
+                                {QStringLiteral("intensity"), 12.5}});
+        json.insert(QStringLiteral("error"),
+                    QJsonObject{{QStringLiteral("stage"), QStringLiteral("correctness")},
+                                {QStringLiteral("message"), QStringLiteral("child died")},
+                                {QStringLiteral("signal_name"), QStringLiteral("SIGSEGV")}});
+        const QJsonObject counters{
+            {QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed"), 80.0},
+            {QStringLiteral("smsp__warp_issue_stalled_barrier_per_warp_active.pct"), 25.0}};
+        json.insert(QStringLiteral("metrics"),
+                    QJsonObject{{QStringLiteral("candidate"), counters},
+                                {QStringLiteral("reference"), QJsonObject()}});
+        QJsonObject task = json.value(QStringLiteral("task")).toObject();
+        task.insert(QStringLiteral("timing"),
+                    QJsonObject{{QStringLiteral("max_round_spread"), 0.05}});
+        json.insert(QStringLiteral("task"), task);
+        QJsonObject rules = json.value(QStringLiteral("rules")).toObject();
+        rules.insert(QStringLiteral("lint"), false);
+        json.insert(QStringLiteral("rules"), rules);
+
+        QString error;
+        const auto r = EvaluationReport::fromJson(json, &error);
+        QVERIFY2(r, qPrintable(error));
+        QCOMPARE(r->floorMs, std::optional<double>(0.1));
+        QCOMPARE(r->peakFlops, std::optional<double>(9.9e14));
+        QCOMPARE(r->peakBytesPerSecond, std::optional<double>(4.8e12));
+        QCOMPARE(r->intensity, std::optional<double>(12.5));
+        QVERIFY(!r->roofFlops);
+        QCOMPARE(r->bound, QStringLiteral("memory"));
+        QCOMPARE(r->errorSignal, QStringLiteral("SIGSEGV"));
+        QCOMPARE(r->maxRoundSpread, std::optional<double>(0.05));
+        QVERIFY(!r->lintEnabled);
+        QVERIFY(r->profile.metricsSection);
+        const DerivedMetrics m = DerivedMetrics::fromReport(*r);
+        QCOMPARE(m.candidate.value(QStringLiteral("dram_throughput_pct")).toDouble(), 80.0);
+        QCOMPARE(m.candidateStalls.value(QStringLiteral("barrier")).toDouble(), 0.25);
+        // Saved verbatim: the typed parts add nothing to and drop nothing from the report.
+        QCOMPARE(r->toJson(), json);
+    }
+
     void reportStatuses() {
         for (const char* name : {"ok", "compile_error", "rule_violation", "runtime_error",
                                  "timeout", "incorrect", "unstable", "no_device"}) {

@@ -742,6 +742,29 @@ private slots:
                  Engine::Failure::HarnessMissing);
     }
 
+    // The harness's error code decides the failure, not the message's wording: bad_task is the
+    // task's fault (BadTask), any other refusal the harness's (Harness).
+    void aRefusedTaskFailsByTheHarnessCode() {
+        {
+            Run run;
+            run.engine.start(headline(),
+                             settings(sources({marker(QStringLiteral("ok refuse=bad_task"))})),
+                             sessionDir());
+            QVERIFY(run.waitForEnd());
+            QCOMPARE(run.failed.size(), 1);
+            QCOMPARE(run.failed.first().at(0).value<Engine::Failure>(), Engine::Failure::BadTask);
+            QVERIFY2(run.failure().contains(QStringLiteral("bad_task: the fake harness refuses")),
+                     qPrintable(run.failure()));
+        }
+        Run run;
+        run.engine.start(headline(),
+                         settings(sources({marker(QStringLiteral("ok refuse=internal"))})),
+                         sessionDir());
+        QVERIFY(run.waitForEnd());
+        QCOMPARE(run.failed.size(), 1);
+        QCOMPARE(run.failed.first().at(0).value<Engine::Failure>(), Engine::Failure::Harness);
+    }
+
     void existingSessionIsNotOverwritten() {
         const QString dir = sessionDir();
         {

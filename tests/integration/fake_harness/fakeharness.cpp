@@ -221,6 +221,15 @@ void FakeHarness::handleEval(const QString& id, const QJsonObject& request) {
         directive.value(QLatin1String("status")).toString() != QLatin1String("compile_error"))
         directive.insert(QStringLiteral("status"), QStringLiteral("no_device"));
     const QString fault = directive.value(QLatin1String("fault")).toString();
+    // refuse=CODE answers with the harness's error event instead of a report; the message does not
+    // repeat the code, so a client must read the code field.
+    if (directive.value(QLatin1String("refuse")).isString()) {
+        reply({{QStringLiteral("event"), QStringLiteral("error")},
+               {QStringLiteral("id"), id},
+               {QStringLiteral("code"), directive.value(QLatin1String("refuse")).toString()},
+               {QStringLiteral("message"), QStringLiteral("the fake harness refuses this task")}});
+        return;
+    }
 
     reply({{QStringLiteral("event"), QStringLiteral("accepted")},
            {QStringLiteral("id"), id},

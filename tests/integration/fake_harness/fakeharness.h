@@ -11,6 +11,7 @@
 //                                           --state DIR, default a folder per parent process)
 //   hang / hang_once                        never reply (until cancelled)
 //   garbage                                 write malformed lines before the reply
+//   refuse=CODE                             answer with an error event of that code
 // A script line is the same as a JSON object: {"status":"ok","speedup":0.62,"fault":"die_once"}.
 // A script line {"config": {"devices": 0, "hello_delay_ms": 0}} sets the hello; --no-device too.
 // --device N serves fake GPU N (index N, UUID GPU-0000000N-fake, in the hello's device_uuid and

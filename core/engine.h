@@ -1,4 +1,4 @@
-// The agent loop (DESIGN.md, "The engine"), run on a worker thread: plan -> code (compile errors
+// The agent loop (docs/engine.md), run on a worker thread: plan -> code (compile errors
 // go back to the coder) -> evaluate -> review -> gate -> persist -> stop test. This class is the
 // thread-safe face of it: create it on any thread (usually the GUI's) and connect to its signals;
 // every call returns at once, and every signal carries values and arrives queued on the thread

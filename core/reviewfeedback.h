@@ -1,5 +1,5 @@
-// What the Review agent concludes from one harness report (DESIGN.md §5). Schema:
-// core/schemas/review.schema.json (":/schemas/review.schema.json").
+// What the Review agent concludes from one harness report (docs/architecture.md, contract 6).
+// Schema: core/schemas/review.schema.json (":/schemas/review.schema.json").
 #pragma once
 
 #include <QJsonObject>

@@ -1,4 +1,5 @@
-// A session on disk (DESIGN.md §6): a folder of plain files, diffable with git.
+// A session on disk (docs/architecture.md, contract 7; docs/engine.md): a folder of plain files,
+// diffable with git.
 //
 //   session.json             task, settings (never a secret), device, creation time
 //   index.jsonl              one IterationSummary per completed step, appended last

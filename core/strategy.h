@@ -1,5 +1,6 @@
-// The plan (DESIGN.md §4): a structured, validated description of the kernel the Coding agent must
-// write. Schema: core/schemas/strategy.schema.json (":/schemas/strategy.schema.json").
+// The plan (docs/architecture.md, contract 5): a structured, validated description of the kernel
+// the Coding agent must write. Schema: core/schemas/strategy.schema.json
+// (":/schemas/strategy.schema.json").
 #pragma once
 
 #include <QJsonObject>

@@ -258,8 +258,8 @@ void MetricsView::fillRow(int row, int versionNumber, const Entry& entry) {
             if (k == u"smem_bank_conflicts")
                 conflictCount = v;
         }
-        // Reports in DESIGN.md's profile shape carry only the count: shown as such, never
-        // passed off as a share.
+        // Reports in the founding design's profile shape (profile.candidate.metrics) carry only the
+        // count: shown as such, never passed off as a share.
         if (key == u"smem_conflict_share" && text == u"—" && conflictCount)
             text = ReportMetrics::format(u"smem_bank_conflicts"_s, *conflictCount) + u" (count)"_s;
         auto* item = new QTableWidgetItem(text);

@@ -1,7 +1,8 @@
-// The trusted verifier: one evaluation in the order of DESIGN.md §3 (correctness before timing,
-// timing only of correct candidates, re-check after timing), with the candidate in the runner.
-// Its result line is the evaluation's verdict; the runner's line only adds what it observed of
-// itself (its launch audit, resources), which can make a verdict worse, never better.
+// The trusted verifier: one evaluation in the order of docs/architecture.md, contract 3
+// (correctness before timing, timing only of correct candidates, re-check after timing), with the
+// candidate in the runner. Its result line is the evaluation's verdict; the runner's line only adds
+// what it observed of itself (its launch audit, resources), which can make a verdict worse, never
+// better.
 #include "verifier.h"
 
 #include "candidate.h"

@@ -111,7 +111,7 @@ cleanup() {
     done
     local i
     for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-        umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}" ||
+        umount -R "${mounts[$i]}" 2>/dev/null || umount -R -l "${mounts[$i]}" ||
             echo "clean-room: could not unmount ${mounts[$i]}" >&2
     done
     # Anything still mounted below the root (left by an interrupted mmdebstrap), deepest first.
@@ -221,6 +221,9 @@ mmdebstrap_pid=""
 phase "mounts and the repository (git archive HEAD)"
 mount_in /proc -t proc proc
 mount_in /sys -t sysfs sysfs
+# The host's cgroup hierarchy (v1 or v2, as the host has it): slurmd (the cluster tests that run
+# here through --then) refuses to start without it.
+mount_in /sys/fs/cgroup --rbind /sys/fs/cgroup
 mount_in /dev --bind /dev
 mount_in /dev/pts --bind /dev/pts
 mount_in /dev/shm -t tmpfs tmpfs

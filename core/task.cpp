@@ -491,6 +491,15 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
                 *error = p.error();
             return std::nullopt;
         }
+        // The harness's rules hold for every op, not only GEMM (found by fuzz_task_core: a
+        // reduce task named with an apostrophe was accepted here and refused by the harness).
+        if (const QString harnessError =
+                harnessTaskError(QJsonDocument(json).toJson(QJsonDocument::Compact));
+            !harnessError.isEmpty()) {
+            if (error)
+                *error = harnessError;
+            return std::nullopt;
+        }
         return t;
     }
 

@@ -127,6 +127,19 @@ private slots:
             QVERIFY2(!Task::fromJson(json, &objectError), qPrintable(field));
     }
 
+    // Found by fuzz_task_core: the harness's rules were applied to GEMM tasks only, so a reduce
+    // task with a name the harness refuses passed Task::fromJson.
+    void everyOpGetsTheHarnessRules() {
+        QFile file(QStringLiteral(":/tasks/reduce_max_f32_16384x8192.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        QVERIFY(Task::fromJson(json));
+        json.insert(QStringLiteral("name"), QStringLiteral("reduce_max_f32_16384x8'192"));
+        QString error;
+        QVERIFY(!Task::fromJson(json, &error));
+        QVERIFY2(error.contains(QLatin1String("task.name")), qPrintable(error));
+    }
+
     // 10^6 validation shapes made a 210 MB session after one step: refused while reading, in
     // bounded time and memory.
     void aMillionValidationShapesAreRefused() {

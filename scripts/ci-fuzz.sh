@@ -6,6 +6,7 @@
 # must become a regression test in the normal suite.
 #
 #   KEVOLVE_FUZZ_SECONDS   seconds per target (default 60)
+#   KEVOLVE_FUZZ_RUNS      instead: exactly this many inputs per target, from KEVOLVE_FUZZ_SEED (1)
 #   KEVOLVE_FUZZ_TARGETS   space-separated subset of targets (default: all that were built)
 #   KEVOLVE_FUZZ_BUILD_DIR build folder (default build/fuzz)
 #   KEVOLVE_FUZZ_JOBS      targets fuzzed at once (default 2, one core each)
@@ -66,7 +67,16 @@ artifacts="$build/artifacts"
 mkdir -p "$artifacts"
 jobs=${KEVOLVE_FUZZ_JOBS:-2}
 
-# run TARGET: one target for $seconds; its verdict in $build/TARGET.verdict.
+# The budget of each target: $seconds of exploration, or, with KEVOLVE_FUZZ_RUNS=N, exactly N inputs
+# from a fixed seed, so that a run that passed here passes again on the same sources (CI's gate;
+# open-ended exploration is the time budget's job).
+if [ -n "${KEVOLVE_FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$KEVOLVE_FUZZ_RUNS" -seed="${KEVOLVE_FUZZ_SEED:-1}")
+else
+    budget=(-max_total_time="$seconds")
+fi
+
+# run TARGET: one target for its budget; its verdict in $build/TARGET.verdict.
 run() {
     local target=$1 exe="$build/tests/fuzz/$1" corpus="$build/corpus/$1" t=$(date +%s)
     if [ ! -x "$exe" ]; then
@@ -77,7 +87,7 @@ run() {
     mkdir -p "$corpus" "$seeds/$target"
     # -timeout: one input taking longer is a finding (a hang); -rss_limit_mb: so is a blow-up.
     if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len=65536 \
+        "$exe" "${budget[@]}" -timeout=10 -rss_limit_mb=2560 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$artifacts/$target-" "$corpus" "$seeds/$target" \
         >"$build/$target.log" 2>&1; then
         echo ok >"$build/$target.verdict"

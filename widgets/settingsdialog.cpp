@@ -101,6 +101,7 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent,
     m_harnessError->setWordWrap(true);
     m_harnessError->hide();
     connect(m_harness, &QLineEdit::textEdited, m_harnessError, &QWidget::hide);
+    m_gpu->setObjectName(u"gpu"_s);
     m_gpu->setRange(0, 63);
     m_gpu->setValue(settings.gpu);
     m_gpu->setToolTip(u"The GPU of a single local launcher; 0 leaves the device to each launcher "

@@ -56,6 +56,9 @@ StrategyPanel::StrategyPanel(QWidget* parent)
     m_tabs->addTab(m_agent, u"Planner"_s);
 
     m_header->setText(u"<b>Strategy</b>"_s);
+    // The plan summary names every knob that differs from the family default: it wraps rather
+    // than widen the window.
+    m_header->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(m_header);

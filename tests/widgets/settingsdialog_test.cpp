@@ -75,13 +75,13 @@ private slots:
 
         // One GPU number cannot serve several launchers.
         edit->setText(u"kevolve-harness serve --device 0; kevolve-harness serve --device 1"_s);
-        dialog.findChild<QSpinBox*>()->setValue(1);
+        dialog.findChild<QSpinBox*>(u"gpu"_s)->setValue(1);
         pressOk(dialog);
         QCOMPARE(dialog.result(), int(QDialog::Rejected));
         QVERIFY2(shownError(dialog).contains(u"serve --device N"_s),
                  qPrintable(shownError(dialog)));
 
-        dialog.findChild<QSpinBox*>()->setValue(0);
+        dialog.findChild<QSpinBox*>(u"gpu"_s)->setValue(0);
         pressOk(dialog);
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(dialog.settings().harnessCommands.size(), 2);

@@ -1,4 +1,5 @@
 #include "supervisor.h"
+#include "supervisor_eval.h"
 
 #include "compile.h"
 #include "device_select.h"
@@ -33,18 +34,9 @@
 namespace kev {
 
 namespace fs = std::filesystem;
+using namespace supervisor_detail;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// What the profiling child says on its channel (PROTOCOL.md): reference_metrics comes before the
-// candidate is loaded.
-const std::set<std::string> kProfileLineTypes = {"progress", "ready", "reference_metrics"};
-
-double secondsSince(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 std::string selfExePath() {
     std::error_code ec;
@@ -79,14 +71,6 @@ std::string sourceFileName(const std::string& kernelName) {
     return base;
 }
 
-// 128 random bits in hex: the token the GPU child echoes in its result line.
-std::string resultToken() {
-    std::random_device rd;
-    char buf[33];
-    std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
-    return buf;
-}
-
 json::Value event(const char* name, const std::string& id) {
     json::Value v = json::Value::object();
     v["v"] = 1;
@@ -96,63 +80,6 @@ json::Value event(const char* name, const std::string& id) {
 }
 
 } // namespace
-
-struct Supervisor::Eval {
-    enum class State { Queued, Compiling, CompilingReference, WaitingGpu, Running, Profiling };
-    EvalRequest req;
-    State state = State::Queued;
-    Clock::time_point start = Clock::now();
-    std::string workDir;
-    std::string sourcePath;
-    std::string soPath;
-    std::string referenceSoPath; // set when the task's reference is a .cu file
-    std::string arch;
-    std::optional<nvml::DeviceInfo> gpu;
-    compile::Options compileOptions;
-    std::unique_ptr<process::Process> proc; // the verifier while the evaluation runs
-    // The untrusted runner next to the verifier, its result line counted apart; after the
-    // verifier ends it gets a short grace to finish its own line, then it is killed.
-    std::unique_ptr<process::Process> runner;
-    std::string runnerToken;
-    std::optional<channel::ResultProtocol> runnerProtocol;
-    verdict::ChildLines runnerLines;
-    std::optional<process::Result> verifierRun;
-    Clock::time_point verifierEnd;
-    std::optional<compile::Result> compiled;
-    std::optional<lint::LintResult> linted;
-    double lintS = 0;
-    double gpuS = 0;
-    json::Value childResult;
-    std::string token; // handed to the child in its environment, echoed in its result
-    // What the evaluation's child and the profiling child may say on their result channels:
-    // anything else refuses the channel (result_channel.h).
-    std::optional<channel::ResultProtocol> protocol;
-    std::optional<channel::ResultProtocol> profileProtocol;
-    // The reference's counters from the profiling child's first reference_metrics line, written
-    // before it loaded the candidate: the only counters the reference cache takes.
-    json::Value trustedReference;
-    // The evaluation's verdict while the profiling child (run-one --profile) runs.
-    std::string status, message;
-    json::Value profileResult;
-    double profileS = 0;       // from "go" to the profiling child's end: what profiling adds
-    double profileHiddenS = 0; // its CUDA start-up, run while the evaluation ran
-    // The profiling child is started next to the evaluation's child and waits for "go" on stdin
-    // (run-one --profile --wait-go), so its start-up overlaps the evaluation.
-    std::unique_ptr<process::Process> profileProc;
-    std::string profileToken;
-    // The evaluation's child holds its timing (run-one --hold-timing) until the profiling child
-    // is ready or gone, so that no CUDA start-up overlaps a timed sample.
-    bool timingHeld = false;
-    std::chrono::steady_clock::time_point profileGo;
-    // The reference's counters depend only on the device, the libraries, the task and the metric
-    // list: cached under a key of all of them, they are profiled once, not per candidate.
-    std::string referenceCacheKey, referenceCachePath;
-    json::Value cachedReference;
-    // Held from the GPU child's start to the evaluation's end (gpu_lock.h).
-    GpuLock gpuLock;
-    bool gpuWaitReported = false;
-    bool done = false;
-};
 
 Supervisor::Supervisor(SupervisorConfig config, Sink sink)
     : m_config(std::move(config))
@@ -628,117 +555,6 @@ void Supervisor::handleRunnerLine(Eval& e, const std::string& line) {
         return;
     ++e.runnerLines.results;
     e.runnerLines.result = std::move(m->value);
-}
-
-void Supervisor::handleProfileLine(Eval& e, process::Process& child, const std::string& line) {
-    const auto m = e.profileProtocol->accept(child.channelReader(), line);
-    if (!m)
-        return;
-    if (m->type == "ready" && e.timingHeld && &child == e.profileProc.get())
-        releaseTiming(e);
-    if (m->type == "reference_metrics" && e.trustedReference.isNull()) {
-        const json::Value* metrics = m->value.find("metrics");
-        e.trustedReference = metrics && metrics->isObject() ? *metrics : json::Value::object();
-    }
-    if (m->type == "result")
-        e.profileResult = std::move(m->value);
-}
-
-void Supervisor::releaseTiming(Eval& e) {
-    e.timingHeld = false;
-    if (e.proc) {
-        e.proc->writeStdin("time\n");
-        e.proc->closeStdin();
-    }
-}
-
-void Supervisor::startProfiling(Eval& e) {
-    progress(e, "profile", "hardware counters of the candidate and the reference", 0.95);
-    e.cachedReference = json::Value();
-    e.referenceCachePath.clear();
-    const std::string dir = roofline::cacheDir();
-    if (!dir.empty()) {
-        const json::Value* env = e.childResult.find("environment");
-        e.referenceCacheKey = refcache::referenceKey(env ? *env : json::Value(), toJson(e.req.task),
-                                                     e.req.options.toJson(), e.referenceSoPath);
-        e.referenceCachePath = dir + "/reference-metrics-" +
-                               report::sha256Hex(e.referenceCacheKey).substr(0, 32) + ".json";
-        e.cachedReference = refcache::loadReferenceCache(e.referenceCachePath, e.referenceCacheKey);
-    }
-    const bool cached = e.cachedReference.isObject();
-    if (e.profileProc && e.profileProc->running() &&
-        e.profileProc->writeStdin(cached ? "go candidate-only\n" : "go\n")) {
-        e.profileProc->closeStdin();
-        e.proc = std::move(e.profileProc);
-        e.token = e.profileToken;
-    } else {
-        // The waiting child is gone (or was never started): start one now.
-        e.profileProc.reset();
-        e.token = resultToken();
-        e.profileProtocol.emplace(e.token, kProfileLineTypes);
-        std::vector<std::string> args = {"--profile"};
-        if (cached)
-            args.push_back("--candidate-only");
-        e.proc = spawnChild(e, args, e.token, false, e.req.options.runTimeoutS);
-    }
-    e.profileGo = std::chrono::steady_clock::now();
-    e.state = Eval::State::Profiling;
-}
-
-// Counters never change the verdict: a profiling child that fails leaves the reason in
-// `metrics` and the report is otherwise the evaluation's.
-void Supervisor::afterProfile(Eval& e) {
-    const process::Result run = withChannel(*e.proc);
-    e.proc.reset();
-    e.profileS = secondsSince(e.profileGo);
-    if (run.channelRefused) {
-        // The candidate ran in this child too: a broken channel is its doing, not a counter.
-        refuseChannel(e, run, "the profiling child");
-        return;
-    }
-    e.profileHiddenS = std::max(0.0, run.seconds - e.profileS);
-    json::Value metrics;
-    if (const json::Value* m =
-            e.profileResult.isObject() ? e.profileResult.find("metrics") : nullptr;
-        m && m->isObject()) {
-        metrics = *m;
-    } else {
-        metrics = json::Value::object();
-        metrics["available"] = false;
-        const report::ChildFailure f = report::childFailure(run, e.req.options.runTimeoutS);
-        metrics["reason"] = "the profiling child ended without metrics: " + f.message;
-    }
-    const auto takeReference = [&metrics](const json::Value& from) {
-        for (const char* field : refcache::kReferenceFields) {
-            if (const json::Value* v = from.find(field))
-                metrics[field] = *v;
-        }
-    };
-    if (e.cachedReference.isObject()) {
-        takeReference(e.cachedReference);
-        metrics["reference_source"] = "cache " + e.referenceCachePath;
-    } else if (e.trustedReference.isObject() && e.trustedReference.find("reference")) {
-        // Counted before the candidate was loaded: these, not the result's copy (which passed
-        // through the candidate's process), are reported and cached.
-        takeReference(e.trustedReference);
-        if (const json::Value* err = e.trustedReference.find("reference_error"))
-            metrics["reference_error"] = *err;
-        if (!e.referenceCachePath.empty() && !e.trustedReference.find("reference_error")) {
-            refcache::storeReferenceCache(e.referenceCachePath, e.referenceCacheKey,
-                                          e.trustedReference);
-            metrics["reference_source"] =
-                "profiled before the candidate was loaded (cached at " + e.referenceCachePath + ")";
-        } else {
-            metrics["reference_source"] = "profiled before the candidate was loaded";
-        }
-    } else if (metrics.find("reference")) {
-        // Only the result carried them: the candidate could have changed them, so they are
-        // shown but never cached.
-        metrics["reference_source"] = "profiled (not cached: not reported before the candidate "
-                                      "was loaded)";
-    }
-    e.childResult["metrics"] = std::move(metrics);
-    finish(e, e.status, e.message);
 }
 
 void Supervisor::handleChildLine(Eval& e, const std::string& line) {

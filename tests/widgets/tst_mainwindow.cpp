@@ -268,4 +268,4 @@ private slots:
 };
 
 QTEST_MAIN(MainWindowTest)
-#include "mainwindow_test.moc"
+#include "tst_mainwindow.moc"

@@ -136,4 +136,4 @@ void DiffTest::identicalCandidates() {
 }
 
 QTEST_MAIN(DiffTest)
-#include "diff_test.moc"
+#include "tst_diff.moc"

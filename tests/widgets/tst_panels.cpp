@@ -648,4 +648,4 @@ void PanelsTest::recordedH200Reports() {
 }
 
 QTEST_MAIN(PanelsTest)
-#include "panels_test.moc"
+#include "tst_panels.moc"

@@ -56,7 +56,7 @@ void DiffTest::knownKernels() {
     b.strategy.smemLayout = u"padded"_s;
     b.strategy.smemPaddingBytes = 4;
     b.strategy.params.insert(u"rows_per_thread"_s, 4);
-    b.report = kev::test::report(u"report_ok.json"_s);
+    b.report = kev::test::report(u"report_ok_gemm_panels.json"_s);
 
     DiffView view;
     view.setCandidates(a, b);
@@ -136,4 +136,4 @@ void DiffTest::identicalCandidates() {
 }
 
 QTEST_MAIN(DiffTest)
-#include "diff_test.moc"
+#include "tst_diff.moc"

@@ -1,4 +1,5 @@
-// Each panel fed from recorded harness reports (tests/widgets/data) and value types.
+// Each panel fed from the report fixtures (tests/data/reports/synthetic, and the H200 recordings
+// beside them) and value types.
 #include "fixtures.h"
 
 #include "agenttextview.h"
@@ -265,7 +266,7 @@ void PanelsTest::codePanelMarksCompileErrorsAndIsReadOnlyUntilEdit() {
 
 void PanelsTest::reviewPanelShowsMeasuredFacts() {
     ReviewPanel panel;
-    panel.setReport(3, report(u"report_ok.json"_s));
+    panel.setReport(3, report(u"report_ok_gemm_panels.json"_s));
     ReviewFeedback feedback;
     feedback.status = u"ok"_s;
     feedback.compileOk = true;
@@ -411,7 +412,7 @@ void PanelsTest::chartPercentOfFloorMode() {
 void PanelsTest::gateAndTimelineNameTheReference() {
     Candidate candidate;
     candidate.version = 3;
-    candidate.report = report(u"report_ok.json"_s);
+    candidate.report = report(u"report_ok_gemm_panels.json"_s);
     GateRequest request;
     request.iteration = 2;
     request.candidates = {candidate};
@@ -439,10 +440,10 @@ void PanelsTest::gateAndTimelineNameTheReference() {
         return l->text().contains(u"best 1.500× harness reference"_s);
     }));
 
-    const auto gemmChecks = HonestyView::checksOf(report(u"report_ok.json"_s));
+    const auto gemmChecks = HonestyView::checksOf(report(u"report_ok_gemm_panels.json"_s));
     const auto* gemm = findCheck(gemmChecks, u"suspicious"_s);
     QVERIFY2(gemm->evidence.contains(u"0.874× cuBLAS"_s), qPrintable(gemm->evidence));
-    const auto checks = HonestyView::checksOf(report(u"report_ok.json"_s), u"harness reference"_s);
+    const auto checks = HonestyView::checksOf(report(u"report_ok_gemm_panels.json"_s), u"harness reference"_s);
     const auto* softmax = findCheck(checks, u"suspicious"_s);
     QVERIFY2(softmax->evidence.contains(u"60.8 % of the DRAM roofline floor"_s),
              qPrintable(softmax->evidence));
@@ -451,7 +452,7 @@ void PanelsTest::gateAndTimelineNameTheReference() {
 
 void PanelsTest::honestyViewListsEveryCheck() {
     HonestyView view;
-    view.setReport(3, report(u"report_ok.json"_s));
+    view.setReport(3, report(u"report_ok_gemm_panels.json"_s));
     const auto checks = view.checks();
     for (const QString& name :
          {u"rules: undefined_symbols"_s, u"rules: exported_symbols"_s,
@@ -500,7 +501,7 @@ void PanelsTest::metricsViewTablesAndRoofline() {
     MetricsView view;
     const double flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
     view.setTaskCounts(flops, 4096.0 * 4096.0 * 8.0);
-    view.addReport(3, report(u"report_ok.json"_s));
+    view.addReport(3, report(u"report_ok_gemm_panels.json"_s));
     view.addReport(4, report(u"report_compile_error.json"_s));
     view.addReport(9, report(u"report_suspicious.json"_s));
     QCOMPARE(view.rowCount(), 2);
@@ -521,7 +522,7 @@ void PanelsTest::metricsViewTablesAndRoofline() {
     QCOMPARE(points.size(), 2);
     QVERIFY(points[0].measuredIntensity);
     QVERIFY(qAbs(points[0].intensity - flops / 402653184.0) < 1e-9);
-    QCOMPARE(points[0].tflops, report(u"report_ok.json"_s).tflops);
+    QCOMPARE(points[0].tflops, report(u"report_ok_gemm_panels.json"_s).tflops);
     QCOMPARE(view.candidateSeries()->count(), 2);
     // The roof bends at the ridge: peak FLOP/s over peak bandwidth.
     QCOMPARE(view.roofSeries()->count(), 3);
@@ -648,4 +649,4 @@ void PanelsTest::recordedH200Reports() {
 }
 
 QTEST_MAIN(PanelsTest)
-#include "panels_test.moc"
+#include "tst_panels.moc"

@@ -275,4 +275,4 @@ private slots:
 };
 
 QTEST_GUILESS_MAIN(WgmmaFamilyTest)
-#include "wgmma_family_test.moc"
+#include "tst_wgmma_family.moc"

@@ -97,4 +97,4 @@ private slots:
 };
 
 QTEST_MAIN(SettingsDialogTest)
-#include "settingsdialog_test.moc"
+#include "tst_settingsdialog.moc"

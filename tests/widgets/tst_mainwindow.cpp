@@ -208,7 +208,7 @@ private slots:
         QString error;
         auto store = SessionStore::create(dir, headline(), EngineSettings(), &error);
         QVERIFY2(store, qPrintable(error));
-        const EvaluationReport ok = kev::test::report(u"report_ok.json"_s);
+        const EvaluationReport ok = kev::test::report(u"report_ok_gemm_panels.json"_s);
         const EvaluationReport compileError = kev::test::report(u"report_compile_error.json"_s);
         const QString source = kev::test::readText(u"kernel_a.cu"_s);
         for (int v = 1; v <= 1000; ++v) {
@@ -268,4 +268,4 @@ private slots:
 };
 
 QTEST_MAIN(MainWindowTest)
-#include "mainwindow_test.moc"
+#include "tst_mainwindow.moc"

@@ -481,4 +481,4 @@ private slots:
 };
 
 QTEST_MAIN(WorkbenchTest)
-#include "workbench_test.moc"
+#include "tst_workbench.moc"

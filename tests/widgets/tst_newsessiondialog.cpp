@@ -55,4 +55,4 @@ private slots:
 };
 
 QTEST_MAIN(NewSessionDialogTest)
-#include "newsessiondialog_test.moc"
+#include "tst_newsessiondialog.moc"

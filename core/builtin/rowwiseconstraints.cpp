@@ -67,8 +67,9 @@ QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64
         return problems;
     }
     if (c.pipeline == Pipeline::Prefetch && t.op == RowOp::Reduce) {
-        problems << u"pipeline=prefetch: implemented for layernorm and softmax only, not %1"_s.arg(
-            opName(t.op));
+        problems
+            << u"pipeline=prefetch: implemented for layernorm, rmsnorm and softmax only, not %1"_s
+                   .arg(opName(t.op));
         return problems;
     }
     if (t.op == RowOp::Softmax && c.keepsWeights())
@@ -135,7 +136,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                     "at most 64 fit without spilling"_s.arg(v)
                         .arg(c.vectorWidth)
                         .arg(cacheFloats(c, t))
-                        .arg(t.op == RowOp::LayerNorm ? u" (row, W and B)"_s : QString());
+                        .arg(t.op == RowOp::LayerNorm ? u" (row, W and B)"_s
+                             : t.op == RowOp::RmsNorm ? u" (row and W)"_s
+                                                      : QString());
     if (c.invalid.stats)
         problems << u"params.stats=\"%1\": must be one_pass, two_pass or shifted_one_pass"_s.arg(
             *c.invalid.stats);
@@ -146,6 +149,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                         opName(t.op), c.invalid.pipeline.value_or(pipelineName(c.pipeline)));
     else if (t.op == RowOp::Reduce && c.stats != Stats::OnePass)
         problems << u"stats=two_pass: a reduction reads its row once; use one_pass"_s;
+    else if (t.op == RowOp::RmsNorm && c.stats != Stats::OnePass)
+        problems << u"stats=%1: rmsnorm's only statistic is the mean square, one reduction over "
+                    "one read of the row; use one_pass"_s.arg(statsName(c.stats));
     const int k = c.ctasPerSm;
     if (k < 0 || k > 8)
         problems << u"params.ctas_per_sm=%1: must be 0 to 8"_s.arg(k);

@@ -162,6 +162,18 @@ OpSpec registrySpec(const Task& task) {
                        u"offset + N(0,1) (offset 1e4 for f32, 500 for f16, 60 for bf16: a one-pass "
                        u"E[x^2] - E[x]^2 variance fails, use two passes or Welford); rows of "
                        u"N(0, 1e-3^2), whose variance is below epsilon"_s;
+    } else if (task.op == u"rmsnorm"_s) {
+        spec.operation = u"Y[i, j] = X[i, j] / sqrt(mean_i + epsilon) * W[j] for every row i, "
+                         u"mean_i the mean of X[i, :]^2 (divided by N; no mean subtracted, no "
+                         u"bias)"_s;
+        spec.tensors = {tensor(u"X"_s, mn), tensor(u"W"_s, {u"N"_s}), tensor(u"Y"_s, mn, true)};
+        spec.scalars << u"epsilon = %1"_s.arg(
+            scalarValue(task.params.value(u"epsilon"_s).toDouble()));
+        spec.special = u"constant rows (row 0 all zeros, so Y = 0 there); rows of a huge offset + "
+                       u"N(0,1) (offset 1e6 for f32, 1e3 for f16, 1e4 for bf16: a sum of squares "
+                       u"in f16 overflows, in bf16 it stalls; accumulate in fp32); all-zero rows "
+                       u"(epsilon keeps them 0, not NaN) beside rows of N(0, 1e-3^2), whose mean "
+                       u"square is about epsilon"_s;
     } else if (task.op == u"reduce"_s) {
         const bool max = task.params.value(u"reduction"_s).toString() == u"max"_s;
         spec.operation = max ? u"Y[i] = max over j of X[i, j] for every row i (a NaN in the row "
@@ -384,7 +396,7 @@ QString correctnessText(const Task& task) {
 
 QString suspiciousText(const Task& task) {
     static const QStringList untunedReference = {u"softmax"_s, u"layernorm"_s, u"reduce"_s,
-                                                 u"elementwise"_s};
+                                                 u"elementwise"_s, u"rmsnorm"_s};
     if (untunedReference.contains(task.op) && task.reference != u"file"_s)
         return u"The reference is an untuned kernel, so a large speedup over it is expected; a "
                u"result faster than 110% of the DRAM floor (the minimum bytes over the measured "

@@ -80,7 +80,8 @@ private slots:
         QStringList ops;
         for (const auto& t : tasks)
             ops << t.op;
-        for (const char* op : {"gemm", "gemv", "softmax", "layernorm", "reduce", "elementwise"})
+        for (const char* op :
+             {"gemm", "gemv", "softmax", "layernorm", "reduce", "elementwise", "rmsnorm"})
             QVERIFY2(ops.contains(QLatin1String(op)), op);
     }
 

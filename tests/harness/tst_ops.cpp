@@ -45,6 +45,12 @@ Task layernormTask(const char* dtype, int64_t m, int64_t n) {
                     R"({"M":)" + std::to_string(m) + R"(,"N":)" + std::to_string(n) + "}");
 }
 
+Task rmsnormTask(const char* dtype, int64_t m, int64_t n) {
+    const std::string d = std::string("\"") + dtype + "\"";
+    return makeTask("rmsnorm", R"({"X":)" + d + R"(,"W":)" + d + R"(,"Y":)" + d + "}",
+                    R"({"M":)" + std::to_string(m) + R"(,"N":)" + std::to_string(n) + "}");
+}
+
 Task reduceTask(const char* dtype, const char* reduction, int64_t m, int64_t n) {
     return makeTask("reduce", std::string(R"({"X":")") + dtype + R"(","Y":"f32"})",
                     R"({"M":)" + std::to_string(m) + R"(,"N":)" + std::to_string(n) + "}",
@@ -267,6 +273,17 @@ struct Half {
     friend Half operator/(Half a, Half b) { return Half(a.v / b.v); }
 };
 
+// bf16 arithmetic: every operation rounded to bf16.
+struct Bf16 {
+    double v = 0;
+    Bf16() = default;
+    Bf16(double d)
+        : v(kev::ops::roundTo(Dtype::BF16, d)) {}
+    explicit operator double() const { return v; }
+    friend Bf16 operator+(Bf16 a, Bf16 b) { return Bf16(a.v + b.v); }
+    friend Bf16 operator*(Bf16 a, Bf16 b) { return Bf16(a.v * b.v); }
+};
+
 void layernormNoEpsilon(const Task&, const std::vector<HostTensor>& in,
                         std::vector<HostTensor>& out) {
     const HostTensor& x = in[0];
@@ -281,6 +298,60 @@ void layernormNoEpsilon(const Task&, const std::vector<HostTensor>& in,
         for (int64_t c = 0; c < x.layout.cols; ++c)
             out[0].set(r, c,
                        (x.at(r, c) - mean) / std::sqrt(var) * in[1].at(0, c) + in[2].at(0, c));
+    }
+}
+
+// ---- rmsnorm ----
+
+// fp32 as a GPU does it: the blocked sum of squares, then x rstd w.
+void rmsnormCareful(const Task& t, const std::vector<HostTensor>& in,
+                    std::vector<HostTensor>& out) {
+    const float eps = static_cast<float>(t.param("epsilon").number);
+    const HostTensor& x = in[0];
+    const float n = static_cast<float>(x.layout.cols);
+    for (int64_t r = 0; r < x.layout.rows; ++r) {
+        std::vector<float> v = rowF(x, r);
+        std::vector<float> q(v.size());
+        for (size_t j = 0; j < v.size(); ++j)
+            q[j] = v[j] * v[j];
+        const float rstd = 1.0f / std::sqrt(blockedSum(q) / n + eps);
+        for (size_t j = 0; j < v.size(); ++j) {
+            const auto c = static_cast<int64_t>(j);
+            out[0].set(r, c, v[j] * rstd * static_cast<float>(in[1].at(0, c)));
+        }
+    }
+}
+
+// The sum of squares in the accumulator type Acc (Half, Bf16: the storage precision), the rest in
+// fp64, so only the accumulation can fail.
+template <typename Acc>
+void rmsnormSequential(const Task& t, const std::vector<HostTensor>& in,
+                       std::vector<HostTensor>& out) {
+    const double eps = t.param("epsilon").number;
+    const HostTensor& x = in[0];
+    const double n = static_cast<double>(x.layout.cols);
+    for (int64_t r = 0; r < x.layout.rows; ++r) {
+        Acc q = Acc(0.0);
+        for (int64_t c = 0; c < x.layout.cols; ++c) {
+            const Acc v = Acc(x.at(r, c));
+            q = q + v * v;
+        }
+        const double rstd = 1.0 / std::sqrt(static_cast<double>(q) / n + eps);
+        for (int64_t c = 0; c < x.layout.cols; ++c)
+            out[0].set(r, c, x.at(r, c) * rstd * in[1].at(0, c));
+    }
+}
+
+void rmsnormNoEpsilon(const Task&, const std::vector<HostTensor>& in,
+                      std::vector<HostTensor>& out) {
+    const HostTensor& x = in[0];
+    const double n = static_cast<double>(x.layout.cols);
+    for (int64_t r = 0; r < x.layout.rows; ++r) {
+        double q = 0;
+        for (int64_t c = 0; c < x.layout.cols; ++c)
+            q += x.at(r, c) * x.at(r, c);
+        for (int64_t c = 0; c < x.layout.cols; ++c)
+            out[0].set(r, c, x.at(r, c) / std::sqrt(q / n) * in[1].at(0, c));
     }
 }
 
@@ -402,6 +473,7 @@ const Kernel kRounded = rounded;
 
 const Kernel kSoftmaxCareful = softmaxCareful;
 const Kernel kLayernormTwoPass = layernormTwoPass;
+const Kernel kRmsnormCareful = rmsnormCareful;
 const Kernel kReduceCareful = reduceCareful;
 const Kernel kElementwiseCareful = geluErf;
 
@@ -783,4 +855,82 @@ TEST(OpsRule, CarefulKernelsPassAtTheTimedRowLengths) {
     EXPECT_EQ(joined(failures(reduceTask("f32", "sum", 3, 8192), kReduceCareful, kRounded)), "");
     EXPECT_TRUE(failsOn(layernormTask("f32", 3, 4096), "layernorm_large_offset",
                         layernormOnePass<float>, kLayernormTwoPass));
+}
+
+TEST(OpsTruth, RmsnormHandComputedRows) {
+    const Task t = rmsnormTask("f32", 3, 3);
+    std::vector<HostTensor> in;
+    ops::generate(t, t.shape, ops::Distribution::Normal, 1, in);
+    const double x[3][3] = {{1.0, 2.0, 2.0}, {0.0, 0.0, 0.0}, {1.0, kInf, -1.0}};
+    const double w[3] = {1.0, 0.5, -2.0};
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            in[0].set(r, c, x[r][c]);
+    for (int c = 0; c < 3; ++c)
+        in[1].set(0, c, w[c]);
+    const ops::Truth y = ops::computeTruth(t, t.shape, in);
+    const double rstd = 1.0 / std::sqrt(3.0 + 1e-6); // mean(1, 4, 4) = 3
+    EXPECT_DOUBLE_EQ(y[0][0], rstd);
+    EXPECT_DOUBLE_EQ(y[0][1], 1.0 * rstd);
+    EXPECT_DOUBLE_EQ(y[0][2], -4.0 * rstd);
+    for (int c = 3; c < 6; ++c)
+        EXPECT_EQ(y[0][static_cast<size_t>(c)], 0.0) << "a zero row is 0 (epsilon keeps it finite)";
+    EXPECT_EQ(y[0][6], 0.0) << "x / sqrt(inf) = 0";
+    EXPECT_TRUE(std::isnan(y[0][7])) << "inf / sqrt(inf) = NaN";
+    EXPECT_EQ(y[0][8], 0.0);
+    in[0].set(1, 1, kNaN);
+    const ops::Truth n = ops::computeTruth(t, t.shape, in);
+    EXPECT_TRUE(std::isnan(n[0][3]) && std::isnan(n[0][5])) << "a NaN makes its row NaN";
+}
+
+TEST(OpsTruth, RmsnormKeepsEveryBitOfTheSumOfSquares) {
+    // 1 followed by a thousand 1e-8: a plain fp64 sum of squares loses the 1e-16 terms entirely.
+    const Task t = rmsnormTask("f32", 1, 1001);
+    std::vector<HostTensor> in;
+    ops::generate(t, t.shape, ops::Distribution::Normal, 1, in);
+    for (int64_t c = 0; c < 1001; ++c) {
+        in[0].set(0, c, c == 0 ? 1.0 : 1e-8);
+        in[1].set(0, c, 1.0);
+    }
+    const ops::Truth y = ops::computeTruth(t, t.shape, in);
+    const double ms =
+        (1.0 + 1000.0 * static_cast<double>(1e-8f) * static_cast<double>(1e-8f)) / 1001;
+    EXPECT_NEAR(y[0][0] * std::sqrt(ms + 1e-6), 1.0, 1e-15);
+}
+
+TEST(OpsRule, CarefulRmsnormPassesStorageAccumulationAndNoEpsilonFail) {
+    for (const char* dtype : {"f32", "f16", "bf16"}) {
+        SCOPED_TRACE(dtype);
+        const Task t = rmsnormTask(dtype, 7, 1000);
+        EXPECT_EQ(joined(failures(t, kRmsnormCareful, kRounded)), "");
+        EXPECT_EQ(joined(failures(rmsnormTask(dtype, 3, 4096), kRmsnormCareful, kRounded)), "");
+        EXPECT_TRUE(failsOn(t, "rmsnorm_zero_rows", rmsnormNoEpsilon, kRmsnormCareful));
+        EXPECT_FALSE(failsOn(t, "normal", rmsnormNoEpsilon, kRmsnormCareful))
+            << "epsilon is invisible on N(0,1) rows: only the case built for it catches it";
+    }
+    const Task f16 = rmsnormTask("f16", 7, 1000);
+    EXPECT_TRUE(failsOn(f16, "rmsnorm_huge_offset", rmsnormSequential<Half>, kRmsnormCareful))
+        << "1000^2 overflows fp16";
+    EXPECT_FALSE(failsOn(f16, "rmsnorm_huge_offset", rmsnormSequential<float>, kRmsnormCareful));
+    const Task bf16 = rmsnormTask("bf16", 7, 1000);
+    EXPECT_TRUE(failsOn(bf16, "rmsnorm_huge_offset", rmsnormSequential<Bf16>, kRmsnormCareful))
+        << "a bf16 sum of 1e8 squares stalls after a few hundred terms";
+    EXPECT_FALSE(failsOn(bf16, "rmsnorm_huge_offset", rmsnormSequential<float>, kRmsnormCareful));
+}
+
+TEST(OpsRule, RmsnormConstantRowsGiveTheWeight) {
+    const Task t = rmsnormTask("f32", 5, 256);
+    for (const auto& set : inputSets(t, t.shape, 3)) {
+        if (set.name != "rmsnorm_constant_rows")
+            continue;
+        const ops::Truth y = ops::computeTruth(t, t.shape, set.inputs);
+        for (int64_t j = 0; j < 256; ++j) {
+            const double c = set.inputs[0].at(3, j);
+            EXPECT_EQ(y[0][static_cast<size_t>(j)], 0.0) << "row 0 is all zeros";
+            EXPECT_DOUBLE_EQ(y[0][static_cast<size_t>(3 * 256 + j)],
+                             c / std::sqrt(c * c + 1e-6) * set.inputs[1].at(0, j));
+        }
+        return;
+    }
+    FAIL() << "no constant-row case";
 }

@@ -50,6 +50,7 @@ std::vector<Task> tasks() {
         makeTask("softmax", R"({"X":"f16","Y":"f16"})", R"({"M":67,"N":3080})"),
         makeTask("layernorm", R"({"X":"bf16","W":"bf16","B":"bf16","Y":"bf16"})",
                  R"({"M":45,"N":3080})"),
+        makeTask("rmsnorm", R"({"X":"f16","W":"f16","Y":"f16"})", R"({"M":45,"N":3080})"),
         makeTask("reduce", R"({"X":"f32","Y":"f32"})", R"({"M":77,"N":3001})",
                  R"({"reduction":"sum"})"),
         makeTask("reduce", R"({"X":"f16","Y":"f32"})", R"({"M":77,"N":3001})",

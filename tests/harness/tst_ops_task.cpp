@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -135,6 +136,51 @@ TEST(OpsTask, ParamsErrorsNameTheKey) {
                            "shape":{"M":8,"N":8}})",
                         [](json::Value&) {}),
               "task.dtypes.Y: \"f16\" is not supported; reductions write f32");
+}
+
+// The registry op that docs/adding-an-op.md walks through: two inputs (no bias), one epsilon.
+TEST(OpsTask, RmsnormTakesXAndWAndOneEpsilon) {
+    const char* base = R"({"name":"rms","op":"rmsnorm","dtypes":{"X":"bf16","W":"bf16","Y":"bf16"},
+                           "shape":{"M":16,"N":4096}})";
+    const Task t = kev::parseTask(json::parse(base));
+    EXPECT_DOUBLE_EQ(t.param("epsilon").number, 1e-6);
+    EXPECT_EQ(t.leadingDimMultiple, 8);
+    EXPECT_DOUBLE_EQ(t.flops(t.shape), 4.0 * 16 * 4096);
+    EXPECT_DOUBLE_EQ(t.minBytes(t.shape), 16.0 * 4096 * 4 + 4096.0 * 2);
+    const std::array<double, 4> sc = ops::scalars(t);
+    EXPECT_DOUBLE_EQ(sc[0], 1e-6);
+    const json::Value normalised = kev::toJson(t);
+    EXPECT_EQ(normalised.find("params")->dump(), R"({"epsilon":1e-06})");
+    EXPECT_TRUE(kev::parseTask(json::parse(normalised.dump())) == t);
+
+    struct Case {
+        const char* expected;
+        std::function<void(json::Value&)> mutate;
+    };
+    const Case cases[] = {
+        {"task.dtypes.B: unknown field (rmsnorm has tensors X, W, Y and accumulate)",
+         [](json::Value& v) { v["dtypes"]["B"] = "bf16"; }},
+        {"task.dtypes.W: missing", [](json::Value& v) { v["dtypes"].erase("W"); }},
+        {"task.dtypes.W: \"f32\" differs from dtypes.X (\"bf16\"); W and X must have one dtype",
+         [](json::Value& v) { v["dtypes"]["W"] = "f32"; }},
+        {"task.dtypes.Y: \"f16\" differs from dtypes.X (\"bf16\"); Y and X must have one dtype",
+         [](json::Value& v) { v["dtypes"]["Y"] = "f16"; }},
+        {"task.dtypes.X: \"i8\" is not one of f16, bf16, f32",
+         [](json::Value& v) { v["dtypes"]["X"] = "i8"; }},
+        {"task.params.epsilon: 0 must be greater than 0",
+         [](json::Value& v) { v["params"]["epsilon"] = 0; }},
+        {"task.params.epsilon: 2 must be at most 1",
+         [](json::Value& v) { v["params"]["epsilon"] = 2; }},
+        {"task.params.epsilon: expected a number, got \"1e-6\"",
+         [](json::Value& v) { v["params"]["epsilon"] = "1e-6"; }},
+        {"task.params.eps: unknown parameter (rmsnorm takes epsilon)",
+         [](json::Value& v) { v["params"]["eps"] = 1e-6; }},
+        {"task.shape.K: unknown field (rmsnorm has dimensions M, N)",
+         [](json::Value& v) { v["shape"]["K"] = 8; }},
+        {"(accepted)", [](json::Value& v) { v["params"]["epsilon"] = 1; }},
+    };
+    for (const auto& c : cases)
+        EXPECT_EQ(rejection(base, c.mutate), c.expected);
 }
 
 TEST(OpsTask, CustomTaskParses) {

@@ -189,7 +189,7 @@ TEST(Task, MalformedTasksAreRejectedNamingTheField) {
          [](json::Value& v) { v["description"] = json::Value(); }},
         {"task.op: missing", [](json::Value& v) { v.erase("op"); }},
         {"task.op: \"conv\" is not a registered op (gemm, gemv, softmax, layernorm, reduce, "
-         "elementwise, custom)",
+         "elementwise, rmsnorm, custom)",
          [](json::Value& v) { v["op"] = "conv"; }},
         {"task.dtypes: missing", [](json::Value& v) { v.erase("dtypes"); }},
         {"task.dtypes: expected an object, got \"f16\"", [](json::Value& v) { v["dtypes"] = "f16"; }},

@@ -79,6 +79,7 @@ const Op& softmaxOp();
 const Op& layernormOp();
 const Op& reduceOp();
 const Op& elementwiseOp();
+const Op& rmsnormOp();
 const Op& customOp();
 
 } // namespace kev::ops

@@ -25,6 +25,8 @@ struct FmaWarpTileConfig {
     int minBlocks = 1;       // __launch_bounds__ blocks per SM
     int groupM = 1;          // block rows per raster group (1: row-major raster)
     bool serpentine = false; // the outer product's FMA order (odd rows backwards)
+    bool async = false;      // cp.async into `stages` shared buffers instead of via registers
+    int stages = 2;
 
     static FmaWarpTileConfig fromStrategy(const Strategy& s) {
         return {s.blockM,
@@ -36,7 +38,9 @@ struct FmaWarpTileConfig {
                 s.params.value(u"thread_tile_n"_s).toInt(0),
                 s.params.value(u"min_blocks"_s).toInt(1),
                 s.raster == u"grouped"_s ? s.groupSize : 1,
-                s.params.value(u"serpentine"_s).toInt(0) != 0};
+                s.params.value(u"serpentine"_s).toInt(0) != 0,
+                s.params.value(u"cp_async"_s).toInt(0) != 0,
+                s.stages};
     }
 
     bool tilesDivide() const {
@@ -47,14 +51,19 @@ struct FmaWarpTileConfig {
     int lanes() const { return tilesDivide() ? (warpM / threadTileM) * (warpN / threadTileN) : 0; }
     int warps() const { return tilesDivide() ? (blockM / warpM) * (blockN / warpN) : 0; }
     int threads() const { return warps() * 32; }
-    qint64 smemBytes() const { return 2LL * blockK * ((blockM + 4) + blockN) * 4; }
+    qint64 smemBytes() const {
+        return qint64(async ? stages : 2) * blockK * ((blockM + 4) + blockN) * 4;
+    }
     // Accumulators, two sets of fragments, the prefetched k-tile (4 registers per float4) and
     // about 20 for indices and addresses. Calibrated on ptxas 13.0 (sm_90a): 8x8 with blockK 8 is
     // 124 here and fits 128 without spills; with blockK 16 it is 132 and spills at 128.
     int registerEstimate() const {
         const int t = std::max(threads(), 1);
         const int vectors = (blockM * blockK + blockK * blockN) / (4 * t);
-        return threadTileM * threadTileN + 2 * (threadTileM + threadTileN) + 4 * vectors + 20;
+        // With cp.async nothing is staged in registers, but ptxas keeps about two registers of
+        // address per 4-byte copy of A (8x8 with blockK 16 spills at 128).
+        const int staging = async ? 2 * (blockM * blockK / t) : 4 * vectors;
+        return threadTileM * threadTileN + 2 * (threadTileM + threadTileN) + staging + 20;
     }
 };
 
@@ -73,10 +82,13 @@ QString FmaWarpTileFamily::id() const {
 
 QString FmaWarpTileFamily::description() const {
     return u"Warp-tiled SGEMM on the FP32 pipes (f32 inputs; no tensor cores, no TF32): block "
-           "tiles in double-buffered shared memory with A transposed, warp tiles of warpM x warpN "
-           "whose lanes each own thread_tile_m x thread_tile_n outputs in 4x4 groups (float4 "
-           "shared loads, conflict-free), register double buffering of the fragments, float4 "
-           "global loads prefetched a k-tile ahead; min_blocks sets __launch_bounds__."_s;
+           "tiles in shared memory with A transposed, warp tiles of warpM x warpN whose lanes "
+           "each own thread_tile_m x thread_tile_n outputs (4, 8 or 16) in 4x4 groups (float4 "
+           "shared loads, conflict-free), register double buffering of the fragments; k-tiles "
+           "either prefetched through registers with float4 global loads into two buffers, or "
+           "(cp_async) copied by cp.async into `stages` buffers; min_blocks sets "
+           "__launch_bounds__, a grouped raster shares panels in L2, serpentine reorders the "
+           "FMAs; float4 stores of f32 C."_s;
 }
 
 bool FmaWarpTileFamily::supports(const Task& task, const DeviceInfo& device) const {
@@ -107,6 +119,12 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
                        QJsonArray{u"row"_s, u"grouped"_s}, &Strategy::raster),
         fieldParameter(u"groupSize"_s, u"Block rows per group of the grouped raster"_s,
                        ints({4, 8, 16}), &Strategy::groupSize),
+        paramsParameter(u"cp_async"_s,
+                        u"1: cp.async copies k-tiles straight into `stages` shared buffers (no "
+                        "register staging); 0: loads through registers into two buffers"_s,
+                        ints({0, 1})),
+        fieldParameter(u"stages"_s, u"Shared-memory buffers of the cp.async pipeline"_s,
+                       ints({2, 3, 4}), &Strategy::stages),
         paramsParameter(u"serpentine"_s,
                         u"FMA order: 1 walks odd rows of the thread tile backwards (operand reuse; "
                         "ptxas allocates registers differently)"_s,
@@ -118,7 +136,8 @@ void FmaWarpTileFamily::normalize(Strategy& s) const {
     s.family = id();
     s.mma = u"fma"_s;
     s.vectorWidth = 4;
-    s.stages = 2;
+    if (s.params.value(u"cp_async"_s).toInt(0) == 0)
+        s.stages = 2; // the register-staged pipeline has two buffers
     s.smemLayout = u"padded"_s;
     s.smemPaddingBytes = 16;
     s.swizzleBytes = 0;
@@ -132,6 +151,8 @@ void FmaWarpTileFamily::normalize(Strategy& s) const {
         s.params.insert(u"min_blocks"_s, 1);
     if (!s.params.contains(u"serpentine"_s))
         s.params.insert(u"serpentine"_s, 0);
+    if (!s.params.contains(u"cp_async"_s))
+        s.params.insert(u"cp_async"_s, 0);
     const int w = FmaWarpTileConfig::fromStrategy(s).warps();
     if (w > 0)
         s.warps = w;
@@ -156,9 +177,27 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
     }
     if (c.minBlocks != 1 && c.minBlocks != 2)
         problems << u"params.min_blocks=%1: must be 1 or 2"_s.arg(c.minBlocks);
-    const int serpentine = s.params.value(u"serpentine"_s).toInt(-1);
+    // Switches default to 0 when absent (a strategy file written before they existed).
+    const auto switchValue = [&s](const QString& key) {
+        const QJsonValue v = s.params.value(key);
+        return v.isUndefined() ? 0 : v.toInt(-1);
+    };
+    const int serpentine = switchValue(u"serpentine"_s);
     if (serpentine != 0 && serpentine != 1)
         problems << u"params.serpentine: must be 0 or 1"_s;
+    const int async = switchValue(u"cp_async"_s);
+    if (async != 0 && async != 1)
+        problems << u"params.cp_async: must be 0 or 1"_s;
+    else if (async == 1 && device.ccMajor < 8)
+        problems << u"params.cp_async=1 needs cp.async (sm_80 or newer; device is sm_%1%2)"_s
+                        .arg(device.ccMajor)
+                        .arg(device.ccMinor);
+    else if (async == 1 && (s.stages < 2 || s.stages > 4))
+        problems << u"stages=%1: the cp.async pipeline has 2..4 shared-memory buffers"_s.arg(
+            s.stages);
+    else if (async == 0 && s.stages != 2)
+        problems << u"stages=%1: without cp_async the pipeline has exactly 2 buffers"_s.arg(
+            s.stages);
     if (s.raster != u"row"_s && s.raster != u"grouped"_s)
         problems << u"raster: \"%1\" must be row or grouped"_s.arg(s.raster);
     else if (s.raster == u"grouped"_s && (s.groupSize < 2 || s.groupSize > 64))
@@ -270,7 +309,10 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
             .arg(c.threadTileM)
             .arg(c.threadTileN)
             .arg(c.threads()),
-        u"  double-buffered shared memory and fragments, C written as %1,"_s.arg(task.c),
+        c.async ? u"  cp.async into %1 shared-memory buffers, double-buffered fragments, C written "
+                  "as %2,"_s.arg(c.stages)
+                      .arg(task.c)
+                : u"  double-buffered shared memory and fragments, C written as %1,"_s.arg(task.c),
         u"  %1 raster, %2 FMA order."_s.arg(
             c.groupM > 1 ? u"grouped (%1 block rows)"_s.arg(c.groupM) : u"row"_s,
             c.serpentine ? u"serpentine"_s : u"row-major"_s),
@@ -294,6 +336,8 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"MIN_BLOCKS"_s, c.minBlocks)
         .set(u"GROUP_M"_s, c.groupM)
         .set(u"SERPENTINE"_s, c.serpentine ? u"true"_s : u"false"_s)
+        .set(u"STAGES"_s, c.stages)
+        .flag(u"ASYNC"_s, c.async)
         .set(u"OUTPUT_HELPERS"_s, outputHelpers(task.c))
         .set(u"CHECKS"_s, launchChecks(task));
     return cudatemplates::render(u"fmawarp/fma_warptile.cu"_s, values);

@@ -221,6 +221,21 @@ private slots:
         QVERIFY(anyContains(f.constraints(s, t, h200), u"serpentine"_s));
 
         s = base;
+        s.params.insert(u"cp_async"_s, 1);
+        s.stages = 5;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages=5"_s));
+        s.stages = 3;
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+        kev::DeviceInfo volta = h200;
+        volta.ccMajor = 7;
+        QVERIFY(anyContains(f.constraints(s, t, volta), u"cp.async"_s));
+        s.params.insert(u"cp_async"_s, 0); // register staging has exactly two buffers
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages=3"_s));
+        f.normalize(s);
+        QCOMPARE(s.stages, 2);
+
+        s = base;
         s.params.insert(u"min_blocks"_s, 3);
         QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks=3"_s));
     }
@@ -240,6 +255,20 @@ private slots:
         QVERIFY(code.contains(u"float ra[2][THREAD_M];"_s)); // register double buffering
         QVERIFY(!code.contains(u"wmma"_s));
         QVERIFY(!code.contains(u"mma.sync"_s));
+        QVERIFY(!code.contains(u"cp.async"_s));
+        QVERIFY(code.contains(u"constexpr int STAGES = 2;"_s));
+        QVERIFY(code.contains(u"storeTile("_s));
+
+        s.params.insert(u"cp_async"_s, 1);
+        s.stages = 4;
+        const QString async = f.generate(s, t);
+        QVERIFY(!async.contains(u"#error"_s));
+        QVERIFY(async.contains(u"constexpr int STAGES = 4;"_s));
+        QVERIFY(async.contains(u"cp.async.ca.shared.global"_s)); // A, transposed on the copy
+        QVERIFY(async.contains(u"cp.async.cg.shared.global"_s)); // B, 16 bytes per copy
+        QVERIFY(async.contains(u"waitCopies<STAGES - 2>()"_s));
+        QVERIFY(!async.contains(u"storeTile("_s));
+        QVERIFY(async.contains(u"cp.async into 4 shared-memory buffers"_s));
     }
 
     // Hidden SGEMM tasks may have any M and any N, K that are multiples of 8: the default plan of

@@ -1,6 +1,7 @@
 ${# fmawarp/fma_warptile.cu: the fma_warptile family (family_fmawarp.cpp). Values: HEADER, INCLUDES,}
-${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, GROUP_M, SERPENTINE, OUTPUT_HELPERS,}
-${# CHECKS.}
+${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, GROUP_M, SERPENTINE, STAGES,}
+${# OUTPUT_HELPERS, CHECKS. Condition ASYNC: cp.async copies into STAGES shared buffers (sm_80+)}
+${# instead of loads through registers into two.}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}#include <stdint.h>
@@ -36,8 +37,12 @@ constexpr int A_ROW = BLOCK_M + 4;
 constexpr int B_ROW = BLOCK_N;
 constexpr int A_STAGE = BLOCK_K * A_ROW; // floats of one shared-memory buffer of A
 constexpr int B_STAGE = BLOCK_K * B_ROW;
-constexpr int SMEM_BYTES = 2 * (A_STAGE + B_STAGE) * 4;
-constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+${if ASYNC}
+constexpr int STAGES = ${STAGES}; // shared-memory buffers, STAGES - 1 k-tiles in flight
+${else}
+constexpr int STAGES = 2;
+${endif}
+constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
 constexpr int B_VECS = BLOCK_K * BLOCK_N / 4 / THREADS;
 static_assert(BLOCK_M * BLOCK_K % (4 * THREADS) == 0, "A tile must split evenly over threads");
 static_assert(BLOCK_K * BLOCK_N % (4 * THREADS) == 0, "B tile must split evenly over threads");
@@ -68,17 +73,6 @@ __device__ __forceinline__ void epilogueQuad(Output* __restrict__ C, long long l
     }
 }
 
-// Where the i-th A vector of thread `tid` lies in the block tile. Lane pairs read the two halves
-// of 32 bytes of one row (one full sector), 16 rows per warp; further k-quads come from further
-// passes. The transposed shared stores of a warp then hit 16 rows x 2 quads = 32 banks.
-__device__ __forceinline__ void aCoord(int i, int tid, int& row, int& kq)
-{
-    const int id = tid + i * THREADS;
-    const int rest = id >> 1;
-    row = rest % BLOCK_M;
-    kq = ((id & 1) + 2 * (rest / BLOCK_M)) * 4;
-}
-
 __device__ __forceinline__ void bCoord(int i, int tid, int& k, int& col)
 {
     const int id = tid + i * THREADS;
@@ -100,6 +94,20 @@ struct TileSource {
     int rowBase;
     int colBase;
 };
+
+${if !ASYNC}
+constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+
+// Where the i-th A vector of thread `tid` lies in the block tile. Lane pairs read the two halves
+// of 32 bytes of one row (one full sector), 16 rows per warp; further k-quads come from further
+// passes. The transposed shared stores of a warp then hit 16 rows x 2 quads = 32 banks.
+__device__ __forceinline__ void aCoord(int i, int tid, int& row, int& kq)
+{
+    const int id = tid + i * THREADS;
+    const int rest = id >> 1;
+    row = rest % BLOCK_M;
+    kq = ((id & 1) + 2 * (rest / BLOCK_M)) * 4;
+}
 
 // Reads the k-tile at k0 into registers, one float4 per load, zeros outside M, N and K. K and N
 // are multiples of 4 (the alignment rule), so a vector is wholly inside or wholly outside.
@@ -149,6 +157,69 @@ __device__ __forceinline__ void storeTile(float* sA, float* sB, const float4 (&a
     }
 }
 
+${endif}
+${if ASYNC}
+// 4-byte copies of A per thread and k-tile. A lands transposed element by element: lanes take 8
+// consecutive k of 4 rows (32 bytes of each row, one sector) and, with A_ROW = 4 mod 32 floats,
+// write 32 different banks.
+constexpr int A_COPIES = BLOCK_M * BLOCK_K / THREADS;
+static_assert(BLOCK_M * BLOCK_K % THREADS == 0 && THREADS % 8 == 0, "A copies must split evenly");
+
+// cp.async with a source size: 0 bytes read fill the destination with zeros (outside M, N, K).
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool inside)
+{
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                 "r"(inside ? 4 : 0));
+}
+
+__device__ __forceinline__ void copy16(float* dst, const float* src, bool inside)
+{
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(inside ? 16 : 0));
+}
+
+__device__ __forceinline__ void commitCopies()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// Waits until at most PENDING of this thread's copy groups are still in flight.
+template <int PENDING>
+__device__ __forceinline__ void waitCopies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+}
+
+// Starts the copies of the k-tile at k0 into one stage's buffers. Copies outside the matrix read
+// nothing (a zero fill) from the matrix's first element, a valid address.
+__device__ __forceinline__ void issueTile(const TileSource& src, float* sA, float* sB, int k0,
+                                          int tid)
+{
+#pragma unroll
+    for (int i = 0; i < A_COPIES; ++i) {
+        const int id = tid + i * THREADS;
+        const int rest = id >> 3;
+        const int row = rest % BLOCK_M;
+        const int k = (rest / BLOCK_M) * 8 + (id & 7);
+        const int gRow = src.rowBase + row;
+        const int gK = k0 + k;
+        const bool inside = gRow < src.M && gK < src.K;
+        copy4(sA + k * A_ROW + row, inside ? src.A + gRow * src.lda + gK : src.A, inside);
+    }
+#pragma unroll
+    for (int i = 0; i < B_VECS; ++i) {
+        int k, col;
+        bCoord(i, tid, k, col);
+        const int gK = k0 + k;
+        const int gCol = src.colBase + col;
+        const bool inside = gK < src.K && gCol < src.N;
+        copy16(sB + k * B_ROW + col, inside ? src.B + gK * src.ldb + gCol : src.B, inside);
+    }
+}
+${endif}
+
 // The fragments of one k step: this lane's THREAD_M values of A and THREAD_N values of B, one
 // float4 shared load per 4-group.
 __device__ __forceinline__ void loadFragments(const float* sA, const float* sB, int k, int aBase,
@@ -172,6 +243,22 @@ __device__ __forceinline__ void loadFragments(const float* sA, const float* sB, 
         rb[g * 4 + 1] = v.y;
         rb[g * 4 + 2] = v.z;
         rb[g * 4 + 3] = v.w;
+    }
+}
+
+// acc += ra x rb. SERPENTINE walks odd rows backwards, so consecutive FMAs share an operand across
+// row changes too (more operand-reuse-cache hits; ptxas allocates registers differently).
+__device__ __forceinline__ void outerProduct(float (&acc)[THREAD_M][THREAD_N],
+                                             const float (&ra)[THREAD_M],
+                                             const float (&rb)[THREAD_N])
+{
+#pragma unroll
+    for (int i = 0; i < THREAD_M; ++i) {
+#pragma unroll
+        for (int jj = 0; jj < THREAD_N; ++jj) {
+            const int j = SERPENTINE && (i & 1) ? THREAD_N - 1 - jj : jj;
+            acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
     }
 }
 
@@ -201,8 +288,8 @@ __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
                     long long ldc, float alpha, float beta)
 {
     extern __shared__ float4 smem[];
-    float* const sA = reinterpret_cast<float*>(smem);  // [2][A_STAGE]
-    float* const sB = sA + 2 * A_STAGE;                 // [2][B_STAGE]
+    float* const sA = reinterpret_cast<float*>(smem); // [STAGES][A_STAGE]
+    float* const sB = sA + STAGES * A_STAGE;           // [STAGES][B_STAGE]
 
     int tileM, tileN;
     tileOf(M, N, tileM, tileN);
@@ -217,13 +304,57 @@ __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
 
     const TileSource src{A, B, M, N, K, lda, ldb, rowBase, colBase};
     float acc[THREAD_M][THREAD_N] = {};
-    float4 a[A_VECS];
-    float4 b[B_VECS];
     // Register double buffering: the fragments of step k + 1 are read from shared memory while
     // the FMAs of step k run; the last step of a k-tile reads the first fragments of the next one.
     float ra[2][THREAD_M];
     float rb[2][THREAD_N];
     const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
+${if ASYNC}
+
+    // STAGES - 1 k-tiles in flight. Every thread commits one group per k-tile (empty past the
+    // end), so "k-tile t + 1 has landed" is always "at most STAGES - 2 groups pending".
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < numKTiles)
+            issueTile(src, sA + st * A_STAGE, sB + st * B_STAGE, st * BLOCK_K, tid);
+        commitCopies();
+    }
+    waitCopies<STAGES - 2>();
+    __syncthreads();
+    loadFragments(sA, sB, 0, aBase, bBase, ra[0], rb[0]);
+
+    int readStage = 0;
+    int writeStage = STAGES - 1;
+    for (int t = 0; t < numKTiles; ++t) {
+        const float* const curA = sA + readStage * A_STAGE;
+        const float* const curB = sB + readStage * B_STAGE;
+        // k-tile t + STAGES - 1 goes to the buffer k-tile t - 1 used: every read of it came
+        // before the barrier that made k-tile t visible.
+        if (t + STAGES - 1 < numKTiles)
+            issueTile(src, sA + writeStage * A_STAGE, sB + writeStage * B_STAGE,
+                      (t + STAGES - 1) * BLOCK_K, tid);
+        commitCopies();
+        writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
+        readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
+        // `more` is uniform, so the barrier below is reached by all threads or none.
+        const bool more = t + 1 < numKTiles;
+#pragma unroll
+        for (int k = 0; k < BLOCK_K; ++k) {
+            if (k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+            } else if (more) {
+                waitCopies<STAGES - 2>();
+                __syncthreads();
+                loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
+                              ra[0], rb[0]);
+            }
+            outerProduct(acc, ra[k & 1], rb[k & 1]);
+        }
+    }
+    // No copy is in flight past the end (the groups past the last k-tile are empty).
+${else}
+    float4 a[A_VECS];
+    float4 b[B_VECS];
 
     fetchTile(src, a, b, 0, tid);
     storeTile(sA, sB, a, b, tid);
@@ -251,18 +382,10 @@ __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
                 __syncthreads();
                 loadFragments(nextA, nextB, 0, aBase, bBase, ra[0], rb[0]);
             }
-            // SERPENTINE walks odd rows backwards, so consecutive FMAs share an operand across
-            // row changes too (more operand-reuse-cache hits; ptxas allocates differently).
-#pragma unroll
-            for (int i = 0; i < THREAD_M; ++i) {
-#pragma unroll
-                for (int jj = 0; jj < THREAD_N; ++jj) {
-                    const int j = SERPENTINE && (i & 1) ? THREAD_N - 1 - jj : jj;
-                    acc[i][j] = fmaf(ra[k & 1][i], rb[k & 1][j], acc[i][j]);
-                }
-            }
+            outerProduct(acc, ra[k & 1], rb[k & 1]);
         }
     }
+${endif}
 
 #pragma unroll
     for (int i = 0; i < THREAD_M; ++i) {

@@ -44,8 +44,8 @@ constexpr int A_ROW = BLOCK_M + 4;
 constexpr int B_ROW = BLOCK_N;
 constexpr int A_STAGE = BLOCK_K * A_ROW; // floats of one shared-memory buffer of A
 constexpr int B_STAGE = BLOCK_K * B_ROW;
-constexpr int SMEM_BYTES = 2 * (A_STAGE + B_STAGE) * 4;
-constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+constexpr int STAGES = 2;
+constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
 constexpr int B_VECS = BLOCK_K * BLOCK_N / 4 / THREADS;
 static_assert(BLOCK_M * BLOCK_K % (4 * THREADS) == 0, "A tile must split evenly over threads");
 static_assert(BLOCK_K * BLOCK_N % (4 * THREADS) == 0, "B tile must split evenly over threads");
@@ -100,17 +100,6 @@ __device__ __forceinline__ void epilogueQuad(Output* __restrict__ C, long long l
     }
 }
 
-// Where the i-th A vector of thread `tid` lies in the block tile. Lane pairs read the two halves
-// of 32 bytes of one row (one full sector), 16 rows per warp; further k-quads come from further
-// passes. The transposed shared stores of a warp then hit 16 rows x 2 quads = 32 banks.
-__device__ __forceinline__ void aCoord(int i, int tid, int& row, int& kq)
-{
-    const int id = tid + i * THREADS;
-    const int rest = id >> 1;
-    row = rest % BLOCK_M;
-    kq = ((id & 1) + 2 * (rest / BLOCK_M)) * 4;
-}
-
 __device__ __forceinline__ void bCoord(int i, int tid, int& k, int& col)
 {
     const int id = tid + i * THREADS;
@@ -132,6 +121,19 @@ struct TileSource {
     int rowBase;
     int colBase;
 };
+
+constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+
+// Where the i-th A vector of thread `tid` lies in the block tile. Lane pairs read the two halves
+// of 32 bytes of one row (one full sector), 16 rows per warp; further k-quads come from further
+// passes. The transposed shared stores of a warp then hit 16 rows x 2 quads = 32 banks.
+__device__ __forceinline__ void aCoord(int i, int tid, int& row, int& kq)
+{
+    const int id = tid + i * THREADS;
+    const int rest = id >> 1;
+    row = rest % BLOCK_M;
+    kq = ((id & 1) + 2 * (rest / BLOCK_M)) * 4;
+}
 
 // Reads the k-tile at k0 into registers, one float4 per load, zeros outside M, N and K. K and N
 // are multiples of 4 (the alignment rule), so a vector is wholly inside or wholly outside.
@@ -181,6 +183,7 @@ __device__ __forceinline__ void storeTile(float* sA, float* sB, const float4 (&a
     }
 }
 
+
 // The fragments of one k step: this lane's THREAD_M values of A and THREAD_N values of B, one
 // float4 shared load per 4-group.
 __device__ __forceinline__ void loadFragments(const float* sA, const float* sB, int k, int aBase,
@@ -204,6 +207,22 @@ __device__ __forceinline__ void loadFragments(const float* sA, const float* sB, 
         rb[g * 4 + 1] = v.y;
         rb[g * 4 + 2] = v.z;
         rb[g * 4 + 3] = v.w;
+    }
+}
+
+// acc += ra x rb. SERPENTINE walks odd rows backwards, so consecutive FMAs share an operand across
+// row changes too (more operand-reuse-cache hits; ptxas allocates registers differently).
+__device__ __forceinline__ void outerProduct(float (&acc)[THREAD_M][THREAD_N],
+                                             const float (&ra)[THREAD_M],
+                                             const float (&rb)[THREAD_N])
+{
+#pragma unroll
+    for (int i = 0; i < THREAD_M; ++i) {
+#pragma unroll
+        for (int jj = 0; jj < THREAD_N; ++jj) {
+            const int j = SERPENTINE && (i & 1) ? THREAD_N - 1 - jj : jj;
+            acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
     }
 }
 
@@ -233,8 +252,8 @@ __global__ void __launch_bounds__(THREADS, 2)
                     long long ldc, float alpha, float beta)
 {
     extern __shared__ float4 smem[];
-    float* const sA = reinterpret_cast<float*>(smem);  // [2][A_STAGE]
-    float* const sB = sA + 2 * A_STAGE;                 // [2][B_STAGE]
+    float* const sA = reinterpret_cast<float*>(smem); // [STAGES][A_STAGE]
+    float* const sB = sA + STAGES * A_STAGE;           // [STAGES][B_STAGE]
 
     int tileM, tileN;
     tileOf(M, N, tileM, tileN);
@@ -249,13 +268,13 @@ __global__ void __launch_bounds__(THREADS, 2)
 
     const TileSource src{A, B, M, N, K, lda, ldb, rowBase, colBase};
     float acc[THREAD_M][THREAD_N] = {};
-    float4 a[A_VECS];
-    float4 b[B_VECS];
     // Register double buffering: the fragments of step k + 1 are read from shared memory while
     // the FMAs of step k run; the last step of a k-tile reads the first fragments of the next one.
     float ra[2][THREAD_M];
     float rb[2][THREAD_N];
     const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
+    float4 a[A_VECS];
+    float4 b[B_VECS];
 
     fetchTile(src, a, b, 0, tid);
     storeTile(sA, sB, a, b, tid);
@@ -283,16 +302,7 @@ __global__ void __launch_bounds__(THREADS, 2)
                 __syncthreads();
                 loadFragments(nextA, nextB, 0, aBase, bBase, ra[0], rb[0]);
             }
-            // SERPENTINE walks odd rows backwards, so consecutive FMAs share an operand across
-            // row changes too (more operand-reuse-cache hits; ptxas allocates differently).
-#pragma unroll
-            for (int i = 0; i < THREAD_M; ++i) {
-#pragma unroll
-                for (int jj = 0; jj < THREAD_N; ++jj) {
-                    const int j = SERPENTINE && (i & 1) ? THREAD_N - 1 - jj : jj;
-                    acc[i][j] = fmaf(ra[k & 1][i], rb[k & 1][j], acc[i][j]);
-                }
-            }
+            outerProduct(acc, ra[k & 1], rb[k & 1]);
         }
     }
 

@@ -1,0 +1,126 @@
+// Every task of a row-wise op gets a kernel (issue 18): tasks generated across the ops' whole
+// shape range (1 to 65536 rows, rows of 1 to 262144 elements, odd lengths, unaligned rows, f32,
+// f16 and bf16) each get a feasible first plan from the planner, and its code generates. The
+// compile of a sample of them with nvcc is tests/builtin/long_rows_compile.cmake.
+#include "builtintest.h"
+
+#include <QJsonDocument>
+
+using namespace Qt::StringLiterals;
+using namespace kevtest;
+
+namespace {
+
+// A task file's JSON for op (softmax, layernorm, reduce_sum, reduce_max) of dtype over M x N
+// rows aligned to `align` elements.
+kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, int align) {
+    const bool layerNorm = op == u"layernorm";
+    const bool reduce = op.startsWith(u"reduce"_s);
+    // Reductions write f32 whatever they read.
+    QJsonObject dtypes{
+        {u"X"_s, dtype}, {u"Y"_s, reduce ? u"f32"_s : dtype}, {u"accumulate"_s, u"f32"_s}};
+    if (layerNorm) {
+        dtypes.insert(u"W"_s, dtype);
+        dtypes.insert(u"B"_s, dtype);
+    }
+    QJsonObject params;
+    if (layerNorm)
+        params.insert(u"epsilon"_s, 1e-5);
+    if (reduce)
+        params.insert(u"reduction"_s, op.mid(7));
+    const QJsonObject json{
+        {u"schema_version"_s, 1},
+        {u"name"_s, u"%1_%2_%3x%4_a%5"_s.arg(op, dtype).arg(m).arg(n).arg(align)},
+        {u"op"_s, reduce ? u"reduce"_s : op},
+        {u"dtypes"_s, dtypes},
+        {u"shape"_s, QJsonObject{{u"M"_s, m}, {u"N"_s, n}}},
+        {u"validation_shapes"_s, QJsonArray{QJsonObject{{u"M"_s, 3}, {u"N"_s, 1}}}},
+        {u"params"_s, params},
+        {u"alignment"_s, QJsonObject{{u"leading_dim_multiple"_s, align}}},
+    };
+    QString error;
+    const auto task = kev::Task::fromJson(json, &error);
+    if (!task)
+        qFatal("generated task %s: %s", qPrintable(json.value(u"name"_s).toString()),
+               qPrintable(error));
+    return *task;
+}
+
+const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"reduce_sum"_s, u"reduce_max"_s};
+const QStringList kDtypes{u"f32"_s, u"f16"_s, u"bf16"_s};
+const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536};
+const QList<qint64> kCols{1,    2,     7,     31,    32,    100,   1000,   1536,   3080,   4097,
+                          8192, 16384, 32000, 32001, 50257, 65536, 128256, 151936, 200000, 262144};
+
+} // namespace
+
+class TstRowwiseRange : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The planner's first plan of every generated task is the rowwise family, feasible on the
+    // H200, and generates a kernel for the task's op.
+    void everyTaskHasAFeasibleFirstPlan() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        int tasks = 0;
+        QStringList failures;
+        for (const QString& op : kOps) {
+            for (const QString& dtype : kDtypes) {
+                for (const qint64 m : kRows) {
+                    for (const qint64 n : kCols) {
+                        for (const int align : {1, 8}) {
+                            kev::AgentContext ctx;
+                            ctx.device = h200;
+                            ctx.task = rowTask(op, dtype, m, n, align);
+                            ++tasks;
+                            QString error;
+                            kev::PlannerSearch planner;
+                            const auto first = planner.next(ctx, &error);
+                            if (!first) {
+                                failures << ctx.task.name + u": "_s + error;
+                                continue;
+                            }
+                            if (first->family != u"rowwise") {
+                                failures << ctx.task.name + u": family "_s + first->family;
+                                continue;
+                            }
+                            const QStringList problems =
+                                rowwise.constraints(*first, ctx.task, h200);
+                            if (!problems.isEmpty()) {
+                                failures << ctx.task.name + u": "_s + problems.join(u"; "_s);
+                                continue;
+                            }
+                            const QString code = rowwise.generate(*first, ctx.task);
+                            if (!code.contains(u"kevolve_launch"_s) || code.contains(u"${"_s))
+                                failures << ctx.task.name + u": generated code incomplete"_s;
+                        }
+                    }
+                }
+            }
+        }
+        QVERIFY2(failures.isEmpty(),
+                 qPrintable(u"%1 of %2 tasks:\n"_s.arg(failures.size()).arg(tasks) +
+                            failures.mid(0, 20).join(u"\n"_s)));
+        QCOMPARE(tasks, kOps.size() * kDtypes.size() * kRows.size() * kCols.size() * 2);
+    }
+
+    // A row longer than the registers cache streams with statistics that read it once: online
+    // softmax and Welford layernorm (the two-pass kernels would read it twice before the output).
+    void longRowsStreamWithOnePassStatistics() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        for (const QString& op : {u"softmax"_s, u"layernorm"_s}) {
+            for (const QString& dtype : kDtypes) {
+                const kev::Task t = rowTask(op, dtype, 4096, 128256, 8);
+                const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+                QCOMPARE(s.params.value(u"stats"_s).toString(), u"one_pass"_s);
+                QCOMPARE(s.params.value(u"mapping"_s).toString(), u"block"_s);
+                QVERIFY2(s.rationale.contains(u"stream"_s), qPrintable(s.rationale));
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRowwiseRange)
+#include "tst_rowwiserange.moc"

@@ -52,6 +52,23 @@ const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536};
 const QList<qint64> kCols{1,    2,     7,     31,    32,    100,   1000,   1536,   3080,   4097,
                           8192, 16384, 32000, 32001, 50257, 65536, 128256, 151936, 200000, 262144};
 
+// An sm_80 part: no thread block clusters.
+kev::DeviceInfo a100() {
+    kev::DeviceInfo d = kev::DeviceInfo::h200();
+    d.name = u"NVIDIA A100-SXM4-80GB"_s;
+    d.ccMajor = 8;
+    d.ccMinor = 0;
+    d.smCount = 108;
+    d.smemPerBlockOptin = 166912;
+    d.smemPerSm = 167936;
+    return d;
+}
+
+kev::Strategy withParam(kev::Strategy s, const QString& name, const QJsonValue& value) {
+    s.params.insert(name, value);
+    return s;
+}
+
 } // namespace
 
 class TstRowwiseRange : public QObject {
@@ -60,8 +77,14 @@ class TstRowwiseRange : public QObject {
 private slots:
     // The planner's first plan of every generated task is the rowwise family, feasible on the
     // H200, and generates a kernel for the task's op.
+    void everyTaskHasAFeasibleFirstPlan_data() {
+        QTest::addColumn<kev::DeviceInfo>("device");
+        QTest::newRow("H200 (clusters)") << kev::DeviceInfo::h200();
+        QTest::newRow("A100 (no clusters)") << a100();
+    }
+
     void everyTaskHasAFeasibleFirstPlan() {
-        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        QFETCH(kev::DeviceInfo, device);
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
         int tasks = 0;
         QStringList failures;
@@ -71,7 +94,7 @@ private slots:
                     for (const qint64 n : kCols) {
                         for (const int align : {1, 8}) {
                             kev::AgentContext ctx;
-                            ctx.device = h200;
+                            ctx.device = device;
                             ctx.task = rowTask(op, dtype, m, n, align);
                             ++tasks;
                             QString error;
@@ -86,7 +109,7 @@ private slots:
                                 continue;
                             }
                             const QStringList problems =
-                                rowwise.constraints(*first, ctx.task, h200);
+                                rowwise.constraints(*first, ctx.task, device);
                             if (!problems.isEmpty()) {
                                 failures << ctx.task.name + u": "_s + problems.join(u"; "_s);
                                 continue;
@@ -119,6 +142,57 @@ private slots:
                 QVERIFY2(s.rationale.contains(u"stream"_s), qPrintable(s.rationale));
             }
         }
+    }
+
+    // Rows too few to give every SM a block share a row between the blocks of a cluster on
+    // sm_90, as many blocks as stay resident at once; many rows, or no clusters, keep a block
+    // per row.
+    void fewLongRowsSplitOverACluster() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const auto splitOf = [&](const kev::Task& t, const kev::DeviceInfo& d) {
+            const kev::Strategy s = rowwise.defaultStrategy(t, d);
+            return s.params.value(u"split"_s).toInt(1);
+        };
+        // One row of 128256: 8 slices of 16032 elements, each in the registers of its block.
+        const kev::Task one = rowTask(u"softmax"_s, u"f16"_s, 1, 128256, 8);
+        QCOMPARE(splitOf(one, h200), 8);
+        const kev::Strategy s = rowwise.defaultStrategy(one, h200);
+        QVERIFY2(s.rationale.contains(u"read once"_s), qPrintable(s.rationale));
+        QVERIFY(rowwise.generate(s, one).contains(u"__cluster_dims__(SPLIT, 1, 1)"_s));
+        // 32 rows: 4 blocks per row fill 128 of the 132 SMs (8 would need two waves).
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 32, 128256, 8), h200), 4);
+        QCOMPARE(splitOf(rowTask(u"layernorm"_s, u"bf16"_s, 4, 65536, 8), h200), 8);
+        QCOMPARE(splitOf(rowTask(u"reduce_sum"_s, u"f32"_s, 1, 262144, 8), h200), 8);
+        // Enough rows, short rows, or no clusters: no split.
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 4096, 128256, 8), h200), 1);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 1, 1000, 8), h200), 1);
+        QCOMPARE(splitOf(one, a100()), 1);
+        QVERIFY(!rowwise.defaultStrategy(one, a100()).params.contains(u"split"_s));
+    }
+
+    // Each knob combination the split cannot run names the knob and what to use instead.
+    void splitConstraintsNameTheKnob() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task t = rowTask(u"softmax"_s, u"f16"_s, 1, 128256, 8);
+        const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        QVERIFY(rowwise.constraints(s, t, h200).isEmpty());
+        const auto problems = [&](const kev::Strategy& x, const kev::DeviceInfo& d) {
+            return rowwise.constraints(x, t, d).join(u"; "_s);
+        };
+        QVERIFY(problems(withParam(s, u"split"_s, 3), h200).contains(u"params.split=3"_s));
+        QVERIFY(problems(withParam(s, u"split"_s, 16), h200).contains(u"at most 8"_s));
+        QVERIFY(problems(s, a100()).contains(u"sm_90"_s));
+        QVERIFY(problems(withParam(s, u"stats"_s, u"two_pass"_s), h200)
+                    .contains(u"use stats=one_pass"_s));
+        kev::Strategy warp = withParam(s, u"mapping"_s, u"warp"_s);
+        QVERIFY(problems(warp, h200).contains(u"use mapping=block"_s));
+        QVERIFY(problems(withParam(s, u"ctas_per_sm"_s, 2), h200).contains(u"ctas_per_sm=0"_s));
+        // Saved and loaded, the knob stays; a strategy without it reads as split=1.
+        kev::Strategy bare = s;
+        bare.params.remove(u"split"_s);
+        QVERIFY(!rowwise.generate(bare, t).contains(u"__cluster_dims__"_s));
     }
 };
 

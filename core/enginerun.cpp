@@ -161,6 +161,7 @@ bool EngineRun::open(SessionStore store) {
             m_priorCost += step.costUsd;
         }
     }
+    openKnowledge();
     {
         QStringList unreadable; // a step whose files are gone is only not deduplicated against
         m_seen = SeenSet::fromSession(*m_store, m_device, &unreadable);
@@ -243,6 +244,7 @@ AgentContext EngineRun::context(int beamIndex) const {
     c.iteration = m_iteration;
     c.beamIndex = beamIndex;
     c.beamWidth = static_cast<int>(m_slots.size());
+    c.knowledge = knowledgeHints();
     fillSearchContext(c, beamIndex);
     return c;
 }
@@ -640,6 +642,7 @@ bool EngineRun::persist(Slot& slot) {
     slot.persisted = true;
     m_runTokens += slot.candidate.tokens();
     m_runCost += slot.candidate.costUsd();
+    recordKnowledge(slot.candidate, m_store->steps().last());
     emit stepAvailable(m_store->steps().last());
     return true;
 }
@@ -727,6 +730,9 @@ void EngineRun::halt() {
     }
     m_active = false;
     m_gate.reset();
+    m_knowledge.reset();
+    m_hintsDevice.clear();
+    m_hints = KnowledgeHints();
 }
 
 void EngineRun::finish(Engine::StopReason reason, const QString& message) {

@@ -110,6 +110,39 @@ public:
                    {QStringLiteral("files"), QJsonArray::fromStringList(files)}});
     }
 
+    void knowledgeStats(const KnowledgeStats& s) override {
+        const auto counts = [](const QMap<QString, qint64>& m) {
+            QJsonObject o;
+            for (auto it = m.cbegin(); it != m.cend(); ++it)
+                o.insert(it.key(), double(it.value()));
+            return o;
+        };
+        printJson({{QStringLiteral("store"), s.path},
+                   {QStringLiteral("schema_version"), s.schemaVersion},
+                   {QStringLiteral("records"), double(s.records)},
+                   {QStringLiteral("trustworthy"), double(s.trustworthy)},
+                   {QStringLiteral("tasks"), double(s.tasks)},
+                   {QStringLiteral("sessions"), double(s.sessions)},
+                   {QStringLiteral("ops"), counts(s.byOp)},
+                   {QStringLiteral("devices"), counts(s.byDevice)},
+                   {QStringLiteral("decisions"), counts(s.byDecision)}});
+    }
+
+    void knowledgeExported(const QString& store, const QString& file, qint64 records) override {
+        printJson({{QStringLiteral("store"), store},
+                   {QStringLiteral("exported"), file},
+                   {QStringLiteral("records"), double(records)}});
+    }
+
+    void knowledgeImported(const QString& store, const QString& file,
+                           const KnowledgeImportResult& r) override {
+        printJson({{QStringLiteral("store"), store},
+                   {QStringLiteral("imported"), file},
+                   {QStringLiteral("added"), double(r.added)},
+                   {QStringLiteral("updated"), double(r.updated)},
+                   {QStringLiteral("unchanged"), double(r.unchanged)}});
+    }
+
     void sessionOpened(const QString& dir, const SessionInfo& info, int steps) override {
         printJson({{QStringLiteral("event"), QStringLiteral("session")},
                    {QStringLiteral("dir"), dir},

@@ -58,6 +58,8 @@ struct CliOptions {
                                QStringLiteral("N")};
     QCommandLineOption device{QStringLiteral("device"), QStringLiteral("device"),
                               QStringLiteral("D")};
+    QCommandLineOption knowledge{QStringLiteral("knowledge"), QStringLiteral("knowledge store"),
+                                 QStringLiteral("PATH")};
     // The llm backend's flags (run and resume), applied with the others in runoptions.cpp.
     QCommandLineOption quiet{QStringLiteral("quiet"), QStringLiteral("no progress lines")};
     QCommandLineOption check{QStringLiteral("check"), QStringLiteral("check the endpoints")};

@@ -5,6 +5,7 @@
 
 #include "builtin/kernelfamily.h"
 #include "engine.h"
+#include "knowledgestore.h"
 #include "llmcalls.h"
 #include "sessionstore.h"
 #include "task.h"
@@ -64,6 +65,11 @@ public:
     virtual void timeline(const SessionStore& store, const Timeline& timeline) = 0;
     // export: where the files went.
     virtual void exported(const QString& outDir, const QStringList& files) = 0;
+    // knowledge stats | export | import.
+    virtual void knowledgeStats(const KnowledgeStats& stats) = 0;
+    virtual void knowledgeExported(const QString& store, const QString& file, qint64 records) = 0;
+    virtual void knowledgeImported(const QString& store, const QString& file,
+                                   const KnowledgeImportResult& result) = 0;
 
     // run and resume: the engine's events as they come.
     virtual void sessionOpened(const QString& dir, const SessionInfo& info, int steps) = 0;

@@ -154,6 +154,33 @@ public:
         out() << "exported to " << outDir << ": " << files.join(QStringLiteral(", ")) << Qt::endl;
     }
 
+    void knowledgeStats(const KnowledgeStats& s) override {
+        out() << "knowledge store " << s.path << " (schema " << s.schemaVersion << ")" << Qt::endl
+              << "  " << s.records << " measured configurations (" << s.trustworthy
+              << " correct and timed) of " << s.tasks << " tasks in " << s.sessions << " sessions"
+              << Qt::endl;
+        const auto counts = [](const QMap<QString, qint64>& m) {
+            QStringList parts;
+            for (auto it = m.cbegin(); it != m.cend(); ++it)
+                parts << it.key() + u' ' + QString::number(it.value());
+            return parts.isEmpty() ? QStringLiteral("-") : parts.join(QStringLiteral(", "));
+        };
+        out() << "  ops: " << counts(s.byOp) << Qt::endl
+              << "  devices: " << counts(s.byDevice) << Qt::endl
+              << "  decisions: " << counts(s.byDecision) << Qt::endl;
+    }
+
+    void knowledgeExported(const QString& store, const QString& file, qint64 records) override {
+        out() << "exported " << records << " records of " << store << " to " << file << Qt::endl;
+    }
+
+    void knowledgeImported(const QString& store, const QString& file,
+                           const KnowledgeImportResult& r) override {
+        out() << "imported " << file << " into " << store << ": " << r.added << " added, "
+              << r.updated << " updated (a later decision), " << r.unchanged << " already there"
+              << Qt::endl;
+    }
+
     void sessionOpened(const QString& dir, const SessionInfo& info, int steps) override {
         out() << "session " << dir << " (" << info.task.summary() << ", " << steps
               << " steps so far)" << Qt::endl;

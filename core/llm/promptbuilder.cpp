@@ -2,6 +2,7 @@
 
 #include "jsonschema.h"
 #include "llm/llmhooks.h"
+#include "llm/promptknowledge.h"
 #include "llm/privatepaths.h"
 #include "llm/prompttext.h"
 
@@ -291,6 +292,7 @@ std::optional<RenderedPrompt> PromptBuilder::planner(const AgentContext& context
             (context.humanNote.isEmpty() ? QString() : context.humanNote.trimmed() + u'\n') +
             search.join(u'\n');
     values[u"best_strategies"_s] = bestStrategiesText(context.history);
+    values[u"knowledge_store"_s] = knowledgeStoreText(context.knowledge);
     if (context.parentStrategy) {
         QString parent = u"Strategy %1:\n```json\n%2\n```"_s.arg(
             context.parentStrategy->summary(), json(context.parentStrategy->toJson()));

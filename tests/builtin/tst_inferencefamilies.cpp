@@ -345,6 +345,44 @@ private slots:
         QVERIFY(!kev::knowledge::isMemoryBoundPlan(u"wgmma_tma"_s, big, kev::DeviceInfo::h200()));
     }
 
+    // The GEMV path takes a task only when every shape it is run on has M <= 8 (the M = 1 tasks
+    // validate at M = 3), instantiates the kernel for each power of two up to it, and keeps
+    // split-K through normalize.
+    void gemvPathTakesDecodeShapesOnly() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"gemv_smallm"_s);
+        for (const QString& name : kInferenceTasks) {
+            const kev::Task t = task(name);
+            QCOMPARE(f.supports(t, h200), t.m == 1);
+        }
+        const kev::Task decode = task(u"gemm_f16_m1_n4096_k4096"_s);
+        kev::Task wide = decode;
+        wide.validationShapes[0].m = 9;
+        QVERIFY(!f.supports(wide, h200));
+        QVERIFY(anyContains(f.constraints(f.defaultStrategy(wide, h200), wide, h200), u"M <= 8"_s));
+        const kev::Strategy s = f.defaultStrategy(decode, h200);
+        QVERIFY2(f.constraints(s, decode, h200).isEmpty(),
+                 qPrintable(f.constraints(s, decode, h200).join(u"; "_s)));
+        QVERIFY(s.splitK >= 8); // 16 column blocks of 256 cannot fill 132 SMs
+        kev::Strategy n = s;
+        f.normalize(n);
+        QCOMPARE(n.splitK, s.splitK);
+        QCOMPARE(f.resources(s, decode, h200).workspaceBytes, qint64(s.splitK) * 4096 * 4);
+        const QString code = f.generate(s, decode);
+        QVERIFY(!code.contains(u"#error"_s));
+        QVERIFY(code.contains(u"gemvLike<1><<<"_s));
+        QVERIFY(code.contains(u"gemvLike<4><<<"_s)); // M = 3 validation shape
+        QVERIFY(!code.contains(u"gemvLike<8>"_s));
+        QVERIFY(code.contains(u"constexpr int SPLIT = %1;"_s.arg(s.splitK)));
+        QVERIFY(!code.contains(u"atomicAdd"_s));
+        kev::Strategy bad = s;
+        bad.params.insert(u"vectors_per_thread"_s, 3);
+        QVERIFY(anyContains(f.constraints(bad, decode, h200), u"vectors_per_thread=3"_s));
+        bad = s;
+        bad.splitK = 128;
+        QVERIFY(anyContains(f.constraints(bad, decode, h200), u"splitK=128"_s));
+    }
+
     void neighboursStayConsistent() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         for (const auto& [id, name] : {std::pair{u"mma_smallm"_s, u"gemm_f16_m128_n12288_k4096"_s},

@@ -383,6 +383,34 @@ private slots:
         QVERIFY(anyContains(f.constraints(bad, decode, h200), u"splitK=128"_s));
     }
 
+    // A correct small-M GEMM is judged by its share of the DRAM floor whatever family runs it,
+    // and the review says so; its moves name knobs of that family.
+    void reviewerJudgesSmallMByTheDramFloor() {
+        for (const QString& id : {u"wgmma_tma"_s, u"mma_smallm"_s, u"gemv_smallm"_s}) {
+            kev::AgentContext ctx;
+            ctx.task = task(u"gemm_f16_m1_n4096_k4096"_s);
+            ctx.device = kev::DeviceInfo::h200();
+            const kev::KernelFamily& f = family(id);
+            const kev::Strategy s = f.defaultStrategy(ctx.task, ctx.device);
+            for (double floor : {55.0, 93.0}) {
+                kev::EvaluationReport r = report(u"ok"_s, 1.1);
+                r.percentOfFloor = floor;
+                const kev::ReviewFeedback fb =
+                    kev::reviewReport(ctx, s, f.generate(s, ctx.task), r);
+                QVERIFY2(fb.bottleneckText.contains(u"DRAM floor"_s),
+                         qPrintable(id + u": "_s + fb.bottleneckText));
+                QVERIFY(fb.validate().isEmpty());
+                QStringList knobs;
+                for (const kev::ParameterSpec& spec : f.parameters())
+                    knobs << spec.name;
+                for (const QString& p : moveParams(fb))
+                    QVERIFY2(knobs.contains(p), qPrintable(id + u": "_s + p));
+                if (floor > 90)
+                    QCOMPARE(fb.bottleneckId, u"near_floor"_s);
+            }
+        }
+    }
+
     void neighboursStayConsistent() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         for (const auto& [id, name] : {std::pair{u"mma_smallm"_s, u"gemm_f16_m128_n12288_k4096"_s},

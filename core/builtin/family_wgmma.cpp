@@ -246,11 +246,13 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     WgmmaParams best;
     best.blockM = task.m <= 64 ? 64 : 128;
     best.consumerWarpgroups = task.m <= 64 ? 1 : 2;
-    best.groupedRaster = false;
-    best.groupM = 1;
+    // Row tiles vary fastest (a grouped raster as tall as the output), so the CTAs that share a
+    // B panel run together and B leaves DRAM once even when it is larger than L2.
+    best.groupedRaster = true;
     const qint64 sms = device.smCount > 0 ? device.smCount : 132;
     const qint64 kBlocks = (task.k + kBlockK - 1) / kBlockK;
     const qint64 tilesM = (task.m + best.blockM - 1) / best.blockM;
+    best.groupM = int(std::min<qint64>(tilesM, 16));
     const double bBytes = 2.0 * double(task.k) * double(task.n);
     double bestCost = 0;
     for (int blockN : {256, 128, 64}) {

@@ -48,6 +48,10 @@ cudaError_t matVec(const MatrixView& x, const double* v, double* y, cudaStream_t
 // rows x vectors, both row-major (element (c, j) at c * vectors + j).
 cudaError_t matVecs(const MatrixView& x, const double* v, int vectors, double* y,
                     cudaStream_t stream);
+// The same with V of +1/-1 int8 signs (randomSigns8), an eighth of the bytes of doubles.
+cudaError_t matVecSigns(const MatrixView& x, const int8_t* signs, int vectors, double* y,
+                        cudaStream_t stream);
+cudaError_t randomSigns8(int8_t* v, int64_t n, uint64_t seed, cudaStream_t stream);
 cudaError_t matVecDense(const double* x, int64_t rows, int64_t cols, const double* v, double* y,
                         cudaStream_t stream);
 cudaError_t randomSigns(double* v, int64_t n, uint64_t seed, cudaStream_t stream);

@@ -4,6 +4,8 @@
 // each configuration generates.
 #include "builtintest.h"
 
+#include <QDir>
+
 using namespace Qt::StringLiterals;
 using namespace kevtest;
 
@@ -197,11 +199,42 @@ private slots:
         QVERIFY(anyContains(f.constraints(s, t, h200), u"do not nest"_s));
 
         s = base;
-        s.blockK = 32;
+        s.blockK = 64;
         s.blockM = 256;
         s.blockN = 256;
         f.normalize(s);
         QVERIFY(anyContains(f.constraints(s, t, h200), u"shared memory"_s));
+
+        s = base;
+        s.blockK = 12; // float4 loads need pairs of k-quads
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockK must be a multiple of 8"_s));
+
+        s = base;
+        s.blockK = 16; // 8x8 with a 16-deep prefetch does not fit 128 registers
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"registers"_s));
+
+        s = base;
+        s.raster = u"diagonal"_s;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"raster"_s));
+
+        s = base;
+        s.params.insert(u"serpentine"_s, 2);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"serpentine"_s));
+
+        s = base;
+        s.params.insert(u"cp_async"_s, 1);
+        s.stages = 5;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages=5"_s));
+        s.stages = 3;
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+        kev::DeviceInfo volta = h200;
+        volta.ccMajor = 7;
+        QVERIFY(anyContains(f.constraints(s, t, volta), u"cp.async"_s));
+        s.params.insert(u"cp_async"_s, 0); // register staging has exactly two buffers
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages=3"_s));
+        f.normalize(s);
+        QCOMPARE(s.stages, 2);
 
         s = base;
         s.params.insert(u"min_blocks"_s, 3);
@@ -223,6 +256,76 @@ private slots:
         QVERIFY(code.contains(u"float ra[2][THREAD_M];"_s)); // register double buffering
         QVERIFY(!code.contains(u"wmma"_s));
         QVERIFY(!code.contains(u"mma.sync"_s));
+        QVERIFY(!code.contains(u"cp.async"_s));
+        QVERIFY(code.contains(u"constexpr int STAGES = 2;"_s));
+        QVERIFY(code.contains(u"storeTile("_s));
+
+        s.params.insert(u"cp_async"_s, 1);
+        s.stages = 4;
+        const QString async = f.generate(s, t);
+        QVERIFY(!async.contains(u"#error"_s));
+        QVERIFY(async.contains(u"constexpr int STAGES = 4;"_s));
+        QVERIFY(async.contains(u"cp.async.ca.shared.global"_s)); // A, transposed on the copy
+        QVERIFY(async.contains(u"cp.async.cg.shared.global"_s)); // B, 16 bytes per copy
+        QVERIFY(async.contains(u"waitCopies<STAGES - 2>()"_s));
+        QVERIFY(!async.contains(u"storeTile("_s));
+        QVERIFY(async.contains(u"cp.async into 4 shared-memory buffers"_s));
+    }
+
+    // Hidden SGEMM tasks may have any M and any N, K that are multiples of 8: the default plan of
+    // every such shape (small and large outputs, odd M, N and K off the tiles) is feasible and
+    // generates one configuration; so is every feasible first move from it.
+    void warpTileFeasibleOverGeneratedShapes() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        const kev::Task base = task(u"gemm_fp32_fp32_4096"_s);
+        int shapes = 0;
+        for (int m : {1, 7, 100, 257, 1000, 2048, 4095, 8192, 12345}) {
+            for (int n : {8, 392, 1064, 4096, 16384}) {
+                for (int k : {8, 520, 4104, 8192}) {
+                    kev::Task t = base;
+                    t.m = m;
+                    t.n = n;
+                    t.k = k;
+                    const kev::Strategy s = f.defaultStrategy(t, h200);
+                    const QString where = u"M=%1 N=%2 K=%3"_s.arg(m).arg(n).arg(k);
+                    const QStringList problems = f.constraints(s, t, h200);
+                    QVERIFY2(problems.isEmpty(),
+                             qPrintable(where + u": "_s + problems.join(u"; "_s)));
+                    const QString code = f.generate(s, t);
+                    QVERIFY2(!code.contains(u"#error"_s) && !code.contains(u"${"_s),
+                             qPrintable(where));
+                    QVERIFY(code.contains(u"constexpr int BLOCK_M = %1;"_s.arg(s.blockM)));
+                    ++shapes;
+                }
+            }
+        }
+        QCOMPARE(shapes, 9 * 5 * 4);
+    }
+
+    // Every fma_warptile strategy of the inference sweep is feasible for the task its name gives
+    // (run.sh would otherwise fail on the GPU host, after the other kernels were generated).
+    void warpTileSweepStrategiesAreFeasible() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        const QDir dir(QStringLiteral(KEV_BUILTIN_TASKS) + u"/../../inference/sweep/strategies"_s);
+        int checked = 0;
+        for (const QString& file : dir.entryList({u"*.json"_s}, QDir::Files)) {
+            QFile in(dir.filePath(file));
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            const QJsonObject json = QJsonDocument::fromJson(in.readAll()).object();
+            if (json.value(u"family"_s).toString() != f.id())
+                continue;
+            QString error;
+            const auto s = kev::Strategy::fromJson(json, &error);
+            QVERIFY2(s.has_value(), qPrintable(file + u": "_s + error));
+            const kev::Task t = task(file.section(u'.', 0, 0));
+            const QStringList problems = f.constraints(*s, t, h200);
+            QVERIFY2(problems.isEmpty(), qPrintable(file + u": "_s + problems.join(u"; "_s)));
+            QVERIFY(!f.generate(*s, t).contains(u"#error"_s));
+            ++checked;
+        }
+        QVERIFY(checked >= 8);
     }
 
     // The wgmma small-M default on the library's inference tasks and on shapes like the hidden

@@ -431,6 +431,18 @@ cudaError_t touchPages(const void* data, size_t bytes, unsigned* sink, cudaStrea
     return cudaGetLastError();
 }
 
+cudaError_t readSectors(const void* data, size_t bytes, unsigned* sink, cudaStream_t stream) {
+    const size_t words = bytes / sizeof(unsigned);
+    if (words == 0) {
+        return cudaSuccess;
+    }
+    const size_t step = 32 / sizeof(unsigned);
+    const size_t touches = (words + step - 1) / step;
+    const unsigned blocks = static_cast<unsigned>(std::min<size_t>((touches + 255) / 256, 4096));
+    touchKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned*>(data), words, step, sink);
+    return cudaGetLastError();
+}
+
 cudaError_t blockStream(const volatile int* flag, unsigned long long timeoutNs, int* expired,
                         cudaStream_t stream) {
     blockKernel<<<1, 1, 0, stream>>>(flag, timeoutNs, expired);

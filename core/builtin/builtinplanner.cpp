@@ -186,10 +186,11 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
     double best = -1;
     for (const KernelFamily* family : families) {
         // Compute-bound GEMMs reach wgmma by exploration once the ladder below it is measured;
-        // small-M (memory-bound) GEMMs start there: its small-M default splits K over every SM
-        // and streams B through a deep TMA ring (family_wgmma.h, smallMWgmmaParams).
+        // small-M (memory-bound) GEMMs from M = 33 start there: its small-M default streams B
+        // once through a deep TMA ring in tiles as tall as M (family_wgmma.h); below, mma_smallm.
         if (family->id() == u"wgmma_tma" &&
-            !(context.task.isGemm() && context.task.m <= kSmallMWgmmaLimit))
+            !(context.task.isGemm() && context.task.m >= kSmallMWgmmaFirstM &&
+              context.task.m <= kSmallMWgmmaLimit))
             continue;
         if (familyTaken(family->id(), context))
             continue; // another slot of the beam starts there: this one starts elsewhere

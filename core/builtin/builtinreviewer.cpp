@@ -323,9 +323,12 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
             // count (SMs kept busy), its access size the k-tile depth (mma_smallm) or the tile
             // width (wgmma_tma, whose k-tile is fixed), so the remedies move those knobs.
             evidence.insert(u"judged_by"_s, u"share of the DRAM floor (memory-bound GEMM)"_s);
+            const bool gemvPath = strategy.family == u"gemv_smallm";
             for (Move& m : moves) {
                 if (m.param == u"ctas_per_sm")
                     m.param = u"splitK"_s;
+                else if (gemvPath) // rows of B in flight per warp: vectors_per_thread itself
+                    m.param = u"vectors_per_thread"_s;
                 else if (m.param == u"vectorWidth")
                     m.param = strategy.family == u"mma_smallm" ? u"blockK"_s : u"blockN"_s;
                 else

@@ -237,40 +237,56 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
 }
 
 WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why) {
-    // Memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate, so the
-    // choice is about filling every SM with enough work units (tiles x splits) in whole rounds
-    // of the balanced persistent grid, not about operand reuse. One consumer warpgroup per 64
-    // rows (M <= 64 pads to one m64 slice: the tensor pipe has room to spare), 128 rows in two
-    // for larger M. Each candidate costs the bytes it moves (B once, A once per tile column, the
-    // fp32 partials written and read back) over the share of the SMs its rounds keep busy.
+    // Memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate. Measured
+    // on the H200 (docs/benchmarks.md, session 7): a tile as tall as M (64 rows in one consumer
+    // warpgroup up to M = 64, 128 in two up to 128, 256 in two of two m64 slices beyond: B leaves
+    // DRAM exactly once; 256x128 beat 128x256 at M = 256), whole rounds of work units with few
+    // splits (every split adds a second kernel and its partials: 64x128 without a split beat
+    // split-K 4 at M = 16, N = 12288), and not every SM needed (96 CTAs of 128x128 at M = 128,
+    // N = 12288 beat 384 split units). The model: each round moves its units' bytes (their B
+    // strip, their partials) at the DRAM rate shared by the round's CTAs, a CTA pulling at most
+    // a 96th of it; a split costs the reduction's launch and pass; 64-column tiles (64-row TMA
+    // boxes of 128 bytes) run about 10% slower per byte.
     WgmmaParams best;
-    best.blockM = task.m <= 64 ? 64 : 128;
+    best.blockM = task.m <= 64 ? 64 : task.m <= 128 ? 128 : 256;
     best.consumerWarpgroups = task.m <= 64 ? 1 : 2;
-    best.groupedRaster = false;
-    best.groupM = 1;
+    // Row tiles vary fastest (a grouped raster as tall as the output), so the CTAs that share a
+    // B panel run together when M spans several tiles (validation shapes past 256 rows).
+    best.groupedRaster = true;
     const qint64 sms = device.smCount > 0 ? device.smCount : 132;
     const qint64 kBlocks = (task.k + kBlockK - 1) / kBlockK;
     const qint64 tilesM = (task.m + best.blockM - 1) / best.blockM;
+    best.groupM = int(std::min<qint64>(tilesM, 16));
     const double bBytes = 2.0 * double(task.k) * double(task.n);
-    double bestCost = 0;
+    const double peakBytesPerS = 4.8e12;
+    const double ctaBytesPerS = peakBytesPerS / 96.0;
+    const double reductionS = 2.0e-6;
+    double bestTime = 0;
     for (int blockN : {256, 128, 64}) {
-        const qint64 tiles = tilesM * ((task.n + blockN - 1) / blockN);
+        WgmmaParams probe = best;
+        probe.blockN = blockN;
+        probe.stages = 3;
+        if (!wgmmaConstraints(probe, task, device).isEmpty())
+            continue; // e.g. 256 x 256: more accumulators than a consumer's registers
+        const qint64 tilesN = (task.n + blockN - 1) / blockN;
+        const qint64 tiles = tilesM * tilesN;
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
             // At least 8 k-blocks a split, so the ring reaches its steady state.
             if (split > 1 && kBlocks / split < 8)
                 break;
             const qint64 units = tiles * split;
             const qint64 rounds = (units + sms - 1) / sms;
-            const double busy = double(units) / double(rounds * sms);
-            // A is re-read once per tile column, mostly from L2 (it is small): a tenth of a
-            // DRAM byte each.
-            const double aBytes =
-                0.1 * 2.0 * double(task.m) * double(task.k) * double(tiles / tilesM);
-            const double partials = split > 1 ? 2.0 * split * double(task.m) * task.n * 4 : 0.0;
-            const double cost = (bBytes + aBytes + partials) / busy;
+            const qint64 perRound = (units + rounds - 1) / rounds;
+            const double unitBytes =
+                bBytes / double(tilesN * split) +
+                (split > 1 ? 8.0 * std::min<qint64>(task.m, best.blockM) * blockN : 0.0);
+            const double rate = std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
+            double time = double(rounds) * unitBytes / rate + (split > 1 ? reductionS : 0.0);
+            if (blockN == 64)
+                time *= 1.1;
             // Ties go to the wider tile and the smaller split (checked first).
-            if (bestCost == 0 || cost < bestCost * 0.98) {
-                bestCost = cost;
+            if (bestTime == 0 || time < bestTime * 0.98) {
+                bestTime = time;
                 best.blockN = blockN;
                 best.splitK = split;
             }

@@ -62,6 +62,10 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task);
 
 // Up to this M a GEMM is memory-bound on B and the family's default is smallMWgmmaParams.
 inline constexpr int kSmallMWgmmaLimit = 256;
+// From this M up to kSmallMWgmmaLimit the planner starts on wgmma's small-M default; below it on
+// mma_smallm, whose 16-row tiles waste no tensor work on padding (H200: mma_smallm 1.04-1.08x
+// cuBLAS at M = 1 and 16, wgmma's best 0.95-1.00x; wgmma ahead from M = 64).
+inline constexpr int kSmallMWgmmaFirstM = 33;
 
 // The default for a small-M (inference) GEMM: tile width and split-K chosen to fill every SM in
 // whole rounds for the least traffic, the deepest ring that fits; *why says so.

@@ -6,6 +6,7 @@
 #include "builtin/family_mmasync.h"
 #include "builtin/family_rowwise.h"
 #include "builtin/family_smallm.h"
+#include "builtin/family_smallmgemv.h"
 #include "builtin/family_wgmma.h"
 #include "builtin/family_wmma.h"
 #include "builtin/kernelfamily.h"
@@ -21,6 +22,7 @@ FamilyRegistry::FamilyRegistry() {
     m_families.push_back(std::make_unique<MmaSyncFamily>(true));
     m_families.push_back(makeWgmmaTmaFamily());
     m_families.push_back(std::make_unique<SmallMFamily>());
+    m_families.push_back(std::make_unique<SmallMGemvFamily>());
     // Memory-bound ops; each supports only its own ops, so GEMM tasks never see them.
     m_families.push_back(std::make_unique<ElementwiseFamily>());
     m_families.push_back(std::make_unique<RowwiseFamily>());

@@ -91,7 +91,7 @@ double familyPrior(const QString& familyId, const Task& task) {
 
 bool isMemoryBoundFamily(const QString& familyId) {
     return familyId == u"rowwise" || familyId == u"gemv" || familyId == u"elementwise" ||
-           familyId == u"mma_smallm";
+           familyId == u"mma_smallm" || familyId == u"gemv_smallm";
 }
 
 bool isMemoryBoundPlan(const QString& familyId, const Task& task, const DeviceInfo& device) {

@@ -45,9 +45,10 @@ Verdict judge(const ErrorStats& candidate, const ErrorStats& reference, double m
 // sums of m x vectors squares. With one vector and m = 1 it is the ratio of two Gaussians, a
 // Cauchy variable that exceeded 4 x the bound on about 2% of a correct kernel's samples, so every
 // M = 1 GEMM was judged incorrect within a few hundred samples; at least kCheckTerms terms make a
-// false alarm vanishingly rare (an F(32, 32) ratio beyond 16^2).
-inline constexpr int kCheckTerms = 32;
-inline constexpr int kMaxCheckVectors = 32;
+// false alarm vanishingly rare (an F(16, 16) ratio beyond 8^2 even for a kernel 4x less accurate
+// than the reference). Each vector costs a pass of int8 signs beside every element of B.
+inline constexpr int kCheckTerms = 16;
+inline constexpr int kMaxCheckVectors = 16;
 int gemmCheckVectors(int64_t m);
 
 // The rule as one sentence, for the report.

@@ -232,14 +232,15 @@ int checkFalseAlarms(int m, int n, int vectors, double factor, int samples) {
 // The per-sample bound is 4 x (multiple 8 x the reference's rel_fro): 32 x the error of a kernel
 // as accurate as cuBLAS. With one sign vector an M = 1 output's check is a Cauchy variable that
 // passes 32 on about 2% of samples (every M = 1 GEMM was judged incorrect on the H200); with
-// gemmCheckVectors(M) vectors no sample of any small M comes near it.
+// gemmCheckVectors(M) vectors no sample of any small M passes 8 (a kernel 4x less accurate).
 TEST(Tolerance, GemmCheckOfFewRowsNeedsSeveralSignVectors) {
     EXPECT_EQ(gemmCheckVectors(1), kCheckTerms);
-    EXPECT_EQ(gemmCheckVectors(3), 11);
+    EXPECT_EQ(gemmCheckVectors(3), 6);
+    EXPECT_EQ(gemmCheckVectors(16), 1);
     EXPECT_EQ(gemmCheckVectors(32), 1);
     EXPECT_EQ(gemmCheckVectors(4096), 1);
     EXPECT_GT(checkFalseAlarms(1, 256, 1, 32.0, 2000), 10);
     for (int m : {1, 2, 3, 5, 16, 31}) {
-        EXPECT_EQ(checkFalseAlarms(m, 256, gemmCheckVectors(m), 4.0, 400), 0) << "M = " << m;
+        EXPECT_EQ(checkFalseAlarms(m, 256, gemmCheckVectors(m), 8.0, 400), 0) << "M = " << m;
     }
 }

@@ -166,10 +166,12 @@ __global__ void matVecKernel(const void* x, int dtype, int64_t rows, int64_t col
 
 // matVecKernel for up to kMaxVectors right-hand sides: each lane keeps one partial sum per
 // vector in registers (the loops unroll fully; `vectors` is uniform, so the guards never diverge).
+// V is read once per element of X: as int8 signs it costs `vectors` bytes, not 8 x `vectors`.
 constexpr int kMaxVectors = 32;
 
+template <typename V>
 __global__ void matVecsKernel(const void* x, int dtype, int64_t rows, int64_t cols, int64_t ld,
-                              const double* v, int vectors, double* y) {
+                              const V* v, int vectors, double* y) {
     const int lane = threadIdx.x & 31;
     const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
     for (int64_t row = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
@@ -181,11 +183,11 @@ __global__ void matVecsKernel(const void* x, int dtype, int64_t rows, int64_t co
         }
         for (int64_t c = lane; c < cols; c += 32) {
             const double xv = loadAsDouble(x, dtype, row * ld + c);
-            const double* vc = v + c * vectors;
+            const V* vc = v + c * vectors;
 #pragma unroll
             for (int j = 0; j < kMaxVectors; ++j) {
                 if (j < vectors) {
-                    s[j] += xv * vc[j];
+                    s[j] += xv * static_cast<double>(vc[j]);
                 }
             }
         }
@@ -205,6 +207,13 @@ __global__ void signsKernel(double* v, int64_t n, uint64_t seed) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         v[i] = (splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i))) >> 63) ? 1.0 : -1.0;
+    }
+}
+
+__global__ void signs8Kernel(int8_t* v, int64_t n, uint64_t seed) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        v[i] = (splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i))) >> 63) ? 1 : -1;
     }
 }
 
@@ -360,6 +369,21 @@ cudaError_t matVecs(const MatrixView& x, const double* v, int vectors, double* y
     return cudaGetLastError();
 }
 
+cudaError_t matVecSigns(const MatrixView& x, const int8_t* signs, int vectors, double* y,
+                        cudaStream_t stream) {
+    if (vectors < 1 || vectors > kMaxVectors) {
+        return cudaErrorInvalidValue;
+    }
+    matVecsKernel<<<gridFor(x.rows * 32, 256), 256, 0, stream>>>(x.data, x.dtype, x.rows, x.cols,
+                                                                 x.ld, signs, vectors, y);
+    return cudaGetLastError();
+}
+
+cudaError_t randomSigns8(int8_t* v, int64_t n, uint64_t seed, cudaStream_t stream) {
+    signs8Kernel<<<gridFor(n, 256), 256, 0, stream>>>(v, n, seed);
+    return cudaGetLastError();
+}
+
 cudaError_t matVecDense(const double* x, int64_t rows, int64_t cols, const double* v, double* y,
                         cudaStream_t stream) {
     return matVec(MatrixView{const_cast<double*>(x), KEVOLVE_F64, rows, cols, cols}, v, y, stream);
@@ -403,6 +427,18 @@ cudaError_t touchPages(const void* data, size_t bytes, unsigned* sink, cudaStrea
     const size_t step = (64u << 10) / sizeof(unsigned);
     const size_t touches = (words + step - 1) / step;
     const unsigned blocks = static_cast<unsigned>(std::min<size_t>((touches + 255) / 256, 1024));
+    touchKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned*>(data), words, step, sink);
+    return cudaGetLastError();
+}
+
+cudaError_t readSectors(const void* data, size_t bytes, unsigned* sink, cudaStream_t stream) {
+    const size_t words = bytes / sizeof(unsigned);
+    if (words == 0) {
+        return cudaSuccess;
+    }
+    const size_t step = 32 / sizeof(unsigned);
+    const size_t touches = (words + step - 1) / step;
+    const unsigned blocks = static_cast<unsigned>(std::min<size_t>((touches + 255) / 256, 4096));
     touchKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned*>(data), words, step, sink);
     return cudaGetLastError();
 }

@@ -48,6 +48,10 @@ cudaError_t matVec(const MatrixView& x, const double* v, double* y, cudaStream_t
 // rows x vectors, both row-major (element (c, j) at c * vectors + j).
 cudaError_t matVecs(const MatrixView& x, const double* v, int vectors, double* y,
                     cudaStream_t stream);
+// The same with V of +1/-1 int8 signs (randomSigns8), an eighth of the bytes of doubles.
+cudaError_t matVecSigns(const MatrixView& x, const int8_t* signs, int vectors, double* y,
+                        cudaStream_t stream);
+cudaError_t randomSigns8(int8_t* v, int64_t n, uint64_t seed, cudaStream_t stream);
 cudaError_t matVecDense(const double* x, int64_t rows, int64_t cols, const double* v, double* y,
                         cudaStream_t stream);
 cudaError_t randomSigns(double* v, int64_t n, uint64_t seed, cudaStream_t stream);
@@ -69,6 +73,11 @@ cudaError_t compareBytes(const void* a, const void* b, size_t bytes, unsigned lo
 // Reads one word every 64 KiB of [data, data + bytes) into *sink: the pages a timed call will
 // touch are in this context's TLBs, as the verifier's refresh leaves them for its own samples.
 cudaError_t touchPages(const void* data, size_t bytes, unsigned* sink, cudaStream_t stream);
+// Reads one word of every 32-byte sector of [data, data + bytes) into *sink. After the L2 flush
+// (a memset of 2 x L2 bytes) this reads back its first half, which the second half's writes
+// evicted: the dirty lines the memset left in L2 are written back now, outside the timed window,
+// and L2 holds clean lines, so a timed kernel's reads do not pay an L2's worth of write-backs.
+cudaError_t readSectors(const void* data, size_t bytes, unsigned* sink, cudaStream_t stream);
 
 // Spins until *flag != 0 or timeoutNs elapse (then sets *expired = 1), so that everything
 // enqueued behind it starts back to back once the host releases it.

@@ -82,7 +82,7 @@ void GemmBench::setShape(const Shape& dims, uint64_t workspaceBytes) {
     m_b64 = DeviceBuffer(kn * sizeof(double));
     m_checkVectors = tolerance::gemmCheckVectors(shape.m);
     const size_t vectors = static_cast<size_t>(m_checkVectors);
-    m_vecN = DeviceBuffer(shape.n * vectors * sizeof(double));
+    m_vecN = DeviceBuffer(shape.n * vectors); // int8 signs
     m_vecK = DeviceBuffer(shape.k * vectors * sizeof(double));
     m_vecM1 = DeviceBuffer(shape.m * vectors * sizeof(double));
     m_vecM2 = DeviceBuffer(shape.m * vectors * sizeof(double));
@@ -275,7 +275,7 @@ double GemmBench::prepareSamples(const TrialCheck& timedNormal, double multiple,
 
 double GemmBench::outputCheck(int set, Side side, uint64_t seed) {
     const DeviceBuffer& output = side == Side::Candidate ? m_cCand : m_cRef;
-    double* v = m_vecN.as<double>();
+    auto* v = m_vecN.as<int8_t>();
     double* y = m_vecK.as<double>();
     double* z = m_vecM1.as<double>();
     double* cv = m_vecM2.as<double>();
@@ -283,10 +283,10 @@ double GemmBench::outputCheck(int set, Side side, uint64_t seed) {
     // Several sign vectors when C has few rows, so that the ratio below sums enough squares to
     // be stable (tolerance::gemmCheckVectors); one pass over each matrix all the same.
     const int r = m_checkVectors;
-    KEV_CUDA(randomSigns(v, m_shape.n * r, seed, m_stream));
-    KEV_CUDA(matVecs(viewB(set), v, r, y, m_stream));
+    KEV_CUDA(randomSigns8(v, m_shape.n * r, seed, m_stream));
+    KEV_CUDA(matVecSigns(viewB(set), v, r, y, m_stream));
     KEV_CUDA(matVecs(viewA(set), y, r, z, m_stream));
-    KEV_CUDA(matVecs(viewC(output), v, r, cv, m_stream));
+    KEV_CUDA(matVecSigns(viewC(output), v, r, cv, m_stream));
     KEV_CUDA(cudaMemsetAsync(out, 0, 3 * sizeof(double), m_stream));
     KEV_CUDA(diffNorms(cv, z, m_shape.m * r, out, m_stream));
     double host[3];

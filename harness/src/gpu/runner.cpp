@@ -314,6 +314,7 @@ double Runner::timedCall(const KevolveArgs& a, bool audited) {
     touch(a.workspace);
     KEV_CUDA(cudaMemsetAsync(m_flush, static_cast<int>(m_flushCounter++ & 0x7F), m_flushBytes,
                              m_stream));
+    KEV_CUDA(readSectors(m_flush, m_flushBytes / 2, m_sink, m_stream)); // L2 left clean
     if (m_persistingReset && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
         cudaGetLastError();
         m_persistingReset = false;

@@ -5,7 +5,7 @@
 # (mma_sync_splitk on the M=128 task, fma_regblock on SGEMM 4096), and every strategy in
 # strategies/ (TASK.NAME.json), generated with kev-builtin-gen and evaluated in ONE
 # `kevolve-harness serve` (scripts/serve_batch.py --check --no-profile: every validation shape
-# first, then interleaved timing against cuBLAS with the L2 flushed). 66 kernels.
+# first, then interleaved timing against cuBLAS with the L2 flushed). 70 kernels.
 #
 #   tests/inference/sweep/run.sh generate DIR   # here: needs kev-builtin-gen (Qt), no GPU
 #   tests/inference/sweep/run.sh compile DIR    # nvcc for sm_90a, ptxas -v: registers, spills

@@ -299,6 +299,10 @@ __global__ void __launch_bounds__(THREADS)
         writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
     }
     cpAsyncWait<0>();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 
     // Each lane holds, per m16n8 tile, columns 2 * (lane % 4) and +1 of rows lane / 4 and
     // lane / 4 + 8.
@@ -321,6 +325,10 @@ __global__ void __launch_bounds__(256)
     reduceSplits(const float* __restrict__ partials, Output* __restrict__ C, int M, int N,
                  long long ldc, float alpha, float beta)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Launched as a programmatic dependent of gemmSmallM on sm_90: wait for its partials.
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     const long long sliceElems = static_cast<long long>(M) * N;
     const long long first = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
     if (first >= sliceElems)
@@ -380,8 +388,24 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     auto* partials = static_cast<float*>(args->workspace);
     gemmSmallM<<<dim3(tiles, 1, SPLIT_K), THREADS, SMEM_BYTES, stream>>>(
         A, B, partials, M, N, K, KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args));
+    if (cudaGetLastError() != cudaSuccess)
+        return 5;
+    // The sum as a programmatic dependent launch where the device has it (sm_90): its blocks
+    // are resident when the GEMM ends, so the second kernel adds no launch gap (the decode
+    // shapes run 17-40 us, a few of which were the gap).
     const long long quads = static_cast<long long>(M) * N / 4;
-    reduceSplits<<<static_cast<unsigned>((quads + 255) / 256), 256, 0, stream>>>(
-        partials, C, M, N, KEVOLVE_GEMM_LDC(args), alpha, beta);
+    cudaLaunchConfig_t reduce = {};
+    reduce.gridDim = dim3(static_cast<unsigned>((quads + 255) / 256));
+    reduce.blockDim = dim3(256);
+    reduce.stream = stream;
+    cudaLaunchAttribute dependent;
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = args->device.cc_major >= 9 ? 1 : 0;
+    reduce.attrs = &dependent;
+    reduce.numAttrs = 1;
+    if (cudaLaunchKernelEx(&reduce, reduceSplits, static_cast<const float*>(partials), C, M, N,
+                           static_cast<long long>(KEVOLVE_GEMM_LDC(args)), alpha, beta) !=
+        cudaSuccess)
+        return 5;
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

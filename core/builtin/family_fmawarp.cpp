@@ -114,7 +114,7 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
         paramsParameter(u"thread_tile_n"_s, u"Columns of C per thread (groups of 4)"_s,
                         ints({4, 8, 16})),
         paramsParameter(u"min_blocks"_s, u"Blocks per SM promised to ptxas (__launch_bounds__)"_s,
-                        ints({1, 2})),
+                        ints({1, 2, 4})),
         fieldParameter(u"raster"_s, u"Block order: row-major, or grouped (groupSize block rows)"_s,
                        QJsonArray{u"row"_s, u"grouped"_s}, &Strategy::raster),
         fieldParameter(u"groupSize"_s, u"Block rows per group of the grouped raster"_s,
@@ -175,8 +175,8 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
                         .arg(c.threadTileN);
         return problems;
     }
-    if (c.minBlocks != 1 && c.minBlocks != 2)
-        problems << u"params.min_blocks=%1: must be 1 or 2"_s.arg(c.minBlocks);
+    if (c.minBlocks < 1 || c.minBlocks > 4)
+        problems << u"params.min_blocks=%1: must be 1..4"_s.arg(c.minBlocks);
     // Switches default to 0 when absent (a strategy file written before they existed).
     const auto switchValue = [&s](const QString& key) {
         const QJsonValue v = s.params.value(key);

@@ -236,8 +236,12 @@ private slots:
         QCOMPARE(s.stages, 2);
 
         s = base;
-        s.params.insert(u"min_blocks"_s, 3);
-        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks=3"_s));
+        s.params.insert(u"min_blocks"_s, 5);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks=5"_s));
+
+        s = base; // four blocks of 256 threads cannot have 124 registers each
+        s.params.insert(u"min_blocks"_s, 4);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks 4"_s));
     }
 
     void warpTileGeneratesOneConfiguration() {

@@ -27,6 +27,7 @@ struct FmaWarpTileConfig {
     bool serpentine = false; // the outer product's FMA order (odd rows backwards)
     bool async = false;      // cp.async into `stages` shared buffers instead of via registers
     int stages = 2;
+    int splitK = 1; // slices of K summed by a second kernel
 
     static FmaWarpTileConfig fromStrategy(const Strategy& s) {
         return {s.blockM,
@@ -40,7 +41,8 @@ struct FmaWarpTileConfig {
                 s.raster == u"grouped"_s ? s.groupSize : 1,
                 s.params.value(u"serpentine"_s).toInt(0) != 0,
                 s.params.value(u"cp_async"_s).toInt(0) != 0,
-                s.stages};
+                s.stages,
+                s.splitK};
     }
 
     bool tilesDivide() const {
@@ -123,6 +125,10 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
                         u"1: cp.async copies k-tiles straight into `stages` shared buffers (no "
                         "register staging); 0: loads through registers into two buffers"_s,
                         ints({0, 1})),
+        fieldParameter(u"splitK"_s,
+                       u"Slices of K per output tile (fp32 partials in the workspace, summed in "
+                       "order by a second kernel): more blocks when the output has few tiles"_s,
+                       ints({1, 2, 3, 4, 6, 8}), &Strategy::splitK),
         fieldParameter(u"stages"_s, u"Shared-memory buffers of the cp.async pipeline"_s,
                        ints({2, 3, 4}), &Strategy::stages),
         paramsParameter(u"serpentine"_s,
@@ -141,7 +147,6 @@ void FmaWarpTileFamily::normalize(Strategy& s) const {
     s.smemLayout = u"padded"_s;
     s.smemPaddingBytes = 16;
     s.swizzleBytes = 0;
-    s.splitK = 1;
     if (s.raster != u"grouped"_s) {
         s.raster = u"row"_s;
         s.groupSize = 1;
@@ -198,6 +203,8 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
     else if (async == 0 && s.stages != 2)
         problems << u"stages=%1: without cp_async the pipeline has exactly 2 buffers"_s.arg(
             s.stages);
+    if (s.splitK < 1 || s.splitK > 16)
+        problems << u"splitK=%1: must be 1..16"_s.arg(s.splitK);
     if (s.raster != u"row"_s && s.raster != u"grouped"_s)
         problems << u"raster: \"%1\" must be row or grouped"_s.arg(s.raster);
     else if (s.raster == u"grouped"_s && (s.groupSize < 2 || s.groupSize > 64))
@@ -283,6 +290,21 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
         s.warpN = 32;
         s.params.insert(u"thread_tile_n"_s, 4);
     }
+    // Few output tiles over a deep K (say 512x512x8192: 64 tiles for 132 SMs): slices of K give
+    // every SM blocks; a second kernel sums the slices in order (deterministic). A slice keeps at
+    // least 64 k-tiles so the partials' traffic stays small next to the main loop's.
+    const qint64 tiles =
+        ((task.m + s.blockM - 1) / s.blockM) * ((task.n + s.blockN - 1) / s.blockN);
+    const qint64 resident = qint64(std::max(device.smCount, 1)) * (large ? 2 : 4);
+    const qint64 kTiles = (task.k + s.blockK - 1) / s.blockK;
+    s.splitK = 1;
+    if (tiles * 2 <= resident) {
+        const qint64 wanted = std::min(resident / std::max<qint64>(tiles, 1), kTiles / 64);
+        for (int split : {2, 3, 4, 6, 8}) {
+            if (split <= wanted)
+                s.splitK = split;
+        }
+    }
     normalize(s);
     s.rationale = large
                       ? u"Large output: 128x128x8 block tile, 8 warps of 32x64 (lanes 4x8 of 8x8 "
@@ -291,6 +313,10 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
                         "per SM, grouped raster (provisional default)."_s
                       : u"Small output: 64x64 tiles, 4 warps of 32x32 (8x4 outputs per lane) so "
                         "more blocks run (provisional default)."_s;
+    if (s.splitK > 1)
+        s.rationale +=
+            u" K in %1 slices: %2 output tiles alone would leave SMs idle."_s.arg(s.splitK).arg(
+                tiles);
     return s;
 }
 
@@ -338,6 +364,8 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"SERPENTINE"_s, c.serpentine ? u"true"_s : u"false"_s)
         .set(u"STAGES"_s, c.stages)
         .flag(u"ASYNC"_s, c.async)
+        .set(u"SPLIT_K"_s, c.splitK)
+        .flag(u"SPLIT"_s, c.splitK > 1)
         .set(u"OUTPUT_HELPERS"_s, outputHelpers(task.c))
         .set(u"CHECKS"_s, launchChecks(task));
     return cudatemplates::render(u"fmawarp/fma_warptile.cu"_s, values);

@@ -306,6 +306,39 @@ private slots:
         QCOMPARE(shapes, 9 * 5 * 4);
     }
 
+    // Few output tiles over a deep K: the default slices K (deterministic second-kernel sum in
+    // the workspace); the library's SGEMM tasks have enough tiles and write C directly.
+    void warpTileSplitsKWhenTilesAreFew() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        for (const QString& name : {u"gemm_fp32_fp32_4096"_s, u"gemm_fp32_fp32_2048_k8192"_s}) {
+            const kev::Task t = task(name);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            QCOMPARE(s.splitK, 1);
+            const QString code = f.generate(s, t);
+            QVERIFY(!code.contains(u"kevolve_workspace_bytes"_s));
+            QVERIFY(!code.contains(u"reduceSplits"_s));
+        }
+        kev::Task t = task(u"gemm_fp32_fp32_2048_k8192"_s);
+        t.m = 512;
+        t.n = 512;
+        t.k = 8192;
+        const kev::Strategy s = f.defaultStrategy(t, h200);
+        QVERIFY2(s.splitK >= 4, qPrintable(QString::number(s.splitK))); // 64 tiles, 528 slots
+        QVERIFY(f.constraints(s, t, h200).isEmpty());
+        const QString code = f.generate(s, t);
+        QVERIFY(code.contains(u"constexpr int SPLIT_K = %1;"_s.arg(s.splitK)));
+        QVERIFY(code.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(code.contains(u"reduceSplits<<<"_s));
+        QVERIFY(!code.contains(u"atomicAdd"_s)); // summed in split order
+        t.k = 256;                               // too shallow to slice
+        QCOMPARE(f.defaultStrategy(t, h200).splitK, 1);
+
+        kev::Strategy bad = s;
+        bad.splitK = 17;
+        QVERIFY(anyContains(f.constraints(bad, t, h200), u"splitK=17"_s));
+    }
+
     // Every fma_warptile strategy of the inference sweep is feasible for the task its name gives
     // (run.sh would otherwise fail on the GPU host, after the other kernels were generated).
     void warpTileSweepStrategiesAreFeasible() {

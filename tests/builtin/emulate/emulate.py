@@ -4,8 +4,8 @@ reference: index maps, tails in M, N and K, the pipeline's barriers and cp.async
 
   emulate.py --gen build/ci/tests/builtin/kev-builtin-gen --out DIR [--cxx g++]
 
-Kernels: the default plan of both SGEMM tasks and every fma_warptile strategy under
-tests/inference/sweep/strategies. Each runs as C++ (shim.h: a thread per CUDA thread, blocks in
+Kernels: the default plan of both SGEMM tasks, every fma_warptile strategy under
+tests/inference/sweep/strategies and the split-K strategies here (TASK.NAME.json). Each runs as C++ (shim.h: a thread per CUDA thread, blocks in
 turn) on shapes that cut every tile, twice: cp.async copies landing at issue and at the wait that
 needs them (a missing wait or barrier then reads stale or NaN-poisoned shared memory)."""
 import argparse
@@ -39,7 +39,8 @@ int main(int argc, char** argv)
         const float alpha = 1.25f, beta = (M % 2) ? 0.5f : 0.0f;
         const int blocks = ((M + BLOCK_M - 1) / BLOCK_M) * ((N + BLOCK_N - 1) / BLOCK_N);
         std::vector<float4> smemBuf(SMEM_BYTES / 16 + 1);
-        for (int blk = 0; blk < blocks; ++blk) {
+        std::vector<float> partials(SPLIT_K > 1 ? size_t(SPLIT_K) * M * N : 0, NAN);
+        for (int blk = 0; blk < blocks * SPLIT_K; ++blk) {
             std::fill(smemBuf.begin(), smemBuf.end(), float4{NAN, NAN, NAN, NAN});
             g_smem = smemBuf.data();
             std::barrier<> bar(THREADS);
@@ -48,13 +49,23 @@ int main(int argc, char** argv)
             for (int t = 0; t < THREADS; ++t)
                 threads.emplace_back([&, t] {
                     threadIdx.x = t;
-                    blockIdx.x = blk;
+                    blockIdx.x = blk % blocks;
+                    blockIdx.y = blk / blocks;
                     emuGroups.clear();
                     emuOpen.clear();
-                    gemmFmaWarpTile(A.data(), B.data(), C.data(), M, N, K, K, N, N, alpha, beta);
+                    gemmFmaWarpTile(A.data(), B.data(), C.data(), partials.data(), M, N, K, K,
+                                    N, N, alpha, beta);
                 });
             for (auto& t : threads) t.join();
         }
+#ifdef EMU_REDUCE
+        blockDim.x = 256;
+        for (long long q = 0; q < (static_cast<long long>(M) * N / 4 + 255) / 256 * 256; ++q) {
+            blockIdx.x = unsigned(q / 256);
+            threadIdx.x = unsigned(q % 256);
+            reduceSplits(partials.data(), C.data(), M, N, N, alpha, beta);
+        }
+#endif
         for (int i = 0; i < M; ++i)
             for (int j = 0; j < N; ++j) {
                 double r = 0;
@@ -100,6 +111,8 @@ def to_cpp(cuda):
     body('waitCopies', '    emuWait(PENDING);')
     if 'asm' in src:
         raise ValueError('inline PTX left that the shim does not emulate')
+    if 'reduceSplits(' in src:
+        src += '#define EMU_REDUCE 1\n'
     return src + DRIVER
 
 
@@ -112,7 +125,9 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(t, None, f'{t}.default') for t in TASKS]
-    for j in sorted((ROOT / 'tests/inference/sweep/strategies').glob('gemm_fp32_*.json')):
+    # The sweep's strategies, and here the code paths no sweep strategy reaches (split-K).
+    for j in sorted((ROOT / 'tests/inference/sweep/strategies').glob('gemm_fp32_*.json')) + \
+            sorted(HERE.glob('gemm_fp32_*.json')):
         if json.loads(j.read_text()).get('family') == 'fma_warptile':
             jobs.append((j.name.split('.')[0], j, j.stem))
     failed = []

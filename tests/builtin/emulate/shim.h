@@ -17,11 +17,12 @@ struct float2 { float x, y; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline float2 make_float2(float a, float b) { return {a, b}; }
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
-thread_local dim3 threadIdx, blockIdx;
+thread_local dim3 threadIdx, blockIdx, blockDim;
 std::barrier<>* g_barrier;
 float4* g_smem;
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 inline float4 __ldg(const float4* p) { return *p; }
+using std::max;
 using std::min;
 #define __global__
 #define __device__

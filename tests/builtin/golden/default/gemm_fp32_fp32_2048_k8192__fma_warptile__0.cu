@@ -26,6 +26,7 @@ constexpr int THREAD_M = 8; // rows of C per thread, in groups of 4
 constexpr int THREAD_N = 8; // columns of C per thread, in groups of 4
 constexpr int GROUP_M = 8;   // block rows per raster group (1: row-major raster)
 constexpr bool SERPENTINE = false; // FMA order of the outer product (see the main loop)
+constexpr int SPLIT_K = 1; // slices of K, each a block per tile (1: C written directly)
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
 // Lanes of a warp form a LANES_M x LANES_N grid over the warp tile. A lane's 4-row groups lie
@@ -248,8 +249,8 @@ __device__ __forceinline__ void tileOf(int M, int N, int& tileM, int& tileN)
 
 __global__ void __launch_bounds__(THREADS, 2)
     gemmFmaWarpTile(const float* __restrict__ A, const float* __restrict__ B,
-                    Output* __restrict__ C, int M, int N, int K, long long lda, long long ldb,
-                    long long ldc, float alpha, float beta)
+                    Output* __restrict__ C, float* __restrict__ partials, int M, int N, int K,
+                    long long lda, long long ldb, long long ldc, float alpha, float beta)
 {
     extern __shared__ float4 smem[];
     float* const sA = reinterpret_cast<float*>(smem); // [STAGES][A_STAGE]
@@ -272,11 +273,17 @@ __global__ void __launch_bounds__(THREADS, 2)
     // the FMAs of step k run; the last step of a k-tile reads the first fragments of the next one.
     float ra[2][THREAD_M];
     float rb[2][THREAD_N];
-    const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
+    // This block's slice of K: whole k-tiles, so only the last slice has a K tail (a slice past
+    // the end has no k-tiles and writes zero partials).
+    const int kTilesAll = (K + BLOCK_K - 1) / BLOCK_K;
+    const int kTilesPer = (kTilesAll + SPLIT_K - 1) / SPLIT_K;
+    const int split = SPLIT_K > 1 ? static_cast<int>(blockIdx.y) : 0;
+    const int numKTiles = max(0, min(kTilesAll - split * kTilesPer, kTilesPer));
+    const int kBegin = split * kTilesPer * BLOCK_K;
     float4 a[A_VECS];
     float4 b[B_VECS];
 
-    fetchTile(src, a, b, 0, tid);
+    fetchTile(src, a, b, kBegin, tid);
     storeTile(sA, sB, a, b, tid);
     __syncthreads();
     loadFragments(sA, sB, 0, aBase, bBase, ra[0], rb[0]);
@@ -290,7 +297,7 @@ __global__ void __launch_bounds__(THREADS, 2)
         // k-tile's last step. `more` is uniform, so the barrier below is reached by all or none.
         const bool more = t + 1 < numKTiles;
         if (more)
-            fetchTile(src, a, b, (t + 1) * BLOCK_K, tid);
+            fetchTile(src, a, b, kBegin + (t + 1) * BLOCK_K, tid);
 #pragma unroll
         for (int k = 0; k < BLOCK_K; ++k) {
             if (k + 1 < BLOCK_K) {
@@ -312,7 +319,16 @@ __global__ void __launch_bounds__(THREADS, 2)
 #pragma unroll
         for (int g = 0; g < THREAD_N / 4; ++g) {
             const int col = colBase + bBase + g * GROUP_STRIDE_N;
-            epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
+            if constexpr (SPLIT_K > 1) {
+                // The slice's partial sums, M x N floats per slice (N is a multiple of 4).
+                if (row < M && col < N) {
+                    float* const p = partials + (static_cast<long long>(split) * M + row) * N + col;
+                    *reinterpret_cast<float4*>(p) = make_float4(
+                        acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+                }
+            } else {
+                epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
+            }
         }
     }
 }
@@ -344,10 +360,13 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
         cudaFuncSetAttribute(gemmFmaWarpTile, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              SMEM_BYTES) != cudaSuccess)
         return 4;
-    gemmFmaWarpTile<<<static_cast<unsigned>(tiles), THREADS, SMEM_BYTES, stream>>>(
+    auto* C = static_cast<Output*>(args->outputs[0].data);
+    const float alpha = static_cast<float>(args->scalars[0]);
+    const float beta = static_cast<float>(args->scalars[1]);
+    float* partials = nullptr;
+    gemmFmaWarpTile<<<dim3(static_cast<unsigned>(tiles), SPLIT_K), THREADS, SMEM_BYTES, stream>>>(
         static_cast<const float*>(args->inputs[0].data),
-        static_cast<const float*>(args->inputs[1].data), static_cast<Output*>(args->outputs[0].data),
-        M, N, K, KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args),
-        static_cast<float>(args->scalars[0]), static_cast<float>(args->scalars[1]));
+        static_cast<const float*>(args->inputs[1].data), C, partials, M, N, K,
+        KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args), alpha, beta);
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

@@ -1,6 +1,7 @@
-// The families of issue 21: mma_smallm (small-M inference GEMMs, memory-bound on B) and
-// fma_warptile (SGEMM without TF32): what they support, their defaults on the library's tasks,
-// constraints that name the knob, and the code each configuration generates.
+// The families of issue 21: mma_smallm (small-M inference GEMMs, memory-bound on B), the small-M
+// configurations of wgmma_tma (split-K, deep rings) and fma_warptile (SGEMM without TF32): what
+// they support, their defaults on the library's tasks, constraints that name the knob, and the code
+// each configuration generates.
 #include "builtintest.h"
 
 #include <QDir>
@@ -362,6 +363,126 @@ private slots:
             ++checked;
         }
         QVERIFY(checked >= 8);
+    }
+
+    // The wgmma small-M default on the library's inference tasks and on shapes like the hidden
+    // ones (any M <= 256, N and K multiples of 8 off the tiles): feasible, every SM busy in the
+    // last round of work units for most of them, at least 8 k-blocks a split.
+    void wgmmaSmallMDefaultsFillTheGpu() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        QList<kev::Task> tasks;
+        for (const QString& name : kInferenceTasks)
+            tasks << task(name);
+        const kev::Task base = task(u"gemm_f16_m16_n12288_k4096"_s);
+        for (int m : {1, 3, 8, 17, 64, 65, 100, 128, 200, 256})
+            for (int n : {1000, 2048, 5120, 8200, 28672})
+                for (int k : {1032, 4096, 8192, 14336}) {
+                    kev::Task t = base;
+                    t.m = m;
+                    t.n = n;
+                    t.k = k;
+                    tasks << t;
+                }
+        int wellFilled = 0;
+        for (const kev::Task& t : tasks) {
+            const QString name = u"M=%1 N=%2 K=%3"_s.arg(t.m).arg(t.n).arg(t.k);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                     qPrintable(name + u": "_s + f.constraints(s, t, h200).join(u"; "_s)));
+            QVERIFY2(s.validate().isEmpty(), qPrintable(s.validate().join(u"; "_s)));
+            QVERIFY(s.rationale.contains(u"Small-M"_s));
+            QCOMPARE(s.blockM, t.m <= 64 ? 64 : 128);
+            const qint64 kBlocks = (t.k + 63) / 64;
+            if (s.splitK > 1)
+                QVERIFY2(kBlocks / s.splitK >= 8, qPrintable(name));
+            QCOMPARE(f.resources(s, t, h200).workspaceBytes,
+                     s.splitK > 1 ? qint64(s.splitK) * t.m * t.n * 4 : 0);
+            QVERIFY(s.stages >= 4);
+            const qint64 units =
+                ((t.m + s.blockM - 1) / s.blockM) * ((t.n + s.blockN - 1) / s.blockN) * s.splitK;
+            const qint64 rounds = (units + 131) / 132;
+            wellFilled += double(units) / double(rounds * 132) >= 0.75;
+            const QString code = f.generate(s, t);
+            // The one #error is the sm_90a guard; a template error would add another.
+            QCOMPARE(code.count(u"#error"_s), 1);
+            QVERIFY(!code.contains(u"${"_s));
+        }
+        // Only shapes too small to split (short K, few tiles) may leave a quarter of the SMs idle.
+        QVERIFY2(wellFilled >= tasks.size() * 3 / 4,
+                 qPrintable(u"%1 of %2"_s.arg(wellFilled).arg(tasks.size())));
+        // Decode: one token, 32 tiles of 64x128 without a split: K is split to fill the GPU.
+        const kev::Task decode = task(u"gemm_f16_m1_n4096_k4096"_s);
+        QVERIFY(f.defaultStrategy(decode, h200).splitK >= 2);
+        // Large M keeps the compute-bound default (128x256, TMA stores, no split).
+        const kev::Strategy big = f.defaultStrategy(task(u"gemm_fp16_fp32_4096"_s), h200);
+        QCOMPARE(big.blockN, 256);
+        QCOMPARE(big.splitK, 1);
+    }
+
+    void wgmmaSplitKGeneratesADeterministicReduction() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        const kev::Task t = task(u"gemm_bf16_m64_n4096_k4096"_s);
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        s.splitK = 4;
+        s.epilogue = u"direct"_s;
+        s.blockN = 64;
+        f.normalize(s);
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+        const QString split = f.generate(s, t);
+        QVERIFY(split.contains(u"constexpr int kSplitK = 4;"_s));
+        QVERIFY(split.contains(u"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"_s));
+        QVERIFY(split.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(split.contains(u"reduceSplits"_s));
+        QVERIFY(split.contains(u"griddepcontrol.wait"_s));
+        QVERIFY(split.contains(u"cudaLaunchAttributeProgrammaticStreamSerialization"_s));
+        QVERIFY(!split.contains(u"atomicAdd"_s)); // the sum runs in split order
+        QCOMPARE(split.count(u"#error"_s), 1);    // the sm_90a guard only
+        s.splitK = 1;
+        const QString whole = f.generate(s, t);
+        QVERIFY(!whole.contains(u"kSplitK"_s));
+        QVERIFY(!whole.contains(u"reduceSplits"_s));
+        QVERIFY(!whole.contains(u"kevolve_workspace_bytes"_s));
+
+        // Split-K stores partials from registers: not with TMA stores, ping-pong or clusters.
+        s.splitK = 2;
+        s.epilogue = u"tma_store"_s;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"splitK: 2 needs"_s));
+        s.epilogue = u"direct"_s;
+        s.splitK = 32;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"splitK: 32"_s));
+        s.splitK = 1;
+        s.blockN = 96;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockN: 96"_s));
+        s.blockN = 64;
+        s.stages = 9;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages: 9"_s));
+    }
+
+    // The first plan of a small-M task: wgmma's small-M default on Hopper, mma_smallm before it;
+    // both say the task is judged by its share of the DRAM floor.
+    void plannerStartsSmallMOnTheirFamilies() {
+        for (const QString& name : kInferenceTasks) {
+            kev::AgentContext ctx;
+            ctx.device = kev::DeviceInfo::h200();
+            ctx.task = task(name);
+            QVERIFY(kev::knowledge::isMemoryBoundPlan(u"wgmma_tma"_s, ctx.task, ctx.device));
+            kev::PlannerSearch hopper;
+            QString error;
+            const auto first = hopper.next(ctx, &error);
+            QVERIFY2(first, qPrintable(error));
+            QCOMPARE(first->family, u"wgmma_tma"_s);
+            QVERIFY2(first->rationale.contains(u"DRAM floor"_s), qPrintable(first->rationale));
+            ctx.device.ccMajor = 8;
+            kev::PlannerSearch ampere;
+            const auto older = ampere.next(ctx, &error);
+            QVERIFY2(older, qPrintable(error));
+            QCOMPARE(older->family, u"mma_smallm"_s);
+        }
+        const kev::Task big = task(u"gemm_fp16_fp32_4096"_s);
+        QVERIFY(!kev::knowledge::isMemoryBoundPlan(u"wgmma_tma"_s, big, kev::DeviceInfo::h200()));
     }
 
     void neighboursStayConsistent() {

@@ -27,7 +27,8 @@ struct FmaWarpTileConfig {
     bool serpentine = false; // the outer product's FMA order (odd rows backwards)
     bool async = false;      // cp.async into `stages` shared buffers instead of via registers
     int stages = 2;
-    int splitK = 1; // slices of K summed by a second kernel
+    int splitK = 1;  // slices of K summed by a second kernel
+    int kUnroll = 0; // k steps per unrolled loop body (0: the whole k-tile)
 
     static FmaWarpTileConfig fromStrategy(const Strategy& s) {
         return {s.blockM,
@@ -42,7 +43,8 @@ struct FmaWarpTileConfig {
                 s.params.value(u"serpentine"_s).toInt(0) != 0,
                 s.params.value(u"cp_async"_s).toInt(0) != 0,
                 s.stages,
-                s.splitK};
+                s.splitK,
+                s.params.value(u"k_unroll"_s).toInt(0)};
     }
 
     bool tilesDivide() const {
@@ -131,6 +133,10 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
                        ints({1, 2, 3, 4, 6, 8}), &Strategy::splitK),
         fieldParameter(u"stages"_s, u"Shared-memory buffers of the cp.async pipeline"_s,
                        ints({2, 3, 4}), &Strategy::stages),
+        paramsParameter(u"k_unroll"_s,
+                        u"k steps per unrolled loop body (0: the whole k-tile; fewer keep the "
+                        "main loop's code small)"_s,
+                        ints({0, 4, 8})),
         paramsParameter(u"serpentine"_s,
                         u"FMA order: 1 walks odd rows of the thread tile backwards (operand reuse; "
                         "ptxas allocates registers differently)"_s,
@@ -203,6 +209,12 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
     else if (async == 0 && s.stages != 2)
         problems << u"stages=%1: without cp_async the pipeline has exactly 2 buffers"_s.arg(
             s.stages);
+    const QJsonValue unroll = s.params.value(u"k_unroll"_s);
+    if (!unroll.isUndefined() &&
+        (unroll.toInt(-1) < 0 || unroll.toInt(-1) % 2 != 0 ||
+         (unroll.toInt(-1) > 0 && (c.blockK <= 0 || c.blockK % unroll.toInt(-1) != 0))))
+        problems << u"params.k_unroll: 0 (the whole k-tile) or an even divisor of blockK=%1"_s.arg(
+            c.blockK);
     if (s.splitK < 1 || s.splitK > 16)
         problems << u"splitK=%1: must be 1..16"_s.arg(s.splitK);
     if (s.raster != u"row"_s && s.raster != u"grouped"_s)
@@ -392,6 +404,7 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"STAGES"_s, c.stages)
         .flag(u"ASYNC"_s, c.async)
         .set(u"SPLIT_K"_s, c.splitK)
+        .set(u"K_UNROLL"_s, c.kUnroll > 0 ? c.kUnroll : c.blockK)
         .flag(u"SPLIT"_s, c.splitK > 1)
         .set(u"OUTPUT_HELPERS"_s, outputHelpers(task.c))
         .set(u"CHECKS"_s, launchChecks(task));

@@ -220,6 +220,13 @@ private slots:
         QVERIFY(anyContains(f.constraints(s, t, h200), u"raster"_s));
 
         s = base;
+        s.params.insert(u"k_unroll"_s, 6); // does not divide blockK 16
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"k_unroll"_s));
+        s.params.insert(u"k_unroll"_s, 4);
+        QVERIFY(f.constraints(s, t, h200).isEmpty());
+        QVERIFY(f.generate(s, t).contains(u"constexpr int K_UNROLL = 4;"_s));
+
+        s = base;
         s.params.insert(u"serpentine"_s, 2);
         QVERIFY(anyContains(f.constraints(s, t, h200), u"serpentine"_s));
 

@@ -1,5 +1,6 @@
 ${# fmawarp/fma_warptile.cu: the fma_warptile family (family_fmawarp.cpp). Values: HEADER, INCLUDES,}
 ${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, GROUP_M, SERPENTINE, STAGES, SPLIT_K,}
+${# K_UNROLL,}
 ${# OUTPUT_HELPERS, CHECKS. Condition ASYNC: cp.async copies into STAGES shared buffers (sm_80+)}
 ${# instead of loads through registers into two. Condition SPLIT: SPLIT_K > 1 (fp32 partials in}
 ${# the workspace, summed in split order by a second kernel).}
@@ -21,6 +22,10 @@ constexpr int THREAD_N = ${THREAD_N}; // columns of C per thread, in groups of 4
 constexpr int GROUP_M = ${GROUP_M};   // block rows per raster group (1: row-major raster)
 constexpr bool SERPENTINE = ${SERPENTINE}; // FMA order of the outer product (see the main loop)
 constexpr int SPLIT_K = ${SPLIT_K}; // slices of K, each a block per tile (1: C written directly)
+// k steps per unrolled loop body: BLOCK_K unrolls the whole k-tile; fewer keep the loop's code
+// small (16x8 per thread at BLOCK_K 16 is 2048 FMAs, 32 KiB of instructions, per k-tile).
+constexpr int K_UNROLL = ${K_UNROLL};
+static_assert(K_UNROLL % 2 == 0 && BLOCK_K % K_UNROLL == 0, "K_UNROLL: even, dividing BLOCK_K");
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
 // Lanes of a warp form a LANES_M x LANES_N grid over the warp tile. A lane's 4-row groups lie
@@ -346,17 +351,24 @@ ${if ASYNC}
         readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
         // `more` is uniform, so the barrier below is reached by all threads or none.
         const bool more = t + 1 < numKTiles;
+        // K_UNROLL steps per loop body (even, so a step's fragment buffer is known at compile
+        // time); the body's last step reads the next body's first fragments, or at the k-tile's
+        // end those of the next k-tile.
+#pragma unroll 1
+        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
 #pragma unroll
-        for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
             } else if (more) {
                 waitCopies<STAGES - 2>();
                 __syncthreads();
                 loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
                               ra[0], rb[0]);
             }
-            outerProduct(acc, ra[k & 1], rb[k & 1]);
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
+        }
         }
     }
     // No copy is in flight past the end (the groups past the last k-tile are empty).
@@ -379,10 +391,14 @@ ${else}
         const bool more = t + 1 < numKTiles;
         if (more)
             fetchTile(src, a, b, kBegin + (t + 1) * BLOCK_K, tid);
+        // K_UNROLL steps per loop body, as in the cp.async loop above.
+#pragma unroll 1
+        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
 #pragma unroll
-        for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
             } else if (more) {
                 float* const nextA = sA + (cur ^ 1) * A_STAGE;
                 float* const nextB = sB + (cur ^ 1) * B_STAGE;
@@ -390,7 +406,8 @@ ${else}
                 __syncthreads();
                 loadFragments(nextA, nextB, 0, aBase, bBase, ra[0], rb[0]);
             }
-            outerProduct(acc, ra[k & 1], rb[k & 1]);
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
+        }
         }
     }
 ${endif}

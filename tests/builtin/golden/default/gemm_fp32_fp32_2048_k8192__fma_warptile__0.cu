@@ -27,6 +27,10 @@ constexpr int THREAD_N = 8; // columns of C per thread, in groups of 4
 constexpr int GROUP_M = 8;   // block rows per raster group (1: row-major raster)
 constexpr bool SERPENTINE = true; // FMA order of the outer product (see the main loop)
 constexpr int SPLIT_K = 1; // slices of K, each a block per tile (1: C written directly)
+// k steps per unrolled loop body: BLOCK_K unrolls the whole k-tile; fewer keep the loop's code
+// small (16x8 per thread at BLOCK_K 16 is 2048 FMAs, 32 KiB of instructions, per k-tile).
+constexpr int K_UNROLL = 16;
+static_assert(K_UNROLL % 2 == 0 && BLOCK_K % K_UNROLL == 0, "K_UNROLL: even, dividing BLOCK_K");
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
 // Lanes of a warp form a LANES_M x LANES_N grid over the warp tile. A lane's 4-row groups lie
@@ -306,17 +310,24 @@ __global__ void __launch_bounds__(THREADS, 1)
         readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
         // `more` is uniform, so the barrier below is reached by all threads or none.
         const bool more = t + 1 < numKTiles;
+        // K_UNROLL steps per loop body (even, so a step's fragment buffer is known at compile
+        // time); the body's last step reads the next body's first fragments, or at the k-tile's
+        // end those of the next k-tile.
+#pragma unroll 1
+        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
 #pragma unroll
-        for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
             } else if (more) {
                 waitCopies<STAGES - 2>();
                 __syncthreads();
                 loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
                               ra[0], rb[0]);
             }
-            outerProduct(acc, ra[k & 1], rb[k & 1]);
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
+        }
         }
     }
     // No copy is in flight past the end (the groups past the last k-tile are empty).

@@ -22,7 +22,8 @@ struct Interval {
 Interval medianInterval(std::vector<double> values, double confidence = 0.95);
 
 // One ABBA quad: candidate, reference, reference, candidate. A linear drift over the quad cancels
-// in (r1 + r2) / (c1 + c2).
+// in (r1 + r2) / (c1 + c2). With the candidate in another process the order is ABAB, so that every
+// sample follows a switch of GPU context (timer.cpp); the ratio is the same.
 struct Quad {
     double c1 = 0, r1 = 0, r2 = 0, c2 = 0;
     double ratio() const { return (r1 + r2) / (c1 + c2); }

@@ -2,7 +2,8 @@
 // Paired timing of a candidate against the reference, in one place (like nvbench's measure_cold):
 // per sample, fresh inputs, a poisoned output, an L2 flush and persisting-L2 reset outside the
 // event window, a blocking kernel so that the entry point's host work is not timed, CUDA events on
-// the harness stream, and a full-output check afterwards. Samples are ABBA quads; a round stops at
+// the harness stream, and a full-output check afterwards. Samples are ABBA quads (ABAB when the
+// candidate runs in another process); a round stops at
 // the target interval half-width or its time budget; three rounds must agree.
 #include "op_bench.h"
 #include "json.h"
@@ -67,6 +68,8 @@ struct TimingResult {
     size_t flushBytes = 0;
     bool persistingResetSupported = true;
     bool inputsRefreshed = true;
+    // "ABBA" in one process; "ABAB" with the candidate in the runner (timer.cpp says why).
+    std::string pairing = "ABBA";
     json::Value toJson(double flops) const;
 };
 

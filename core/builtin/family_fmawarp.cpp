@@ -27,6 +27,8 @@ struct FmaWarpTileConfig {
     bool serpentine = false; // the outer product's FMA order (odd rows backwards)
     bool async = false;      // cp.async into `stages` shared buffers instead of via registers
     int stages = 2;
+    int splitK = 1;  // slices of K summed by a second kernel
+    int kUnroll = 0; // k steps per unrolled loop body (0: the whole k-tile)
 
     static FmaWarpTileConfig fromStrategy(const Strategy& s) {
         return {s.blockM,
@@ -40,7 +42,9 @@ struct FmaWarpTileConfig {
                 s.raster == u"grouped"_s ? s.groupSize : 1,
                 s.params.value(u"serpentine"_s).toInt(0) != 0,
                 s.params.value(u"cp_async"_s).toInt(0) != 0,
-                s.stages};
+                s.stages,
+                s.splitK,
+                s.params.value(u"k_unroll"_s).toInt(0)};
     }
 
     bool tilesDivide() const {
@@ -114,7 +118,7 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
         paramsParameter(u"thread_tile_n"_s, u"Columns of C per thread (groups of 4)"_s,
                         ints({4, 8, 16})),
         paramsParameter(u"min_blocks"_s, u"Blocks per SM promised to ptxas (__launch_bounds__)"_s,
-                        ints({1, 2})),
+                        ints({1, 2, 4})),
         fieldParameter(u"raster"_s, u"Block order: row-major, or grouped (groupSize block rows)"_s,
                        QJsonArray{u"row"_s, u"grouped"_s}, &Strategy::raster),
         fieldParameter(u"groupSize"_s, u"Block rows per group of the grouped raster"_s,
@@ -123,8 +127,16 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
                         u"1: cp.async copies k-tiles straight into `stages` shared buffers (no "
                         "register staging); 0: loads through registers into two buffers"_s,
                         ints({0, 1})),
+        fieldParameter(u"splitK"_s,
+                       u"Slices of K per output tile (fp32 partials in the workspace, summed in "
+                       "order by a second kernel): more blocks when the output has few tiles"_s,
+                       ints({1, 2, 3, 4, 6, 8}), &Strategy::splitK),
         fieldParameter(u"stages"_s, u"Shared-memory buffers of the cp.async pipeline"_s,
                        ints({2, 3, 4}), &Strategy::stages),
+        paramsParameter(u"k_unroll"_s,
+                        u"k steps per unrolled loop body (0: the whole k-tile; fewer keep the "
+                        "main loop's code small)"_s,
+                        ints({0, 4, 8})),
         paramsParameter(u"serpentine"_s,
                         u"FMA order: 1 walks odd rows of the thread tile backwards (operand reuse; "
                         "ptxas allocates registers differently)"_s,
@@ -141,7 +153,6 @@ void FmaWarpTileFamily::normalize(Strategy& s) const {
     s.smemLayout = u"padded"_s;
     s.smemPaddingBytes = 16;
     s.swizzleBytes = 0;
-    s.splitK = 1;
     if (s.raster != u"grouped"_s) {
         s.raster = u"row"_s;
         s.groupSize = 1;
@@ -175,8 +186,8 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
                         .arg(c.threadTileN);
         return problems;
     }
-    if (c.minBlocks != 1 && c.minBlocks != 2)
-        problems << u"params.min_blocks=%1: must be 1 or 2"_s.arg(c.minBlocks);
+    if (c.minBlocks < 1 || c.minBlocks > 4)
+        problems << u"params.min_blocks=%1: must be 1..4"_s.arg(c.minBlocks);
     // Switches default to 0 when absent (a strategy file written before they existed).
     const auto switchValue = [&s](const QString& key) {
         const QJsonValue v = s.params.value(key);
@@ -198,6 +209,14 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
     else if (async == 0 && s.stages != 2)
         problems << u"stages=%1: without cp_async the pipeline has exactly 2 buffers"_s.arg(
             s.stages);
+    const QJsonValue unroll = s.params.value(u"k_unroll"_s);
+    if (!unroll.isUndefined() &&
+        (unroll.toInt(-1) < 0 || unroll.toInt(-1) % 2 != 0 ||
+         (unroll.toInt(-1) > 0 && (c.blockK <= 0 || c.blockK % unroll.toInt(-1) != 0))))
+        problems << u"params.k_unroll: 0 (the whole k-tile) or an even divisor of blockK=%1"_s.arg(
+            c.blockK);
+    if (s.splitK < 1 || s.splitK > 16)
+        problems << u"splitK=%1: must be 1..16"_s.arg(s.splitK);
     if (s.raster != u"row"_s && s.raster != u"grouped"_s)
         problems << u"raster: \"%1\" must be row or grouped"_s.arg(s.raster);
     else if (s.raster == u"grouped"_s && (s.groupSize < 2 || s.groupSize > 64))
@@ -256,41 +275,87 @@ ResourceEstimate FmaWarpTileFamily::resources(const Strategy& s, const Task&,
 }
 
 Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
-    // Provisional (session 6 measured the previous kernel: 0.77x cuBLAS): tests/inference/sweep
-    // measures the default against its variants; docs/benchmarks.md records the result.
+    // Three shapes of kernel, each with the share of cuBLAS it reached on the H200 (the sweep of
+    // tests/inference/sweep, docs/benchmarks.md) and the blocks an SM holds; the default is the
+    // one whose tiles, in slices of K where K is deep, fill the SMs best.
+    struct KernelShape {
+        int blockM, blockN, blockK, warpM, warpN, threadM, threadN, minBlocks, stages;
+        bool serpentine;
+        double speed;     // share of cuBLAS when the grid fills the SMs
+        int blocksPerSm;  // resident blocks (registers)
+        const char* what; // for the rationale
+    };
+    static const KernelShape shapes[] = {
+        // 0.894x (4096^3), 0.868x (2048x2048x8192): 218 registers, one block of 8 warps per SM.
+        {128, 256, 16, 64, 64, 16, 8, 1, 3, true, 0.89, 1,
+         "128x256x16 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs: 128 FMAs per 6 "
+         "float4 shared loads), k-tiles by cp.async into 3 buffers (no register staging)"},
+        // 0.816x: 128 registers, two blocks per SM.
+        {128, 128, 8, 32, 64, 8, 8, 2, 2, false, 0.81, 2,
+         "128x128x8 block tile, 8 warps of 32x64 (8x8 per lane), k-tiles through registers, 128 "
+         "registers for two blocks per SM"},
+        // Not measured on the SGEMM tasks (their outputs are large); four blocks per SM.
+        {64, 64, 8, 32, 32, 8, 4, 1, 2, false, 0.6, 4,
+         "64x64x8 block tile, 4 warps of 32x32 (8x4 per lane), many small blocks"},
+    };
+    const qint64 sms = std::max(device.smCount, 1);
+    const KernelShape* best = &shapes[0];
+    int bestSplit = 1;
+    double bestScore = -1.0;
+    qint64 bestTiles = 0;
+    for (const KernelShape& shape : shapes) {
+        const qint64 tiles = ((task.m + shape.blockM - 1) / shape.blockM) *
+                             ((task.n + shape.blockN - 1) / shape.blockN);
+        const qint64 kTiles = (task.k + shape.blockK - 1) / shape.blockK;
+        const qint64 resident = sms * shape.blocksPerSm;
+        for (int split : {1, 2, 3, 4, 6, 8}) {
+            // A slice keeps at least 32 k-tiles, so the partials' traffic stays small next to
+            // the main loop's; slicing costs the second kernel's pass over the partials (about
+            // 4% at 2 slices, 16% at 8), so a marginal gain in wave fill does not split.
+            if (split > 1 && kTiles < 32LL * split)
+                break;
+            const qint64 blocks = tiles * split;
+            const qint64 waves = (blocks + resident - 1) / resident;
+            const double fill = double(blocks) / double(waves * resident);
+            const double score = shape.speed * fill * (split > 1 ? 0.96 - 0.015 * split : 1.0);
+            if (score > bestScore + 1e-9) {
+                bestScore = score;
+                best = &shape;
+                bestSplit = split;
+                bestTiles = tiles;
+            }
+        }
+    }
     Strategy s;
     s.family = id();
-    const qint64 tiles128 = ((task.m + 127) / 128) * ((task.n + 127) / 128);
-    const bool large = tiles128 >= std::max(device.smCount, 1);
-    s.blockM = large ? 128 : 64;
-    s.blockN = large ? 128 : 64;
-    s.blockK = 8;
-    s.warpM = 32;
-    s.warpN = 64;
-    s.params.insert(u"thread_tile_m"_s, 8);
-    s.params.insert(u"thread_tile_n"_s, 8);
-    // 8x8 per thread fits 128 registers without spills (ptxas 13.0, sm_90a): two blocks per SM,
-    // 16 warps to hide the shared-memory latency and the barriers.
-    s.params.insert(u"min_blocks"_s, large ? 2 : 1);
-    s.params.insert(u"serpentine"_s, 0);
-    if (large) {
-        // Eight block rows per raster group: the 16 blocks of two SMs' worth share A and B panels.
+    s.blockM = best->blockM;
+    s.blockN = best->blockN;
+    s.blockK = best->blockK;
+    s.warpM = best->warpM;
+    s.warpN = best->warpN;
+    s.splitK = bestSplit;
+    s.stages = best->stages;
+    s.params.insert(u"thread_tile_m"_s, best->threadM);
+    s.params.insert(u"thread_tile_n"_s, best->threadN);
+    s.params.insert(u"min_blocks"_s, best->minBlocks);
+    s.params.insert(u"serpentine"_s, best->serpentine ? 1 : 0);
+    // cp.async needs sm_80; older GPUs get the register-staged pipeline.
+    s.params.insert(u"cp_async"_s, best->stages > 2 && device.ccMajor >= 8 ? 1 : 0);
+    if (best->blocksPerSm < 4) {
+        // Eight block rows per raster group: the blocks resident at once share A and B panels.
         s.raster = u"grouped"_s;
         s.groupSize = 8;
     }
-    if (!large) {
-        s.warpM = 32;
-        s.warpN = 32;
-        s.params.insert(u"thread_tile_n"_s, 4);
-    }
     normalize(s);
-    s.rationale = large
-                      ? u"Large output: 128x128x8 block tile, 8 warps of 32x64 (lanes 4x8 of 8x8 "
-                        "outputs: 64 FMAs per 4 float4 shared loads), fragments double-buffered in "
-                        "registers so shared loads overlap the FMAs, 128 registers for two blocks "
-                        "per SM, grouped raster (provisional default)."_s
-                      : u"Small output: 64x64 tiles, 4 warps of 32x32 (8x4 outputs per lane) so "
-                        "more blocks run (provisional default)."_s;
+    s.rationale =
+        QString::fromLatin1(best->what) +
+        u", grouped raster; chosen for %1 output tiles on %2 SMs"_s.arg(bestTiles).arg(sms);
+    if (best->blocksPerSm == 4)
+        s.rationale.replace(u", grouped raster;"_s, u";"_s);
+    if (s.splitK > 1)
+        s.rationale +=
+            u", K in %1 slices (fp32 partials summed in order by a second kernel)"_s.arg(s.splitK);
+    s.rationale += u"."_s;
     return s;
 }
 
@@ -338,6 +403,9 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"SERPENTINE"_s, c.serpentine ? u"true"_s : u"false"_s)
         .set(u"STAGES"_s, c.stages)
         .flag(u"ASYNC"_s, c.async)
+        .set(u"SPLIT_K"_s, c.splitK)
+        .set(u"K_UNROLL"_s, c.kUnroll > 0 ? c.kUnroll : c.blockK)
+        .flag(u"SPLIT"_s, c.splitK > 1)
         .set(u"OUTPUT_HELPERS"_s, outputHelpers(task.c))
         .set(u"CHECKS"_s, launchChecks(task));
     return cudatemplates::render(u"fmawarp/fma_warptile.cu"_s, values);

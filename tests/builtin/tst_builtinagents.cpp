@@ -101,7 +101,8 @@ private slots:
         kev::PlannerSearch fp32;
         const auto sgemm = fp32.next(ctx, &error);
         QVERIFY2(sgemm, qPrintable(error));
-        QCOMPARE(sgemm->family, u"fma_regblock"_s);
+        // The warp-tiled SGEMM measured above fma_regblock on the H200 (0.894x against 0.794x).
+        QCOMPARE(sgemm->family, u"fma_warptile"_s);
     }
 
     void plannerPicksMemoryFamilies() {

@@ -184,7 +184,7 @@ private slots:
         const kev::Strategy base = f.defaultStrategy(t, h200);
 
         kev::Strategy s = base;
-        s.warpM = 64; // 64x64 warp over 8x8 threads: 64 lanes
+        s.warpM = 128; // 128x64 warp over 16x8 threads: 64 lanes
         s.warpN = 64;
         f.normalize(s);
         QVERIFY(anyContains(f.constraints(s, t, h200), u"lanes"_s));
@@ -210,12 +210,21 @@ private slots:
         QVERIFY(anyContains(f.constraints(s, t, h200), u"blockK must be a multiple of 8"_s));
 
         s = base;
-        s.blockK = 16; // 8x8 with a 16-deep prefetch does not fit 128 registers
+        s.params.insert(u"thread_tile_n"_s, 16); // 16x16 per thread: 256 accumulators
+        s.warpN = 128;
+        f.normalize(s);
         QVERIFY(anyContains(f.constraints(s, t, h200), u"registers"_s));
 
         s = base;
         s.raster = u"diagonal"_s;
         QVERIFY(anyContains(f.constraints(s, t, h200), u"raster"_s));
+
+        s = base;
+        s.params.insert(u"k_unroll"_s, 6); // does not divide blockK 16
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"k_unroll"_s));
+        s.params.insert(u"k_unroll"_s, 4);
+        QVERIFY(f.constraints(s, t, h200).isEmpty());
+        QVERIFY(f.generate(s, t).contains(u"constexpr int K_UNROLL = 4;"_s));
 
         s = base;
         s.params.insert(u"serpentine"_s, 2);
@@ -237,8 +246,12 @@ private slots:
         QCOMPARE(s.stages, 2);
 
         s = base;
-        s.params.insert(u"min_blocks"_s, 3);
-        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks=3"_s));
+        s.params.insert(u"min_blocks"_s, 5);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks=5"_s));
+
+        s = base; // four blocks of 256 threads cannot have 124 registers each
+        s.params.insert(u"min_blocks"_s, 4);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"min_blocks 4"_s));
     }
 
     void warpTileGeneratesOneConfiguration() {
@@ -246,17 +259,27 @@ private slots:
         const kev::KernelFamily& f = family(u"fma_warptile"_s);
         const kev::Task t = task(u"gemm_fp32_fp32_4096"_s);
         kev::Strategy s = f.defaultStrategy(t, h200);
+        // The measured best (docs/benchmarks.md): 128x256x16, 16x8 per thread, cp.async 3 stages.
+        QVERIFY(s.params.value(u"cp_async"_s).toInt() == 1);
+        const QString best = f.generate(s, t);
+        QVERIFY(best.contains(u"constexpr int WARP_M = 64;"_s));
+        QVERIFY(best.contains(u"constexpr int THREAD_M = 16;"_s));
+        QVERIFY(best.contains(u"constexpr int STAGES = 3;"_s));
+        QVERIFY(best.contains(u"cp.async.ca.shared.global"_s));
+
         s.params.insert(u"min_blocks"_s, 2);
+        s.params.insert(u"cp_async"_s, 0);
+        f.normalize(s);
         const QString code = f.generate(s, t);
         QVERIFY(!code.contains(u"${"_s));
         QVERIFY(!code.contains(u"#error"_s));
         QVERIFY(code.contains(u"__launch_bounds__(THREADS, 2)"_s));
-        QVERIFY(code.contains(u"constexpr int WARP_M = 32;"_s));
         QVERIFY(code.contains(u"constexpr int THREAD_N = 8;"_s));
         QVERIFY(code.contains(u"float ra[2][THREAD_M];"_s)); // register double buffering
         QVERIFY(!code.contains(u"wmma"_s));
         QVERIFY(!code.contains(u"mma.sync"_s));
-        QVERIFY(!code.contains(u"cp.async"_s));
+        QVERIFY(!code.contains(u"cp.async.ca"_s)); // (the default's rationale names cp.async)
+        QVERIFY(!code.contains(u"commitCopies"_s));
         QVERIFY(code.contains(u"constexpr int STAGES = 2;"_s));
         QVERIFY(code.contains(u"storeTile("_s));
 
@@ -301,6 +324,39 @@ private slots:
             }
         }
         QCOMPARE(shapes, 9 * 5 * 4);
+    }
+
+    // Few output tiles over a deep K: the default slices K (deterministic second-kernel sum in
+    // the workspace); the library's SGEMM tasks have enough tiles and write C directly.
+    void warpTileSplitsKWhenTilesAreFew() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        for (const QString& name : {u"gemm_fp32_fp32_4096"_s, u"gemm_fp32_fp32_2048_k8192"_s}) {
+            const kev::Task t = task(name);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            QCOMPARE(s.splitK, 1);
+            const QString code = f.generate(s, t);
+            QVERIFY(!code.contains(u"kevolve_workspace_bytes"_s));
+            QVERIFY(!code.contains(u"reduceSplits"_s));
+        }
+        kev::Task t = task(u"gemm_fp32_fp32_2048_k8192"_s);
+        t.m = 512;
+        t.n = 512;
+        t.k = 8192;
+        const kev::Strategy s = f.defaultStrategy(t, h200);
+        QVERIFY2(s.splitK >= 4, qPrintable(QString::number(s.splitK))); // 64 tiles, 528 slots
+        QVERIFY(f.constraints(s, t, h200).isEmpty());
+        const QString code = f.generate(s, t);
+        QVERIFY(code.contains(u"constexpr int SPLIT_K = %1;"_s.arg(s.splitK)));
+        QVERIFY(code.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(code.contains(u"reduceSplits<<<"_s));
+        QVERIFY(!code.contains(u"atomicAdd"_s)); // summed in split order
+        t.k = 256;                               // too shallow to slice
+        QCOMPARE(f.defaultStrategy(t, h200).splitK, 1);
+
+        kev::Strategy bad = s;
+        bad.splitK = 17;
+        QVERIFY(anyContains(f.constraints(bad, t, h200), u"splitK=17"_s));
     }
 
     // Every fma_warptile strategy of the inference sweep is feasible for the task its name gives

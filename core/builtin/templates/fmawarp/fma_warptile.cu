@@ -1,7 +1,9 @@
 ${# fmawarp/fma_warptile.cu: the fma_warptile family (family_fmawarp.cpp). Values: HEADER, INCLUDES,}
-${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, GROUP_M, SERPENTINE, STAGES,}
+${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, GROUP_M, SERPENTINE, STAGES, SPLIT_K,}
+${# K_UNROLL,}
 ${# OUTPUT_HELPERS, CHECKS. Condition ASYNC: cp.async copies into STAGES shared buffers (sm_80+)}
-${# instead of loads through registers into two.}
+${# instead of loads through registers into two. Condition SPLIT: SPLIT_K > 1 (fp32 partials in}
+${# the workspace, summed in split order by a second kernel).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}#include <stdint.h>
@@ -19,6 +21,11 @@ constexpr int THREAD_M = ${THREAD_M}; // rows of C per thread, in groups of 4
 constexpr int THREAD_N = ${THREAD_N}; // columns of C per thread, in groups of 4
 constexpr int GROUP_M = ${GROUP_M};   // block rows per raster group (1: row-major raster)
 constexpr bool SERPENTINE = ${SERPENTINE}; // FMA order of the outer product (see the main loop)
+constexpr int SPLIT_K = ${SPLIT_K}; // slices of K, each a block per tile (1: C written directly)
+// k steps per unrolled loop body: BLOCK_K unrolls the whole k-tile; fewer keep the loop's code
+// small (16x8 per thread at BLOCK_K 16 is 2048 FMAs, 32 KiB of instructions, per k-tile).
+constexpr int K_UNROLL = ${K_UNROLL};
+static_assert(K_UNROLL % 2 == 0 && BLOCK_K % K_UNROLL == 0, "K_UNROLL: even, dividing BLOCK_K");
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
 // Lanes of a warp form a LANES_M x LANES_N grid over the warp tile. A lane's 4-row groups lie
@@ -284,8 +291,8 @@ __device__ __forceinline__ void tileOf(int M, int N, int& tileM, int& tileN)
 
 __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
     gemmFmaWarpTile(const float* __restrict__ A, const float* __restrict__ B,
-                    Output* __restrict__ C, int M, int N, int K, long long lda, long long ldb,
-                    long long ldc, float alpha, float beta)
+                    Output* __restrict__ C, float* __restrict__ partials, int M, int N, int K,
+                    long long lda, long long ldb, long long ldc, float alpha, float beta)
 {
     extern __shared__ float4 smem[];
     float* const sA = reinterpret_cast<float*>(smem); // [STAGES][A_STAGE]
@@ -308,7 +315,13 @@ __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
     // the FMAs of step k run; the last step of a k-tile reads the first fragments of the next one.
     float ra[2][THREAD_M];
     float rb[2][THREAD_N];
-    const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
+    // This block's slice of K: whole k-tiles, so only the last slice has a K tail (a slice past
+    // the end has no k-tiles and writes zero partials).
+    const int kTilesAll = (K + BLOCK_K - 1) / BLOCK_K;
+    const int kTilesPer = (kTilesAll + SPLIT_K - 1) / SPLIT_K;
+    const int split = SPLIT_K > 1 ? static_cast<int>(blockIdx.y) : 0;
+    const int numKTiles = max(0, min(kTilesAll - split * kTilesPer, kTilesPer));
+    const int kBegin = split * kTilesPer * BLOCK_K;
 ${if ASYNC}
 
     // STAGES - 1 k-tiles in flight. Every thread commits one group per k-tile (empty past the
@@ -316,7 +329,7 @@ ${if ASYNC}
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
         if (st < numKTiles)
-            issueTile(src, sA + st * A_STAGE, sB + st * B_STAGE, st * BLOCK_K, tid);
+            issueTile(src, sA + st * A_STAGE, sB + st * B_STAGE, kBegin + st * BLOCK_K, tid);
         commitCopies();
     }
     waitCopies<STAGES - 2>();
@@ -332,23 +345,30 @@ ${if ASYNC}
         // before the barrier that made k-tile t visible.
         if (t + STAGES - 1 < numKTiles)
             issueTile(src, sA + writeStage * A_STAGE, sB + writeStage * B_STAGE,
-                      (t + STAGES - 1) * BLOCK_K, tid);
+                      kBegin + (t + STAGES - 1) * BLOCK_K, tid);
         commitCopies();
         writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
         readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
         // `more` is uniform, so the barrier below is reached by all threads or none.
         const bool more = t + 1 < numKTiles;
+        // K_UNROLL steps per loop body (even, so a step's fragment buffer is known at compile
+        // time); the body's last step reads the next body's first fragments, or at the k-tile's
+        // end those of the next k-tile.
+#pragma unroll 1
+        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
 #pragma unroll
-        for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
             } else if (more) {
                 waitCopies<STAGES - 2>();
                 __syncthreads();
                 loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
                               ra[0], rb[0]);
             }
-            outerProduct(acc, ra[k & 1], rb[k & 1]);
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
+        }
         }
     }
     // No copy is in flight past the end (the groups past the last k-tile are empty).
@@ -356,7 +376,7 @@ ${else}
     float4 a[A_VECS];
     float4 b[B_VECS];
 
-    fetchTile(src, a, b, 0, tid);
+    fetchTile(src, a, b, kBegin, tid);
     storeTile(sA, sB, a, b, tid);
     __syncthreads();
     loadFragments(sA, sB, 0, aBase, bBase, ra[0], rb[0]);
@@ -370,11 +390,15 @@ ${else}
         // k-tile's last step. `more` is uniform, so the barrier below is reached by all or none.
         const bool more = t + 1 < numKTiles;
         if (more)
-            fetchTile(src, a, b, (t + 1) * BLOCK_K, tid);
+            fetchTile(src, a, b, kBegin + (t + 1) * BLOCK_K, tid);
+        // K_UNROLL steps per loop body, as in the cp.async loop above.
+#pragma unroll 1
+        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
 #pragma unroll
-        for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
             } else if (more) {
                 float* const nextA = sA + (cur ^ 1) * A_STAGE;
                 float* const nextB = sB + (cur ^ 1) * B_STAGE;
@@ -382,7 +406,8 @@ ${else}
                 __syncthreads();
                 loadFragments(nextA, nextB, 0, aBase, bBase, ra[0], rb[0]);
             }
-            outerProduct(acc, ra[k & 1], rb[k & 1]);
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
+        }
         }
     }
 ${endif}
@@ -393,12 +418,61 @@ ${endif}
 #pragma unroll
         for (int g = 0; g < THREAD_N / 4; ++g) {
             const int col = colBase + bBase + g * GROUP_STRIDE_N;
-            epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
+            if constexpr (SPLIT_K > 1) {
+                // The slice's partial sums, M x N floats per slice (N is a multiple of 4).
+                if (row < M && col < N) {
+                    float* const p = partials + (static_cast<long long>(split) * M + row) * N + col;
+                    *reinterpret_cast<float4*>(p) = make_float4(
+                        acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+                }
+            } else {
+                epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
+            }
         }
     }
 }
+${if SPLIT}
+
+// Sums the SPLIT_K partials of each element in split order (deterministic, no atomics) and
+// writes C = alpha * sum + beta * C, four elements per thread: N is a multiple of 4, so four
+// consecutive elements never straddle a row.
+__global__ void __launch_bounds__(256)
+    reduceSplits(const float* __restrict__ partials, Output* __restrict__ C, int M, int N,
+                 long long ldc, float alpha, float beta)
+{
+    const long long sliceElems = static_cast<long long>(M) * N;
+    const long long first = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
+    if (first >= sliceElems)
+        return;
+    float sum[4];
+    const float4 p0 = *reinterpret_cast<const float4*>(partials + first);
+    sum[0] = p0.x;
+    sum[1] = p0.y;
+    sum[2] = p0.z;
+    sum[3] = p0.w;
+#pragma unroll
+    for (int s = 1; s < SPLIT_K; ++s) {
+        const float4 p = *reinterpret_cast<const float4*>(partials + s * sliceElems + first);
+        sum[0] += p.x;
+        sum[1] += p.y;
+        sum[2] += p.z;
+        sum[3] += p.w;
+    }
+    epilogueQuad(C, ldc, M, N, static_cast<int>(first / N), static_cast<int>(first % N), sum,
+                 alpha, beta);
+}
+${endif}
 
 } // namespace
+${if SPLIT}
+
+// fp32 partials: SPLIT_K slices of M x N.
+extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args)
+{
+    return static_cast<uint64_t>(SPLIT_K) * static_cast<uint64_t>(KEVOLVE_GEMM_M(args)) *
+           static_cast<uint64_t>(KEVOLVE_GEMM_N(args)) * sizeof(float);
+}
+${endif}
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
 {
@@ -415,10 +489,24 @@ ${CHECKS}
         cudaFuncSetAttribute(gemmFmaWarpTile, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              SMEM_BYTES) != cudaSuccess)
         return 4;
-    gemmFmaWarpTile<<<static_cast<unsigned>(tiles), THREADS, SMEM_BYTES, stream>>>(
+    auto* C = static_cast<Output*>(args->outputs[0].data);
+    const float alpha = static_cast<float>(args->scalars[0]);
+    const float beta = static_cast<float>(args->scalars[1]);
+${if SPLIT}
+    if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args))
+        return 6;
+    auto* partials = static_cast<float*>(args->workspace);
+${else}
+    float* partials = nullptr;
+${endif}
+    gemmFmaWarpTile<<<dim3(static_cast<unsigned>(tiles), SPLIT_K), THREADS, SMEM_BYTES, stream>>>(
         static_cast<const float*>(args->inputs[0].data),
-        static_cast<const float*>(args->inputs[1].data), static_cast<Output*>(args->outputs[0].data),
-        M, N, K, KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args),
-        static_cast<float>(args->scalars[0]), static_cast<float>(args->scalars[1]));
+        static_cast<const float*>(args->inputs[1].data), C, partials, M, N, K,
+        KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args), alpha, beta);
+${if SPLIT}
+    const long long quads = static_cast<long long>(M) * N / 4;
+    reduceSplits<<<static_cast<unsigned>((quads + 255) / 256), 256, 0, stream>>>(
+        partials, C, M, N, KEVOLVE_GEMM_LDC(args), alpha, beta);
+${endif}
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

@@ -2,13 +2,13 @@
 // task: gemm_fp32_fp32_4096.json
 // Kevolve built-in kernel, family fma_warptile (generated; edit freely).
 // Task: gemm_fp32_fp32_4096 (gemm 4096x4096x4096 f32*f32->f32).
-// Strategy: block 128x128x8, warps of 32x64, 8x8 outputs per thread (256 threads), FP32 FMA,
-//   double-buffered shared memory and fragments, C written as f32,
-//   grouped (8 block rows) raster, row-major FMA order.
+// Strategy: block 128x256x16, warps of 64x64, 16x8 outputs per thread (256 threads), FP32 FMA,
+//   cp.async into 3 shared-memory buffers, double-buffered fragments, C written as f32,
+//   grouped (8 block rows) raster, serpentine FMA order.
 // Rationale:
-//   Large output: 128x128x8 block tile, 8 warps of 32x64 (lanes 4x8 of 8x8 outputs: 64 FMAs per
-//   4 float4 shared loads), fragments double-buffered in registers so shared loads overlap the
-//   FMAs, 128 registers for two blocks per SM, grouped raster (provisional default).
+//   128x256x16 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs: 128 FMAs per 6 float4
+//   shared loads), k-tiles by cp.async into 3 buffers (no register staging), grouped raster;
+//   chosen for 512 output tiles on 132 SMs.
 
 #include <kevolve/abi.h>
 #include <stdint.h>
@@ -18,14 +18,19 @@ namespace {
 using Output = float;
 
 constexpr int BLOCK_M = 128;
-constexpr int BLOCK_N = 128;
-constexpr int BLOCK_K = 8;
-constexpr int WARP_M = 32;
+constexpr int BLOCK_N = 256;
+constexpr int BLOCK_K = 16;
+constexpr int WARP_M = 64;
 constexpr int WARP_N = 64;
-constexpr int THREAD_M = 8; // rows of C per thread, in groups of 4
+constexpr int THREAD_M = 16; // rows of C per thread, in groups of 4
 constexpr int THREAD_N = 8; // columns of C per thread, in groups of 4
 constexpr int GROUP_M = 8;   // block rows per raster group (1: row-major raster)
-constexpr bool SERPENTINE = false; // FMA order of the outer product (see the main loop)
+constexpr bool SERPENTINE = true; // FMA order of the outer product (see the main loop)
+constexpr int SPLIT_K = 1; // slices of K, each a block per tile (1: C written directly)
+// k steps per unrolled loop body: BLOCK_K unrolls the whole k-tile; fewer keep the loop's code
+// small (16x8 per thread at BLOCK_K 16 is 2048 FMAs, 32 KiB of instructions, per k-tile).
+constexpr int K_UNROLL = 16;
+static_assert(K_UNROLL % 2 == 0 && BLOCK_K % K_UNROLL == 0, "K_UNROLL: even, dividing BLOCK_K");
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
 // Lanes of a warp form a LANES_M x LANES_N grid over the warp tile. A lane's 4-row groups lie
@@ -44,7 +49,7 @@ constexpr int A_ROW = BLOCK_M + 4;
 constexpr int B_ROW = BLOCK_N;
 constexpr int A_STAGE = BLOCK_K * A_ROW; // floats of one shared-memory buffer of A
 constexpr int B_STAGE = BLOCK_K * B_ROW;
-constexpr int STAGES = 2;
+constexpr int STAGES = 3; // shared-memory buffers, STAGES - 1 k-tiles in flight
 constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
 constexpr int B_VECS = BLOCK_K * BLOCK_N / 4 / THREADS;
 static_assert(BLOCK_M * BLOCK_K % (4 * THREADS) == 0, "A tile must split evenly over threads");
@@ -122,34 +127,54 @@ struct TileSource {
     int colBase;
 };
 
-constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+// 4-byte copies of A per thread and k-tile. A lands transposed element by element: lanes take 8
+// consecutive k of 4 rows (32 bytes of each row, one sector) and, with A_ROW = 4 mod 32 floats,
+// write 32 different banks.
+constexpr int A_COPIES = BLOCK_M * BLOCK_K / THREADS;
+static_assert(BLOCK_M * BLOCK_K % THREADS == 0 && THREADS % 8 == 0, "A copies must split evenly");
 
-// Where the i-th A vector of thread `tid` lies in the block tile. Lane pairs read the two halves
-// of 32 bytes of one row (one full sector), 16 rows per warp; further k-quads come from further
-// passes. The transposed shared stores of a warp then hit 16 rows x 2 quads = 32 banks.
-__device__ __forceinline__ void aCoord(int i, int tid, int& row, int& kq)
+// cp.async with a source size: 0 bytes read fill the destination with zeros (outside M, N, K).
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool inside)
 {
-    const int id = tid + i * THREADS;
-    const int rest = id >> 1;
-    row = rest % BLOCK_M;
-    kq = ((id & 1) + 2 * (rest / BLOCK_M)) * 4;
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                 "r"(inside ? 4 : 0));
 }
 
-// Reads the k-tile at k0 into registers, one float4 per load, zeros outside M, N and K. K and N
-// are multiples of 4 (the alignment rule), so a vector is wholly inside or wholly outside.
-__device__ __forceinline__ void fetchTile(const TileSource& src, float4 (&a)[A_VECS],
-                                          float4 (&b)[B_VECS], int k0, int tid)
+__device__ __forceinline__ void copy16(float* dst, const float* src, bool inside)
 {
-    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(inside ? 16 : 0));
+}
+
+__device__ __forceinline__ void commitCopies()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// Waits until at most PENDING of this thread's copy groups are still in flight.
+template <int PENDING>
+__device__ __forceinline__ void waitCopies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+}
+
+// Starts the copies of the k-tile at k0 into one stage's buffers. Copies outside the matrix read
+// nothing (a zero fill) from the matrix's first element, a valid address.
+__device__ __forceinline__ void issueTile(const TileSource& src, float* sA, float* sB, int k0,
+                                          int tid)
+{
 #pragma unroll
-    for (int i = 0; i < A_VECS; ++i) {
-        int row, kq;
-        aCoord(i, tid, row, kq);
+    for (int i = 0; i < A_COPIES; ++i) {
+        const int id = tid + i * THREADS;
+        const int rest = id >> 3;
+        const int row = rest % BLOCK_M;
+        const int k = (rest / BLOCK_M) * 8 + (id & 7);
         const int gRow = src.rowBase + row;
-        const int gK = k0 + kq;
-        a[i] = gRow < src.M && gK < src.K
-                   ? __ldg(reinterpret_cast<const float4*>(src.A + gRow * src.lda + gK))
-                   : zero;
+        const int gK = k0 + k;
+        const bool inside = gRow < src.M && gK < src.K;
+        copy4(sA + k * A_ROW + row, inside ? src.A + gRow * src.lda + gK : src.A, inside);
     }
 #pragma unroll
     for (int i = 0; i < B_VECS; ++i) {
@@ -157,32 +182,10 @@ __device__ __forceinline__ void fetchTile(const TileSource& src, float4 (&a)[A_V
         bCoord(i, tid, k, col);
         const int gK = k0 + k;
         const int gCol = src.colBase + col;
-        b[i] = gK < src.K && gCol < src.N
-                   ? __ldg(reinterpret_cast<const float4*>(src.B + gK * src.ldb + gCol))
-                   : zero;
+        const bool inside = gK < src.K && gCol < src.N;
+        copy16(sB + k * B_ROW + col, inside ? src.B + gK * src.ldb + gCol : src.B, inside);
     }
 }
-
-__device__ __forceinline__ void storeTile(float* sA, float* sB, const float4 (&a)[A_VECS],
-                                          const float4 (&b)[B_VECS], int tid)
-{
-#pragma unroll
-    for (int i = 0; i < A_VECS; ++i) {
-        int row, kq;
-        aCoord(i, tid, row, kq);
-        sA[(kq + 0) * A_ROW + row] = a[i].x;
-        sA[(kq + 1) * A_ROW + row] = a[i].y;
-        sA[(kq + 2) * A_ROW + row] = a[i].z;
-        sA[(kq + 3) * A_ROW + row] = a[i].w;
-    }
-#pragma unroll
-    for (int i = 0; i < B_VECS; ++i) {
-        int k, col;
-        bCoord(i, tid, k, col);
-        *reinterpret_cast<float4*>(sB + k * B_ROW + col) = b[i];
-    }
-}
-
 
 // The fragments of one k step: this lane's THREAD_M values of A and THREAD_N values of B, one
 // float4 shared load per 4-group.
@@ -246,10 +249,10 @@ __device__ __forceinline__ void tileOf(int M, int N, int& tileM, int& tileN)
     }
 }
 
-__global__ void __launch_bounds__(THREADS, 2)
+__global__ void __launch_bounds__(THREADS, 1)
     gemmFmaWarpTile(const float* __restrict__ A, const float* __restrict__ B,
-                    Output* __restrict__ C, int M, int N, int K, long long lda, long long ldb,
-                    long long ldc, float alpha, float beta)
+                    Output* __restrict__ C, float* __restrict__ partials, int M, int N, int K,
+                    long long lda, long long ldb, long long ldc, float alpha, float beta)
 {
     extern __shared__ float4 smem[];
     float* const sA = reinterpret_cast<float*>(smem); // [STAGES][A_STAGE]
@@ -272,39 +275,62 @@ __global__ void __launch_bounds__(THREADS, 2)
     // the FMAs of step k run; the last step of a k-tile reads the first fragments of the next one.
     float ra[2][THREAD_M];
     float rb[2][THREAD_N];
-    const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
-    float4 a[A_VECS];
-    float4 b[B_VECS];
+    // This block's slice of K: whole k-tiles, so only the last slice has a K tail (a slice past
+    // the end has no k-tiles and writes zero partials).
+    const int kTilesAll = (K + BLOCK_K - 1) / BLOCK_K;
+    const int kTilesPer = (kTilesAll + SPLIT_K - 1) / SPLIT_K;
+    const int split = SPLIT_K > 1 ? static_cast<int>(blockIdx.y) : 0;
+    const int numKTiles = max(0, min(kTilesAll - split * kTilesPer, kTilesPer));
+    const int kBegin = split * kTilesPer * BLOCK_K;
 
-    fetchTile(src, a, b, 0, tid);
-    storeTile(sA, sB, a, b, tid);
+    // STAGES - 1 k-tiles in flight. Every thread commits one group per k-tile (empty past the
+    // end), so "k-tile t + 1 has landed" is always "at most STAGES - 2 groups pending".
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < numKTiles)
+            issueTile(src, sA + st * A_STAGE, sB + st * B_STAGE, kBegin + st * BLOCK_K, tid);
+        commitCopies();
+    }
+    waitCopies<STAGES - 2>();
     __syncthreads();
     loadFragments(sA, sB, 0, aBase, bBase, ra[0], rb[0]);
 
+    int readStage = 0;
+    int writeStage = STAGES - 1;
     for (int t = 0; t < numKTiles; ++t) {
-        const int cur = t & 1;
-        const float* const curA = sA + cur * A_STAGE;
-        const float* const curB = sB + cur * B_STAGE;
-        // The next k-tile goes to registers now and to the other buffer at the last step. Nobody
-        // reads that buffer any more: its last reads came before the barrier of the previous
-        // k-tile's last step. `more` is uniform, so the barrier below is reached by all or none.
+        const float* const curA = sA + readStage * A_STAGE;
+        const float* const curB = sB + readStage * B_STAGE;
+        // k-tile t + STAGES - 1 goes to the buffer k-tile t - 1 used: every read of it came
+        // before the barrier that made k-tile t visible.
+        if (t + STAGES - 1 < numKTiles)
+            issueTile(src, sA + writeStage * A_STAGE, sB + writeStage * B_STAGE,
+                      kBegin + (t + STAGES - 1) * BLOCK_K, tid);
+        commitCopies();
+        writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
+        readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
+        // `more` is uniform, so the barrier below is reached by all threads or none.
         const bool more = t + 1 < numKTiles;
-        if (more)
-            fetchTile(src, a, b, (t + 1) * BLOCK_K, tid);
+        // K_UNROLL steps per loop body (even, so a step's fragment buffer is known at compile
+        // time); the body's last step reads the next body's first fragments, or at the k-tile's
+        // end those of the next k-tile.
+#pragma unroll 1
+        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
 #pragma unroll
-        for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
             } else if (more) {
-                float* const nextA = sA + (cur ^ 1) * A_STAGE;
-                float* const nextB = sB + (cur ^ 1) * B_STAGE;
-                storeTile(nextA, nextB, a, b, tid);
+                waitCopies<STAGES - 2>();
                 __syncthreads();
-                loadFragments(nextA, nextB, 0, aBase, bBase, ra[0], rb[0]);
+                loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
+                              ra[0], rb[0]);
             }
-            outerProduct(acc, ra[k & 1], rb[k & 1]);
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
+        }
         }
     }
+    // No copy is in flight past the end (the groups past the last k-tile are empty).
 
 #pragma unroll
     for (int i = 0; i < THREAD_M; ++i) {
@@ -312,7 +338,16 @@ __global__ void __launch_bounds__(THREADS, 2)
 #pragma unroll
         for (int g = 0; g < THREAD_N / 4; ++g) {
             const int col = colBase + bBase + g * GROUP_STRIDE_N;
-            epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
+            if constexpr (SPLIT_K > 1) {
+                // The slice's partial sums, M x N floats per slice (N is a multiple of 4).
+                if (row < M && col < N) {
+                    float* const p = partials + (static_cast<long long>(split) * M + row) * N + col;
+                    *reinterpret_cast<float4*>(p) = make_float4(
+                        acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+                }
+            } else {
+                epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
+            }
         }
     }
 }
@@ -344,10 +379,13 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
         cudaFuncSetAttribute(gemmFmaWarpTile, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              SMEM_BYTES) != cudaSuccess)
         return 4;
-    gemmFmaWarpTile<<<static_cast<unsigned>(tiles), THREADS, SMEM_BYTES, stream>>>(
+    auto* C = static_cast<Output*>(args->outputs[0].data);
+    const float alpha = static_cast<float>(args->scalars[0]);
+    const float beta = static_cast<float>(args->scalars[1]);
+    float* partials = nullptr;
+    gemmFmaWarpTile<<<dim3(static_cast<unsigned>(tiles), SPLIT_K), THREADS, SMEM_BYTES, stream>>>(
         static_cast<const float*>(args->inputs[0].data),
-        static_cast<const float*>(args->inputs[1].data), static_cast<Output*>(args->outputs[0].data),
-        M, N, K, KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args),
-        static_cast<float>(args->scalars[0]), static_cast<float>(args->scalars[1]));
+        static_cast<const float*>(args->inputs[1].data), C, partials, M, N, K,
+        KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args), alpha, beta);
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

@@ -1,5 +1,5 @@
 // Every task of a row-wise op gets a kernel (issue 18): tasks generated across the ops' whole
-// shape range (1 to 65536 rows, rows of 1 to 262144 elements, odd lengths, unaligned rows, f32,
+// shape range (1 to 1048576 rows, rows of 1 to 1048576 elements, odd lengths, unaligned rows, f32,
 // f16 and bf16) each get a feasible first plan from the planner, and its code generates. The
 // compile of a sample of them with nvcc is tests/builtin/long_rows_compile.cmake.
 #include "builtintest.h"
@@ -48,9 +48,10 @@ kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, i
 
 const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"reduce_sum"_s, u"reduce_max"_s};
 const QStringList kDtypes{u"f32"_s, u"f16"_s, u"bf16"_s};
-const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536};
-const QList<qint64> kCols{1,    2,     7,     31,    32,    100,   1000,   1536,   3080,   4097,
-                          8192, 16384, 32000, 32001, 50257, 65536, 128256, 151936, 200000, 262144};
+const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536, 1048576};
+const QList<qint64> kCols{1,     2,     7,      31,     32,     100,    1000,
+                          1536,  3080,  4097,   8192,   16384,  32000,  32001,
+                          50257, 65536, 128256, 151936, 200000, 262144, 1048576};
 
 // An sm_80 part: no thread block clusters.
 kev::DeviceInfo a100() {
@@ -92,6 +93,9 @@ private slots:
             for (const QString& dtype : kDtypes) {
                 for (const qint64 m : kRows) {
                     for (const qint64 n : kCols) {
+                        // Task files cap their tensors at 1 TiB.
+                        if (m * n > (qint64(1) << 36))
+                            continue;
                         for (const int align : {1, 8}) {
                             kev::AgentContext ctx;
                             ctx.device = device;
@@ -125,7 +129,7 @@ private slots:
         QVERIFY2(failures.isEmpty(),
                  qPrintable(u"%1 of %2 tasks:\n"_s.arg(failures.size()).arg(tasks) +
                             failures.mid(0, 20).join(u"\n"_s)));
-        QCOMPARE(tasks, kOps.size() * kDtypes.size() * kRows.size() * kCols.size() * 2);
+        QVERIFY(tasks > kOps.size() * kDtypes.size() * (kRows.size() - 1) * kCols.size() * 2);
     }
 
     // A row longer than the registers cache streams with statistics that read it once: online

@@ -103,6 +103,9 @@ int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo
 // Why the configuration cannot run the task on the device (each message names the knob).
 QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, const Task& task,
                                const DeviceInfo& device);
+// Whether templates/rowwise/split.cu has the op's cluster kernel (a switch over every op, so a
+// new op must decide).
+bool splitImplemented(RowOp op);
 // The part of them a row split over a cluster adds.
 QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
 // The part of them the pipelines add, for rows of `n` elements (the defaults test a pipeline

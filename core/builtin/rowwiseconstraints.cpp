@@ -49,6 +49,16 @@ QStringList asyncProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
 
 } // namespace
 
+bool splitImplemented(RowOp op) {
+    switch (op) {
+    case RowOp::Softmax:
+    case RowOp::LayerNorm:
+    case RowOp::Reduce:
+        return true;
+    }
+    return false;
+}
+
 QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
     QStringList problems;
     const int s = c.split;
@@ -57,6 +67,10 @@ QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
                     "block cluster has at most 8 blocks)"_s.arg(s);
     if (s <= 1)
         return problems;
+    if (!splitImplemented(t.op)) {
+        problems << u"split=%1: no cluster kernel for %2; use split=1"_s.arg(s).arg(opName(t.op));
+        return problems;
+    }
     if (device.ccMajor < 9)
         problems << u"split=%1 shares a row between the blocks of a thread block cluster, which "
                     "needs sm_90 or newer; device %2 is sm_%3%4 (use split=1)"_s.arg(s)

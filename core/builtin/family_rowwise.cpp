@@ -39,6 +39,8 @@ const RowOpGenerator& generatorFor(RowOp op) {
         return layerNormGenerator();
     case RowOp::Reduce:
         return reduceGenerator();
+    case RowOp::RmsNorm:
+        return rmsNormGenerator();
     case RowOp::Softmax:
         break;
     }
@@ -132,6 +134,7 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
                                      .set(u"SPLIT"_s, c.split)
                                      .flag(u"SOFTMAX"_s, t.op == RowOp::Softmax)
                                      .flag(u"LAYERNORM"_s, t.op == RowOp::LayerNorm)
+                                     .flag(u"RMSNORM"_s, t.op == RowOp::RmsNorm)
                                      .flag(u"REDUCE"_s, t.op == RowOp::Reduce)
                                      .flag(u"MAX"_s, t.reduction == Reduction::Max));
 }
@@ -175,7 +178,8 @@ QString RowwiseFamily::id() const {
 }
 
 QString RowwiseFamily::description() const {
-    return u"Row-wise memory-bound ops (softmax, layernorm, reduce sum/max): one warp per row "
+    return u"Row-wise memory-bound ops (softmax, layernorm, rmsnorm, reduce sum/max): one warp per "
+           u"row "
            "(mapping=warp, several rows per block) or one block per row (mapping=block), vector "
            "accesses of vectorWidth elements, vectors_per_thread vectors per thread cached in "
            "registers so a row that fits is read once and written once (longer rows stream in "
@@ -209,8 +213,9 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "and more vectors mean more bytes in flight"_s,
                         ints({1, 2, 4, 8, 16})),
         paramsParameter(u"stats"_s,
-                        u"one_pass: online softmax / Welford layernorm (one reduction, one read "
-                        "for long rows; with softmax pipeline=prefetch each thread's maximum and "
+                        u"one_pass: online softmax / Welford layernorm / rmsnorm's mean square "
+                        "(its only choice) (one reduction, one read for long rows; with softmax "
+                        "pipeline=prefetch each thread's maximum and "
                         "sum of its cached elements, then one reduction); two_pass: maximum then "
                         "sum / mean then variance; "
                         "shifted_one_pass: layernorm with pipeline=prefetch, sums of x - x[0] and "
@@ -222,7 +227,7 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         ints({0, 1, 2, 3, 4, 5, 6, 8})),
         paramsParameter(
             u"pipeline"_s,
-            u"layernorm and softmax rows that fit in registers: none loads a row, "
+            u"layernorm, rmsnorm and softmax rows that fit in registers: none loads a row, "
             "then reduces "
             "it; prefetch (persistent grid) loads the next row, packed, before the "
             "current row's reductions so DRAM loads stay in flight; async "
@@ -234,9 +239,9 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "memory); ignored by the other pipelines"_s,
                         ints({2, 3, 4, 5, 6})),
         paramsParameter(u"weights"_s,
-                        u"layernorm W and B with pipeline=prefetch or async: load reads them per "
-                        "row (L1/L2 hits); registers keeps them packed for all of a block's "
-                        "rows"_s,
+                        u"layernorm W and B (rmsnorm W) with pipeline=prefetch or async: load "
+                        "reads them per row (L1/L2 hits); registers keeps them packed for all of a "
+                        "block's rows"_s,
                         strings({u"load", u"registers"})),
         paramsParameter(u"split"_s,
                         u"blocks per row (sm_90 thread block clusters, mapping=block, "
@@ -265,8 +270,8 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
                                        const DeviceInfo& device) const {
     QStringList problems;
     if (!supports(task, device))
-        problems << u"family rowwise needs a softmax, layernorm or reduce task with f32, f16 or "
-                    "bf16 tensors on an sm_70 or newer GPU (task %1, device %2 sm_%3%4)"_s
+        problems << u"family rowwise needs a softmax, layernorm, rmsnorm or reduce task with f32, "
+                    "f16 or bf16 tensors on an sm_70 or newer GPU (task %1, device %2 sm_%3%4)"_s
                         .arg(task.summary(), device.name)
                         .arg(device.ccMajor)
                         .arg(device.ccMinor);
@@ -327,7 +332,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         c.ctasPerSm = 0;
         c.pipeline = Pipeline::None;
         c.weights = Weights::Load;
-        c.stats = Stats::TwoPass;
+        c.stats = op.fallbackStats();
     }
     QString grid = u"one block per row group"_s;
     const int k = c.ctasPerSm;
@@ -336,8 +341,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
                "loading its next row before reducing the current one (about %2 KB of loads in "
                "flight per SM)"_s.arg(k)
                    .arg(qint64(k) * rowBytes / 1024);
-        if (t.op == RowOp::LayerNorm)
-            grid += u", W and B "_s + weightsText(c, true);
+        if (!t.weightNames().isEmpty())
+            grid += u", "_s + t.weightNames() + u' ' + weightsText(c, true);
     } else if (c.pipeline == Pipeline::Async) {
         grid = u"a persistent grid of %1 blocks per SM, each copying rows ahead with cp.async "
                "into a shared-memory ring of %2 rows (%3 KB per block; about %4 KB of loads in "
@@ -409,6 +414,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_"_s + opName(t.op).toUpper()))
         .flag(u"SOFTMAX"_s, t.op == RowOp::Softmax)
         .flag(u"LAYERNORM"_s, t.op == RowOp::LayerNorm)
+        .flag(u"RMSNORM"_s, t.op == RowOp::RmsNorm)
         .flag(u"REDUCE"_s, t.op == RowOp::Reduce)
         .flag(u"MAX"_s, t.reduction == Reduction::Max)
         .flag(u"PREFETCH"_s, c.pipeline == Pipeline::Prefetch)

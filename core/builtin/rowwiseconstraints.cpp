@@ -54,6 +54,7 @@ bool splitImplemented(RowOp op) {
     case RowOp::Softmax:
     case RowOp::LayerNorm:
     case RowOp::Reduce:
+    case RowOp::RmsNorm:
         return true;
     }
     return false;
@@ -83,13 +84,14 @@ QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
     if (c.pipeline != Pipeline::None || c.invalid.pipeline)
         problems << u"split=%1 streams each block's slice of the row: use pipeline=none"_s.arg(s);
     if (c.ctasPerSm != 0)
-        problems << u"split=%1 launches one cluster per row (rows past the grid loop): use "
+        problems << u"split=%1 launches one cluster per row, not a persistent grid: use "
                     "ctas_per_sm=0"_s.arg(s);
     if (t.op != RowOp::Reduce && (c.stats != Stats::OnePass || c.invalid.stats))
         problems << u"split=%1 combines each slice's %2 across the cluster: use "
                     "stats=one_pass"_s.arg(s)
-                        .arg(t.op == RowOp::Softmax ? u"running maximum and sum"_s
-                                                    : u"Welford moments"_s);
+                        .arg(t.op == RowOp::Softmax     ? u"running maximum and sum"_s
+                             : t.op == RowOp::LayerNorm ? u"Welford moments"_s
+                                                        : u"sum of squares"_s);
     return problems;
 }
 
@@ -111,8 +113,9 @@ QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64
         return problems;
     }
     if (c.pipeline == Pipeline::Prefetch && t.op == RowOp::Reduce) {
-        problems << u"pipeline=prefetch: implemented for layernorm and softmax only, not %1"_s.arg(
-            opName(t.op));
+        problems
+            << u"pipeline=prefetch: implemented for layernorm, rmsnorm and softmax only, not %1"_s
+                   .arg(opName(t.op));
         return problems;
     }
     if (t.op == RowOp::Softmax && c.keepsWeights())
@@ -179,7 +182,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                     "at most 64 fit without spilling"_s.arg(v)
                         .arg(c.vectorWidth)
                         .arg(cacheFloats(c, t))
-                        .arg(t.op == RowOp::LayerNorm ? u" (row, W and B)"_s : QString());
+                        .arg(t.op == RowOp::LayerNorm ? u" (row, W and B)"_s
+                             : t.op == RowOp::RmsNorm ? u" (row and W)"_s
+                                                      : QString());
     if (c.invalid.stats)
         problems << u"params.stats=\"%1\": must be one_pass, two_pass or shifted_one_pass"_s.arg(
             *c.invalid.stats);
@@ -190,6 +195,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                         opName(t.op), c.invalid.pipeline.value_or(pipelineName(c.pipeline)));
     else if (t.op == RowOp::Reduce && c.stats != Stats::OnePass)
         problems << u"stats=two_pass: a reduction reads its row once; use one_pass"_s;
+    else if (t.op == RowOp::RmsNorm && c.stats != Stats::OnePass)
+        problems << u"stats=%1: rmsnorm's only statistic is the mean square, one reduction over "
+                    "one read of the row; use one_pass"_s.arg(statsName(c.stats));
     const int k = c.ctasPerSm;
     if (k < 0 || k > 8)
         problems << u"params.ctas_per_sm=%1: must be 0 to 8"_s.arg(k);

@@ -11,20 +11,21 @@ using namespace kevtest;
 
 namespace {
 
-// A task file's JSON for op (softmax, layernorm, reduce_sum, reduce_max) of dtype over M x N
-// rows aligned to `align` elements.
+// A task file's JSON for op (softmax, layernorm, rmsnorm, reduce_sum, reduce_max) of dtype over M x
+// N rows aligned to `align` elements.
 kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, int align) {
     const bool layerNorm = op == u"layernorm";
+    const bool rmsNorm = op == u"rmsnorm";
     const bool reduce = op.startsWith(u"reduce"_s);
     // Reductions write f32 whatever they read.
     QJsonObject dtypes{
         {u"X"_s, dtype}, {u"Y"_s, reduce ? u"f32"_s : dtype}, {u"accumulate"_s, u"f32"_s}};
-    if (layerNorm) {
+    if (layerNorm || rmsNorm)
         dtypes.insert(u"W"_s, dtype);
-        dtypes.insert(u"B"_s, dtype);
-    }
-    QJsonObject params;
     if (layerNorm)
+        dtypes.insert(u"B"_s, dtype);
+    QJsonObject params;
+    if (layerNorm || rmsNorm)
         params.insert(u"epsilon"_s, 1e-5);
     if (reduce)
         params.insert(u"reduction"_s, op.mid(7));
@@ -46,7 +47,8 @@ kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, i
     return *task;
 }
 
-const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"reduce_sum"_s, u"reduce_max"_s};
+const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"rmsnorm"_s, u"reduce_sum"_s,
+                       u"reduce_max"_s};
 const QStringList kDtypes{u"f32"_s, u"f16"_s, u"bf16"_s};
 const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536, 1048576};
 const QList<qint64> kCols{1,     2,     7,      31,     32,     100,    1000,
@@ -137,7 +139,7 @@ private slots:
     void longRowsStreamWithOnePassStatistics() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
-        for (const QString& op : {u"softmax"_s, u"layernorm"_s}) {
+        for (const QString& op : {u"softmax"_s, u"layernorm"_s, u"rmsnorm"_s}) {
             for (const QString& dtype : kDtypes) {
                 const kev::Task t = rowTask(op, dtype, 4096, 128256, 8);
                 const kev::Strategy s = rowwise.defaultStrategy(t, h200);
@@ -168,6 +170,7 @@ private slots:
         QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 32, 128256, 8), h200), 4);
         QCOMPARE(splitOf(rowTask(u"layernorm"_s, u"bf16"_s, 4, 65536, 8), h200), 8);
         QCOMPARE(splitOf(rowTask(u"reduce_sum"_s, u"f32"_s, 1, 262144, 8), h200), 8);
+        QCOMPARE(splitOf(rowTask(u"rmsnorm"_s, u"bf16"_s, 2, 131072, 8), h200), 8);
         // Enough rows, short rows, or no clusters: no split.
         QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 4096, 128256, 8), h200), 1);
         QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 1, 1000, 8), h200), 1);

@@ -1,8 +1,8 @@
 ${# rowwise/rowwise.cu: the file skeleton of the row-wise family (family_rowwise.cpp): includes, knobs}
-${# as constants, the row reduction, chunk loads and stores, and kevolve_launch for softmax, layernorm}
-${# and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
+${# as constants, the row reduction, chunk loads and stores, and kevolve_launch for softmax, layernorm,}
+${# rmsnorm and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
 ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
-${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, REDUCE, MAX,}
+${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
 ${# PREFETCH, ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
 ${# rowwise/split.cu).}
 ${HEADER}
@@ -25,6 +25,9 @@ using ElemY = ${ELEM_Y};
 ${if LAYERNORM}
 using ElemW = ${ELEM_W};
 using ElemB = ${ELEM_B};
+${endif}
+${if RMSNORM}
+using ElemW = ${ELEM_W};
 ${endif}
 
 ${ELEMENTS}
@@ -140,6 +143,10 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
 ${CHECKS}${if LAYERNORM}    if (!(args->scalars[0] > 0.0))
         return 6; // epsilon
 ${endif}
+${if RMSNORM}
+    if (!(args->scalars[0] > 0.0))
+        return 6; // epsilon
+${endif}
 ${if REDUCE}
     if (args->scalars[0] != ${if MAX}1${else}0${endif})
         return 6; // generated for reduction "${if MAX}max${else}sum${endif}" only
@@ -159,6 +166,9 @@ ${if LAYERNORM}
         reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
         reinterpret_cast<uintptr_t>(args->inputs[2].data) % (VEC * sizeof(ElemB)) != 0 ||
 ${endif}
+${if RMSNORM}
+        reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
+${endif}
         reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
 ${endif}
         return 4;
@@ -177,6 +187,13 @@ ${if LAYERNORM}
             static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
+            KEVOLVE_LDY(args), static_cast<float>(args->scalars[0]));
+${endif}
+${if RMSNORM}
+        rmsNormRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
             KEVOLVE_LDY(args), static_cast<float>(args->scalars[0]));
 ${endif}
@@ -277,6 +294,36 @@ ${if ONE_ROW}
         static_cast<const ElemX*>(args->inputs[0].data),
         static_cast<const ElemW*>(args->inputs[1].data),
         static_cast<const ElemB*>(args->inputs[2].data),
+        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+        static_cast<float>(args->scalars[0]));
+${endif}
+${endif}
+${if RMSNORM}
+${if PREFETCH}
+    // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
+    // elements without bounds tests); longer rows stream.
+    if (N == CHUNK)
+        rmsNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    else if (N <= CHUNK)
+        rmsNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    else
+        rmsNormRows<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+${else}
+    rmsNormRows<<<grid, THREADS, 0, stream>>>(
+        static_cast<const ElemX*>(args->inputs[0].data),
+        static_cast<const ElemW*>(args->inputs[1].data),
         static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
         static_cast<float>(args->scalars[0]));
 ${endif}

@@ -150,6 +150,26 @@ private slots:
         }
     }
 
+    // A prefetching grid keeps about kPrefetchBytesPerSm of next rows in flight per SM: the
+    // measured defaults (layernorm rows of 8 KB at 4 blocks, softmax rows of 16 KB at 2) keep
+    // theirs, shorter rows take more blocks (layernorm f16 rows of 1536: 8, issue 18).
+    void prefetchKeepsBytesInFlight() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const auto ctasOf = [&](const kev::Task& t) {
+            const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+            return s.params.value(u"pipeline"_s).toString() == u"prefetch"
+                       ? s.params.value(u"ctas_per_sm"_s).toInt()
+                       : -1;
+        };
+        QCOMPARE(ctasOf(rowTask(u"layernorm"_s, u"bf16"_s, 16384, 4096, 8)), 4);
+        QCOMPARE(ctasOf(rowTask(u"softmax"_s, u"f16"_s, 8192, 8192, 8)), 2);
+        QCOMPARE(ctasOf(rowTask(u"layernorm"_s, u"f16"_s, 32768, 1536, 8)), 8);
+        const kev::Task shortRows = rowTask(u"layernorm"_s, u"f16"_s, 32768, 1536, 8);
+        QVERIFY(rowwise.constraints(rowwise.defaultStrategy(shortRows, h200), shortRows, h200)
+                    .isEmpty());
+    }
+
     // Rows too few to give every SM a block share a row between the blocks of a cluster on
     // sm_90, as many blocks as stay resident at once; many rows, or no clusters, keep a block
     // per row.

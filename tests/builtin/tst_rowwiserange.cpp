@@ -2,6 +2,7 @@
 // shape range (1 to 1048576 rows, rows of 1 to 1048576 elements, odd lengths, unaligned rows, f32,
 // f16 and bf16) each get a feasible first plan from the planner, and its code generates. The
 // compile of a sample of them with nvcc is tests/builtin/long_rows_compile.cmake.
+#include "builtin/counterjumps.h"
 #include "builtintest.h"
 
 #include <QJsonDocument>
@@ -196,6 +197,28 @@ private slots:
         QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 1, 1000, 8), h200), 1);
         QCOMPARE(splitOf(one, a100()), 1);
         QVERIFY(!rowwise.defaultStrategy(one, a100()).params.contains(u"split"_s));
+    }
+
+    // A split kernel far below the floor jumps to more blocks per row (Little's law over the
+    // SMs reading the rows): the persistent grid's knob cannot move with a split, so the split
+    // does.
+    void splitKernelsJumpToMoreBlocksPerRow() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        // 64 rows: 2 blocks per row fill 128 SMs. At 20% of the floor, 4.5x the bytes in flight:
+        // split 2 -> 8 (a jump moves two steps or more; one step is an ordinary move).
+        const kev::Task t = rowTask(u"softmax"_s, u"bf16"_s, 64, 128256, 8);
+        const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        QCOMPARE(s.params.value(u"split"_s).toInt(), 2);
+        const auto jump = kev::bytesInFlightJump(rowwise, s, t, h200, 20.0);
+        QVERIFY(jump);
+        QCOMPARE(jump->param, u"split"_s);
+        QCOMPARE(jump->evidence.value(u"to"_s).toDouble(), 8.0);
+        // Without a split the jump moves another knob.
+        const kev::Task many = rowTask(u"softmax"_s, u"bf16"_s, 4096, 128256, 8);
+        const auto other =
+            kev::bytesInFlightJump(rowwise, rowwise.defaultStrategy(many, h200), many, h200, 20.0);
+        QVERIFY(!other || other->param != u"split"_s);
     }
 
     // Each knob combination the split cannot run names the knob and what to use instead.

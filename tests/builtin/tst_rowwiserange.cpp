@@ -166,6 +166,8 @@ private slots:
         QCOMPARE(ctasOf(rowTask(u"layernorm"_s, u"bf16"_s, 16384, 4096, 8)), 4);
         QCOMPARE(ctasOf(rowTask(u"softmax"_s, u"f16"_s, 8192, 8192, 8)), 2);
         QCOMPARE(ctasOf(rowTask(u"layernorm"_s, u"f16"_s, 32768, 1536, 8)), 8);
+        QCOMPARE(ctasOf(rowTask(u"rmsnorm"_s, u"bf16"_s, 16384, 4096, 8)), 4);
+        QCOMPARE(ctasOf(rowTask(u"rmsnorm"_s, u"f16"_s, 32768, 1536, 8)), 8);
         const kev::Task shortRows = rowTask(u"layernorm"_s, u"f16"_s, 32768, 1536, 8);
         QVERIFY(rowwise.constraints(rowwise.defaultStrategy(shortRows, h200), shortRows, h200)
                     .isEmpty());

@@ -17,9 +17,10 @@ namespace {
 constexpr double kMinJumpFactor = 1.15;
 
 // The knobs that multiply the bytes a kernel keeps in flight, in the order a jump prefers them:
-// resident blocks cost nothing per thread; warps and vectors change the per-row work; the ring
-// depth only matters with the async pipeline.
-const char16_t* const kInFlightKnobs[] = {u"ctas_per_sm", u"warps", u"vectors_per_thread",
+// resident blocks cost nothing per thread; the blocks a row is split over (few rows) multiply the
+// SMs that read it; warps and vectors change the per-row work; the ring depth only matters with
+// the async pipeline. A strategy without a knob (split before it existed) skips it.
+const char16_t* const kInFlightKnobs[] = {u"ctas_per_sm", u"split", u"warps", u"vectors_per_thread",
                                           u"depth"};
 
 } // namespace

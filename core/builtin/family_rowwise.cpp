@@ -115,13 +115,21 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread) {
 }
 
 // A block of 1024 threads has 64 registers per thread (65536 per SM): a row longer than such a
-// block caches is read in chunks, so the default caches fewer vectors per thread instead of
-// planning a block that cannot be resident (rows of 32000 f16 asked 72 registers per thread).
-// True when it took vectors away.
+// block caches is read in chunks, so the default halves the block (then the vectors per thread)
+// until its registers fit, instead of planning a block that cannot be resident (rows of 32000 f16
+// asked 72 registers x 1024 threads). Halving the warps keeps each thread's vectors in flight:
+// on the H200, rows of 32000 f16 in blocks of 512 threads x 4 vectors (two resident per SM) ran
+// at 50.2% of the DRAM floor, 1024 x 2 vectors (one per SM) at 38.1%. True when it changed c.
 bool fitRegisterFile(RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
     bool changed = false;
-    while (c.vectorsPerThread > 1 &&
-           qint64(registerEstimate(c, t)) * c.warps * 32 > device.regsPerSm) {
+    const auto tooMany = [&] {
+        return qint64(registerEstimate(c, t)) * c.warps * 32 > device.regsPerSm;
+    };
+    while (c.mapping == Mapping::Block && c.warps > 2 && tooMany()) {
+        c.warps /= 2;
+        changed = true;
+    }
+    while (c.vectorsPerThread > 1 && tooMany()) {
         c.vectorsPerThread /= 2;
         changed = true;
     }
@@ -134,6 +142,7 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
                                      .set(u"SPLIT"_s, c.split)
                                      .flag(u"SOFTMAX"_s, t.op == RowOp::Softmax)
                                      .flag(u"LAYERNORM"_s, t.op == RowOp::LayerNorm)
+                                     .flag(u"RMSNORM"_s, t.op == RowOp::RmsNorm)
                                      .flag(u"REDUCE"_s, t.op == RowOp::Reduce)
                                      .flag(u"MAX"_s, t.reduction == Reduction::Max));
 }
@@ -143,15 +152,20 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
 // what the rationale adds ("" without a split).
 QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
                     const DeviceInfo& device) {
-    if (device.ccMajor < 9 || c.mapping != Mapping::Block || c.pipeline != Pipeline::None ||
-        c.ctasPerSm != 0)
+    if (device.ccMajor < 9 || !splitImplemented(t.op) || c.mapping != Mapping::Block ||
+        c.pipeline != Pipeline::None || c.ctasPerSm != 0)
         return {};
     const qint64 resident = qint64(device.smCount) * std::max(1, residentBlocks(c, t, device));
     // A slice gives each thread at least one vector and is at least 16 KB: below that the
     // cluster's barriers cost more than the blocks gain.
     const qint64 minSlice = std::max(qint64(c.rowThreads()) * c.vectorWidth, 16384LL / t.xBytes);
+    // The fewest blocks per row that give every SM a block, within two rounds of the resident
+    // blocks the estimate allows (it is conservative: the streaming kernels' 512-thread blocks
+    // estimated at one per SM compile to two). H200: 32 rows of 128256 bf16 over 8 blocks of 512
+    // threads per row ran at 23.9% of the floor, over 4 blocks of 1024 at 17.6%, unsplit 17.7%.
     int split = 1;
-    while (split < 8 && m * split * 2 <= resident && n / (split * 2) >= minSlice)
+    while (split < 8 && m * split < device.smCount && m * split * 2 <= 2 * resident &&
+           n / (split * 2) >= minSlice)
         split *= 2;
     if (split == 1)
         return {};

@@ -36,11 +36,14 @@ public:
         // next row").
         if (n > c.chunkElements() || t.xBytes != 2)
             return;
+        // Shorter rows take more blocks per SM, up to kPrefetchBytesPerSm of next rows in flight
+        // (rows of 1536 f16: 8 blocks, not 4).
         c.pipeline = Pipeline::Prefetch;
+        const int wanted = prefetchCtasWanted(c, n * t.xBytes, 4);
         c.weights = Weights::Registers;
-        if (residentBlocks(c, t, device) < 4)
+        if (residentBlocks(c, t, device) < wanted)
             c.weights = Weights::Load;
-        c.ctasPerSm = std::min(4, residentBlocks(c, t, device));
+        c.ctasPerSm = std::min(wanted, residentBlocks(c, t, device));
         c.stats = Stats::ShiftedOnePass;
     }
 

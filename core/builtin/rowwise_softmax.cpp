@@ -27,7 +27,9 @@ public:
         // prefetching the next row").
         if (n <= c.chunkElements() && t.xBytes == 2) {
             c.pipeline = Pipeline::Prefetch;
-            c.ctasPerSm = std::min(2, residentBlocks(c, t, device));
+            // Shorter rows take more blocks, up to kPrefetchBytesPerSm of next rows in flight.
+            c.ctasPerSm =
+                std::min(prefetchCtasWanted(c, n * t.xBytes, 2), residentBlocks(c, t, device));
         }
     }
 

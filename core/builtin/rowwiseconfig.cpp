@@ -233,4 +233,10 @@ int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo
     return int(std::min({byRegs, bySmem, 2048 / threads, qint64(8)}));
 }
 
+int prefetchCtasWanted(const RowwiseConfig& c, qint64 rowBytes, int atLeast) {
+    const qint64 perBlock = std::max<qint64>(1, rowBytes * (c.warps * 32 / c.rowThreads()));
+    const qint64 wanted = (kPrefetchBytesPerSm + perBlock - 1) / perBlock;
+    return int(std::clamp<qint64>(wanted, atLeast, 8));
+}
+
 } // namespace kev::rowwise

@@ -104,9 +104,22 @@ qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t);
 // Blocks per SM the register file and shared memory hold, at most 8 (and 2048 threads).
 int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
 
+// Bytes of next rows a prefetching persistent grid keeps in flight per SM at its default: where
+// the measured defaults sit (layernorm bf16 rows of 8 KB at 4 blocks per SM, 83.5% of the DRAM
+// floor; softmax f16 rows of 16 KB at 2, 85.0%), about the bandwidth-latency product of an H200
+// SM (4.8 TB/s x ~1 us / 132 SMs). Layernorm f16 rows of 1536 at 4 blocks (12 KB) reached 38.7%,
+// at 8 blocks (24 KB) 56.9% (issue 18).
+inline constexpr qint64 kPrefetchBytesPerSm = 32 * 1024;
+// Blocks per SM that keep kPrefetchBytesPerSm of next rows in flight (each block prefetches one
+// row per row group of the block), at least `atLeast`, at most 8 (the knob's largest).
+int prefetchCtasWanted(const RowwiseConfig& c, qint64 rowBytes, int atLeast);
+
 // Why the configuration cannot run the task on the device (each message names the knob).
 QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, const Task& task,
                                const DeviceInfo& device);
+// Whether templates/rowwise/split.cu has the op's cluster kernel (a switch over every op, so a
+// new op must decide).
+bool splitImplemented(RowOp op);
 // The part of them a row split over a cluster adds.
 QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
 // The part of them the pipelines add, for rows of `n` elements (the defaults test a pipeline

@@ -49,6 +49,17 @@ QStringList asyncProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
 
 } // namespace
 
+bool splitImplemented(RowOp op) {
+    switch (op) {
+    case RowOp::Softmax:
+    case RowOp::LayerNorm:
+    case RowOp::Reduce:
+    case RowOp::RmsNorm:
+        return true;
+    }
+    return false;
+}
+
 QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
     QStringList problems;
     const int s = c.split;
@@ -57,6 +68,10 @@ QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
                     "block cluster has at most 8 blocks)"_s.arg(s);
     if (s <= 1)
         return problems;
+    if (!splitImplemented(t.op)) {
+        problems << u"split=%1: no cluster kernel for %2; use split=1"_s.arg(s).arg(opName(t.op));
+        return problems;
+    }
     if (device.ccMajor < 9)
         problems << u"split=%1 shares a row between the blocks of a thread block cluster, which "
                     "needs sm_90 or newer; device %2 is sm_%3%4 (use split=1)"_s.arg(s)
@@ -69,13 +84,14 @@ QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
     if (c.pipeline != Pipeline::None || c.invalid.pipeline)
         problems << u"split=%1 streams each block's slice of the row: use pipeline=none"_s.arg(s);
     if (c.ctasPerSm != 0)
-        problems << u"split=%1 launches one cluster per row (rows past the grid loop): use "
+        problems << u"split=%1 launches one cluster per row, not a persistent grid: use "
                     "ctas_per_sm=0"_s.arg(s);
     if (t.op != RowOp::Reduce && (c.stats != Stats::OnePass || c.invalid.stats))
         problems << u"split=%1 combines each slice's %2 across the cluster: use "
                     "stats=one_pass"_s.arg(s)
-                        .arg(t.op == RowOp::Softmax ? u"running maximum and sum"_s
-                                                    : u"Welford moments"_s);
+                        .arg(t.op == RowOp::Softmax     ? u"running maximum and sum"_s
+                             : t.op == RowOp::LayerNorm ? u"Welford moments"_s
+                                                        : u"sum of squares"_s);
     return problems;
 }
 

@@ -28,6 +28,7 @@ tasks=(
     softmax_bf16_64x151936
     softmax_f16_8x50257
     layernorm_bf16_4x65536
+    rmsnorm_bf16_4x65536
     reduce_max_f16_64x128256
     reduce_sum_f32_1x262144
     layernorm_f16_32768x1536

@@ -190,6 +190,13 @@ ${if LAYERNORM}
             static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
             KEVOLVE_LDY(args), static_cast<float>(args->scalars[0]));
 ${endif}
+${if RMSNORM}
+        rmsNormRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
+            KEVOLVE_LDY(args), static_cast<float>(args->scalars[0]));
+${endif}
 ${if REDUCE}
         reduceRowsSplit<<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,

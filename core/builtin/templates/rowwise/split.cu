@@ -1,6 +1,6 @@
 ${# rowwise/split.cu: one row split over the SPLIT blocks of a thread block cluster (sm_90), the}
 ${# skeleton's SPLIT_KERNEL after the op's KERNEL (whose MaxSum / Moments / reduction helpers it uses:}
-${# softmax and layernorm with stats=one_pass). Conditions: SOFTMAX, LAYERNORM, REDUCE, MAX.}
+${# softmax and layernorm with stats=one_pass). Conditions: SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX.}
 
 // Too few rows to fill the GPU: each row is split over the SPLIT blocks of a cluster. Block r of the
 // cluster takes the r-th slice of the row (a whole number of vectors, so its accesses stay aligned;
@@ -138,6 +138,50 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
         loadShifted(x, n, base, t, shift, d);
         normalizeChunk(W + begin, B + begin, n, base, t, total.mean, rstd, d);
         storeChunk(y, n, base, t, d);
+    }
+}
+${endif}
+${if RMSNORM}
+
+__global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
+    rmsNormRowsSplit(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                     ElemY* __restrict__ Y, long long N, long long ldx, long long ldy,
+                     float epsilon)
+{
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    __shared__ float published;
+    const int t = threadIdx.x;
+    int phase = 0; // the block reduction's buffer
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const long long slice = sliceLength(N);
+    const long long begin = min(N, static_cast<long long>(cluster.block_rank()) * slice);
+    const long long n = min(slice, N - begin);
+    // One row per cluster; the launch covers the rows (in batches of at most 2^28 rows).
+    const long long row = blockIdx.x / SPLIT;
+    const ElemX* x = X + row * ldx + begin;
+    ElemY* y = Y + row * ldy + begin;
+    float v[VPT][VEC];
+    float squares = 0.0f;
+    for (long long base = 0; base < n; base += CHUNK) {
+        loadChunk(x, n, base, t, 0.0f, v);
+        squares += chunkSquares(v);
+    }
+    const float block = rowReduce(squares, sumOf, phase);
+    if (t == 0)
+        published = block;
+    // A zero row gives 0 / sqrt(epsilon) = 0; epsilon > 0 is checked at launch.
+    const float rstd =
+        1.0f / sqrtf(clusterCombine(&published, sumOf) / static_cast<float>(N) + epsilon);
+    if (n <= CHUNK) {
+        // The slice is still in registers: the row was read once.
+        scaleChunk(W + begin, n, 0, t, rstd, v);
+        storeChunk(y, n, 0, t, v);
+        return;
+    }
+    for (long long base = 0; base < n; base += CHUNK) {
+        loadChunk(x, n, base, t, 0.0f, v);
+        scaleChunk(W + begin, n, base, t, rstd, v);
+        storeChunk(y, n, base, t, v);
     }
 }
 ${endif}

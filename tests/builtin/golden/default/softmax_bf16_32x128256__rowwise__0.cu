@@ -2,14 +2,14 @@
 // task: softmax_bf16_32x128256.json
 // Kevolve built-in kernel, family rowwise (generated; edit freely).
 // Task: softmax_bf16_32x128256 (softmax 32x128256 bf16->bf16).
-// Strategy: one block per row (1024 threads per block), 8-element vectors, 2 vectors per thread in registers (rows up to 16384 elements are read once), online softmax (maximum and sum in one pass, one reduction), each row split over a cluster of 4 blocks (slices combined through distributed shared memory).
+// Strategy: one block per row (512 threads per block), 8-element vectors, 4 vectors per thread in registers (rows up to 16384 elements are read once), online softmax (maximum and sum in one pass, one reduction), each row split over a cluster of 8 blocks (slices combined through distributed shared memory).
 // Rationale:
-//   Memory-bound softmax: rows of 128256 exceed what a block's registers cache: 32 warps x 2
+//   Memory-bound softmax: rows of 128256 exceed what a block's registers cache: 16 warps x 4
 //   vectors of 8 elements per thread stream the row in chunks of 16384 elements (the statistics'
 //   read, then the output's, which finds the row in L2); 8-element vectors (16-byte accesses
 //   where the alignment allows); online statistics (running maximum and sum) in one read of the
 //   row; one block per row group; 32 rows give too few blocks for 132 SMs, so each row is split
-//   over a cluster of 4 blocks (slices of about 32064 elements, each streamed in chunks), their
+//   over a cluster of 8 blocks (slices of about 16032 elements, each read once from DRAM), their
 //   statistics combined through distributed shared memory in a fixed order.
 
 #include <kevolve/abi.h>
@@ -77,12 +77,12 @@ __device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v
     }
 }
 
-constexpr int WARPS = 32;
+constexpr int WARPS = 16;
 constexpr int THREADS = WARPS * 32;
 // Threads that share one row: the whole block (one row per block).
 constexpr int ROW_THREADS = THREADS;
 constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
-constexpr int VPT = 2;                     // vectors per thread held in registers
+constexpr int VPT = 4;                     // vectors per thread held in registers
 constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
 // 0: one block per ROWS_PER_CTA rows (no persistent grid).
 [[maybe_unused]] constexpr int CTAS_PER_SM = 0;
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(THREADS)
 // the same bits in every block and in every run (no atomics). A slice that fits the registers is
 // read once; a longer one is read again for the output, from L2. One row per cluster, no loop over
 // rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
-constexpr int SPLIT = 4;
+constexpr int SPLIT = 8;
 
 // The elements of a slice: N / SPLIT rounded up to whole vectors.
 __device__ __forceinline__ long long sliceLength(long long N)

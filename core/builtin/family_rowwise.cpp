@@ -111,13 +111,12 @@ QString RowwiseFamily::id() const {
 
 QString RowwiseFamily::description() const {
     return u"Row-wise memory-bound ops (softmax, layernorm, rmsnorm, reduce sum/max): one warp per "
-           u"row "
-           "(mapping=warp, several rows per block) or one block per row (mapping=block), vector "
-           "accesses of vectorWidth elements, vectors_per_thread vectors per thread cached in "
-           "registers so a row that fits is read once and written once (longer rows stream in "
-           "chunks), stats=one_pass (online softmax, Welford layernorm) or two_pass, and "
-           "ctas_per_sm > 0 for a persistent grid of that many blocks per SM looping over rows. "
-           "fp32 arithmetic whatever the storage type."_s;
+           "row (mapping=warp, several rows per block) or one block per row (mapping=block), "
+           "vector accesses of vectorWidth elements, vectors_per_thread vectors per thread cached "
+           "in registers so a row that fits is read once and written once (longer rows stream in "
+           "chunks), stats=one_pass (online softmax, Welford layernorm, rmsnorm's mean square) or "
+           "two_pass, and ctas_per_sm > 0 for a persistent grid of that many blocks per SM "
+           "looping over rows. fp32 arithmetic whatever the storage type."_s;
 }
 
 bool RowwiseFamily::supports(const Task& task, const DeviceInfo& device) const {
@@ -144,8 +143,8 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "and more vectors mean more bytes in flight"_s,
                         ints({1, 2, 4, 8, 16})),
         paramsParameter(u"stats"_s,
-                        u"one_pass: online softmax / Welford layernorm / rmsnorm's mean square "
-                        "(its only choice) (one reduction, one read for long rows; with softmax "
+                        u"one_pass: online softmax / Welford layernorm / rmsnorm's mean square, "
+                        "its only choice (one reduction, one read for long rows; with softmax "
                         "pipeline=prefetch each thread's maximum and "
                         "sum of its cached elements, then one reduction); two_pass: maximum then "
                         "sum / mean then variance; "

@@ -8,6 +8,7 @@
 #include "deviceinfo.h"
 #include "evaluationreport.h"
 #include "iterationsummary.h"
+#include "knowledgehints.h"
 #include "reviewfeedback.h"
 #include "strategy.h"
 #include "task.h"
@@ -56,6 +57,9 @@ struct AgentContext {
     // Why this is a second request in the same slot (the previous plan repeated v3, ...); empty
     // for a first request.
     QString duplicateNote;
+    // What the per-user knowledge store knows about nearby tasks (their best configurations and
+    // the human decisions on them); empty when the store is off or knows nothing near.
+    KnowledgeHints knowledge;
 };
 
 // How to build one role's agent. `options` is backend-specific and persisted in session.json, so

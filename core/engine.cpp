@@ -58,6 +58,10 @@ void Engine::setKeyStore(std::shared_ptr<KeyStore> keyStore) {
     post([keyStore = std::move(keyStore)](EngineRun* run) { run->setKeyStore(keyStore); });
 }
 
+void Engine::setKnowledgePath(const QString& path) {
+    post([path](EngineRun* run) { run->setKnowledgePath(path); });
+}
+
 void Engine::start(const Task& task, const EngineSettings& settings, const QString& sessionDir) {
     m_state = State::Starting;
     post([task, settings, sessionDir](EngineRun* run) { run->start(task, settings, sessionDir); });

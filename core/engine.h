@@ -82,6 +82,9 @@ public:
 
     // Keys for LLM agents, handed over in memory only.
     void setKeyStore(std::shared_ptr<KeyStore> keyStore);
+    // The per-user knowledge store that sessions started or resumed afterwards read and write
+    // (KnowledgeStore::resolvePath); empty (the default): sessions use none.
+    void setKnowledgePath(const QString& path);
 
     // A new session in sessionDir (created; it must not hold a session).
     void start(const kev::Task& task, const kev::EngineSettings& settings,

@@ -9,6 +9,7 @@
 #include "enginesettings.h"
 #include "evaluatorpool.h"
 #include "gaterequest.h"
+#include "knowledgestore.h"
 #include "search/seenset.h"
 #include "sessionstore.h"
 #include "spendledger.h"
@@ -32,6 +33,9 @@ public:
     ~EngineRun() override;
 
     void setKeyStore(std::shared_ptr<KeyStore> keyStore) { m_keyStore = std::move(keyStore); }
+    // The knowledge store the next start or resume opens (KnowledgeStore::resolvePath's
+    // result); empty: none.
+    void setKnowledgePath(const QString& path) { m_knowledgePath = path; }
 
     void start(const Task& task, const EngineSettings& settings, const QString& sessionDir);
     void resume(const QString& sessionDir, const std::optional<EngineSettings>& settings);
@@ -106,6 +110,11 @@ private:
     void onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn);
     void onSlotDone(int index);
     void afterPlans();
+    // The step's stage timeline (enginerun_timeline.cpp): `openStage` ends the open stage and
+    // starts `stage`; `closeStage` ends the open one (the harness's split as its detail for an
+    // evaluation).
+    void openStage(Slot& slot, const QString& stage, const QString& detail = {});
+    void closeStage(Slot& slot);
     // Deduplication (enginerun_dedup.cpp): what the source repeats, or empty.
     QString duplicateSource(int index, const QString& source) const;
     // Asks the slot's planner again, or skips the slot when it has asked enough.
@@ -122,12 +131,22 @@ private:
     // The best speedup of a trustworthy step nobody rejected (0 = none), for the plateau rule.
     static double bestTrustworthySpeedup(const QVector<IterationSummary>& steps);
     std::optional<Candidate> candidateFor(int version) const;
+    // The knowledge store (enginerun_knowledge.cpp): opened with the session (a store that
+    // cannot be opened is reported and the session runs without it), asked once per device for
+    // the hints of the task, and written with every step saved.
+    void openKnowledge();
+    const KnowledgeHints& knowledgeHints() const;
+    void recordKnowledge(const Candidate& candidate, const IterationSummary& summary);
 
     void finish(Engine::StopReason reason, const QString& message);
     void fail(Engine::Failure failure, const QString& message);
     void halt();
 
     std::shared_ptr<KeyStore> m_keyStore;
+    QString m_knowledgePath;
+    std::unique_ptr<KnowledgeStore> m_knowledge;
+    mutable QString m_hintsDevice; // the device m_hints were asked for
+    mutable KnowledgeHints m_hints;
     std::optional<SessionStore> m_store;
     EngineSettings m_settings;
     EvaluatorPool* m_pool = nullptr;

@@ -9,6 +9,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 pkgs=(
     cmake ninja-build g++         # CMakePresets.json: Ninja, C and C++ (ctest and cpack come with cmake)
     qt6-base-dev                  # find_package(Qt6): Core Network Test Widgets (and Gui: libgl-dev)
+    libqt6sql6-sqlite             # Qt SQL's SQLite driver (loaded at run time): the knowledge store
     qt6-charts-dev                # Qt6 Charts, whose CMake package needs Qt6OpenGL ...
     libqt6opengl6-dev             # ... from here (only a Recommends of qt6-base-dev)
     qt6-svg-dev                   # Qt6 Svg

@@ -27,6 +27,7 @@ AppSettings AppSettings::load(QSettings& settings) {
     s.gpu = settings.value(u"harness/gpu"_s, 0).toInt();
     s.recentSessions = settings.value(u"sessions/recent"_s).toStringList();
     s.sessionsRoot = settings.value(u"sessions/root"_s, defaultSessionsRoot()).toString();
+    s.knowledgePath = settings.value(u"knowledge/path"_s).toString();
     return s;
 }
 
@@ -53,6 +54,7 @@ void AppSettings::save(QSettings& settings) const {
     settings.setValue(u"harness/gpu"_s, gpu);
     settings.setValue(u"sessions/recent"_s, recentSessions);
     settings.setValue(u"sessions/root"_s, sessionsRoot);
+    settings.setValue(u"knowledge/path"_s, knowledgePath);
 }
 
 void AppSettings::addRecent(const QString& dir) {

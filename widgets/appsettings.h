@@ -32,6 +32,9 @@ struct AppSettings {
     int gpu = 0;
     QStringList recentSessions;
     QString sessionsRoot;
+    // The knowledge store (KnowledgeStore::resolvePath): empty = $KEVOLVE_KNOWLEDGE, else the
+    // default in the user's data folder; "off" = none.
+    QString knowledgePath;
 
     static constexpr int kMaxRecent = 10;
 

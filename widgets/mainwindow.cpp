@@ -17,6 +17,7 @@
 
 #include "core/examples.h"
 #include "core/exporter.h"
+#include "core/knowledgestore.h"
 
 #include <QAction>
 #include <QApplication>
@@ -56,6 +57,7 @@ MainWindow::MainWindow(std::shared_ptr<QSettings> settings, QWidget* parent)
     , m_keys(std::make_shared<KeyringKeyStore>())
     , m_engine(new Engine(this)) {
     m_engine->setKeyStore(m_keys);
+    m_engine->setKnowledgePath(KnowledgeStore::resolvePath(m_app.knowledgePath));
     m_reasonProvider = [this](int version) {
         bool ok = false;
         const QString reason = QInputDialog::getMultiLineText(

@@ -1,6 +1,7 @@
 // kevolve-cli run and resume: start a session on a task, or continue a session folder.
 #include "cliio.h"
 #include "commands.h"
+#include "knowledgestore.h"
 #include "driver.h"
 #include "runoptions.h"
 
@@ -75,6 +76,7 @@ int commandRun(const CommandContext& c) {
             dir + QStringLiteral(" already holds a session; use kevolve-cli resume ") + dir);
     Driver driver(c.printer, settings.stepMode);
     showProgressUnlessQuiet(driver, c);
+    driver.engine().setKnowledgePath(KnowledgeStore::resolvePath(p.value(c.options.knowledge)));
     driver.engine().start(*task, settings, dir);
     return driver.exec();
 }
@@ -97,6 +99,7 @@ int commandResume(const CommandContext& c) {
         return checkOnly(c, settings);
     Driver driver(c.printer, settings.stepMode);
     showProgressUnlessQuiet(driver, c);
+    driver.engine().setKnowledgePath(KnowledgeStore::resolvePath(p.value(c.options.knowledge)));
     driver.engine().resume(dir, settings);
     return driver.exec();
 }

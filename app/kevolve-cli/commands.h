@@ -20,12 +20,13 @@ struct CommandContext {
     Printer& printer;
 };
 
-int commandTasks(const CommandContext& c);    // cmd_tasks.cpp
-int commandFamilies(const CommandContext& c); // cmd_families.cpp
-int commandRun(const CommandContext& c);      // cmd_run.cpp (--check: llmcalls.h)
-int commandResume(const CommandContext& c);   // cmd_run.cpp
-int commandShow(const CommandContext& c);     // cmd_show.cpp
-int commandExport(const CommandContext& c);   // cmd_export.cpp
+int commandTasks(const CommandContext& c);     // cmd_tasks.cpp
+int commandFamilies(const CommandContext& c);  // cmd_families.cpp
+int commandRun(const CommandContext& c);       // cmd_run.cpp (--check: llmcalls.h)
+int commandResume(const CommandContext& c);    // cmd_run.cpp
+int commandShow(const CommandContext& c);      // cmd_show.cpp
+int commandExport(const CommandContext& c);    // cmd_export.cpp
+int commandKnowledge(const CommandContext& c); // cmd_knowledge.cpp
 
 // The usage text of --help (usage.cpp).
 extern const char* const kUsage;

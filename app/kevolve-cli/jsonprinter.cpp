@@ -81,9 +81,66 @@ public:
                    {QStringLiteral("damage"), QJsonArray::fromStringList(store.damageReport())}});
     }
 
+    void timeline(const SessionStore& store, const Timeline& t) override {
+        QJsonArray rows;
+        for (const TimelineRow& r : t.rows) {
+            QJsonObject o{{QStringLiteral("version"), r.version},
+                          {QStringLiteral("iteration"), r.iteration},
+                          {QStringLiteral("beam"), r.beam},
+                          {QStringLiteral("stage"), r.span.stage},
+                          {QStringLiteral("start"), r.span.start.toString(Qt::ISODateWithMs)},
+                          {QStringLiteral("offset_s"), r.offsetS},
+                          {QStringLiteral("seconds"), r.span.seconds}};
+            if (!r.span.detail.isEmpty())
+                o.insert(QStringLiteral("detail"), r.span.detail);
+            rows.append(o);
+        }
+        printJson({{QStringLiteral("session"), store.info().id},
+                   {QStringLiteral("timeline"), rows},
+                   {QStringLiteral("evaluated"), t.evaluated},
+                   {QStringLiteral("wall_s"), t.wallS},
+                   {QStringLiteral("evaluate_s"), t.evaluateS},
+                   {QStringLiteral("per_minute"), t.perMinute()},
+                   {QStringLiteral("unreadable"), QJsonArray::fromStringList(t.unreadable)},
+                   {QStringLiteral("damage"), QJsonArray::fromStringList(store.damageReport())}});
+    }
+
     void exported(const QString& outDir, const QStringList& files) override {
         printJson({{QStringLiteral("out"), QDir(outDir).absolutePath()},
                    {QStringLiteral("files"), QJsonArray::fromStringList(files)}});
+    }
+
+    void knowledgeStats(const KnowledgeStats& s) override {
+        const auto counts = [](const QMap<QString, qint64>& m) {
+            QJsonObject o;
+            for (auto it = m.cbegin(); it != m.cend(); ++it)
+                o.insert(it.key(), double(it.value()));
+            return o;
+        };
+        printJson({{QStringLiteral("store"), s.path},
+                   {QStringLiteral("schema_version"), s.schemaVersion},
+                   {QStringLiteral("records"), double(s.records)},
+                   {QStringLiteral("trustworthy"), double(s.trustworthy)},
+                   {QStringLiteral("tasks"), double(s.tasks)},
+                   {QStringLiteral("sessions"), double(s.sessions)},
+                   {QStringLiteral("ops"), counts(s.byOp)},
+                   {QStringLiteral("devices"), counts(s.byDevice)},
+                   {QStringLiteral("decisions"), counts(s.byDecision)}});
+    }
+
+    void knowledgeExported(const QString& store, const QString& file, qint64 records) override {
+        printJson({{QStringLiteral("store"), store},
+                   {QStringLiteral("exported"), file},
+                   {QStringLiteral("records"), double(records)}});
+    }
+
+    void knowledgeImported(const QString& store, const QString& file,
+                           const KnowledgeImportResult& r) override {
+        printJson({{QStringLiteral("store"), store},
+                   {QStringLiteral("imported"), file},
+                   {QStringLiteral("added"), double(r.added)},
+                   {QStringLiteral("updated"), double(r.updated)},
+                   {QStringLiteral("unchanged"), double(r.unchanged)}});
     }
 
     void sessionOpened(const QString& dir, const SessionInfo& info, int steps) override {

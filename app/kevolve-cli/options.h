@@ -48,6 +48,8 @@ struct CliOptions {
                                QStringLiteral("N")};
     QCommandLineOption task{QStringLiteral("task"), QStringLiteral("task"), QStringLiteral("T")};
     QCommandLineOption json{QStringLiteral("json"), QStringLiteral("JSON lines")};
+    QCommandLineOption timeline{QStringLiteral("timeline"),
+                                QStringLiteral("the stages of every step on the wall clock")};
     QCommandLineOption tasksDir{QStringLiteral("tasks-dir"), QStringLiteral("task folder"),
                                 QStringLiteral("DIR")};
     QCommandLineOption outDir{QStringLiteral("out"), QStringLiteral("export folder"),
@@ -56,6 +58,8 @@ struct CliOptions {
                                QStringLiteral("N")};
     QCommandLineOption device{QStringLiteral("device"), QStringLiteral("device"),
                               QStringLiteral("D")};
+    QCommandLineOption knowledge{QStringLiteral("knowledge"), QStringLiteral("knowledge store"),
+                                 QStringLiteral("PATH")};
     // The llm backend's flags (run and resume), applied with the others in runoptions.cpp.
     QCommandLineOption quiet{QStringLiteral("quiet"), QStringLiteral("no progress lines")};
     QCommandLineOption check{QStringLiteral("check"), QStringLiteral("check the endpoints")};

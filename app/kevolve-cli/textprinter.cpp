@@ -116,8 +116,69 @@ public:
         out().flush();
     }
 
+    void timeline(const SessionStore& store, const Timeline& t) override {
+        for (const QString& line : store.damageReport())
+            err() << "kevolve-cli: warning: " << line << Qt::endl;
+        for (const QString& line : t.unreadable)
+            err() << "kevolve-cli: warning: " << line << Qt::endl;
+        out() << store.task().name << ", " << store.steps().size() << " steps\n";
+        if (t.rows.isEmpty()) {
+            out() << "no stage timeline recorded (sessions before it was recorded have none)\n";
+            out().flush();
+            return;
+        }
+        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("v"), 5)
+                     .arg(QStringLiteral("iter"), 4)
+                     .arg(QStringLiteral("slot"), 4)
+                     .arg(QStringLiteral("stage"), -9)
+                     .arg(QStringLiteral("start s  seconds"), 17)
+                     .arg(QStringLiteral("detail"));
+        for (const TimelineRow& r : t.rows)
+            out() << QStringLiteral("%1 %2 %3 %4 %5 %6  %7\n")
+                         .arg(u'v' + QString::number(r.version), 5)
+                         .arg(r.iteration, 4)
+                         .arg(r.beam + 1, 4)
+                         .arg(r.span.stage, -9)
+                         .arg(QString::number(r.offsetS, 'f', 3), 8)
+                         .arg(QString::number(r.span.seconds, 'f', 3), 8)
+                         .arg(r.span.detail);
+        out() << t.evaluated << " candidates evaluated in " << QString::number(t.wallS, 'f', 1)
+              << " s of wall time (" << QString::number(t.perMinute(), 'f', 1)
+              << " per minute); evaluations " << QString::number(t.evaluateS, 'f', 1)
+              << " s in all\n";
+        out().flush();
+    }
+
     void exported(const QString& outDir, const QStringList& files) override {
         out() << "exported to " << outDir << ": " << files.join(QStringLiteral(", ")) << Qt::endl;
+    }
+
+    void knowledgeStats(const KnowledgeStats& s) override {
+        out() << "knowledge store " << s.path << " (schema " << s.schemaVersion << ")" << Qt::endl
+              << "  " << s.records << " measured configurations (" << s.trustworthy
+              << " correct and timed) of " << s.tasks << " tasks in " << s.sessions << " sessions"
+              << Qt::endl;
+        const auto counts = [](const QMap<QString, qint64>& m) {
+            QStringList parts;
+            for (auto it = m.cbegin(); it != m.cend(); ++it)
+                parts << it.key() + u' ' + QString::number(it.value());
+            return parts.isEmpty() ? QStringLiteral("-") : parts.join(QStringLiteral(", "));
+        };
+        out() << "  ops: " << counts(s.byOp) << Qt::endl
+              << "  devices: " << counts(s.byDevice) << Qt::endl
+              << "  decisions: " << counts(s.byDecision) << Qt::endl;
+    }
+
+    void knowledgeExported(const QString& store, const QString& file, qint64 records) override {
+        out() << "exported " << records << " records of " << store << " to " << file << Qt::endl;
+    }
+
+    void knowledgeImported(const QString& store, const QString& file,
+                           const KnowledgeImportResult& r) override {
+        out() << "imported " << file << " into " << store << ": " << r.added << " added, "
+              << r.updated << " updated (a later decision), " << r.unchanged << " already there"
+              << Qt::endl;
     }
 
     void sessionOpened(const QString& dir, const SessionInfo& info, int steps) override {

@@ -16,10 +16,18 @@ Commands:
   run --task T [OPTIONS]              start a new session on task T (a library name or a .json file)
   resume SESSION [OPTIONS]            continue a session folder
   show SESSION [--json]               a table of the session's iterations
+       [--timeline]                   each step's plan, code, evaluation and review on the
+                                      wall clock, and candidates evaluated per minute
   export SESSION --out DIR [--version N]
                                       the best (or version N) kernel with its task, reports
                                       (Markdown, HTML with the chart), raw samples, environment
                                       and a one-line re-verify command
+  knowledge stats | export FILE | import FILE [--knowledge PATH] [--json]
+                                      the per-user knowledge store (every measured configuration
+                                      and the decisions on it; docs/knowledge.md): a summary, an
+                                      export as JSON lines ("-" = stdout), or a merge of another
+                                      store's export (no duplicates; a bad line is refused with
+                                      its line number and field, and nothing is imported)
 
 Options of run and resume:
   --backend B                 agent backend for all roles: builtin (default), llm, scripted
@@ -48,6 +56,10 @@ Options of run and resume:
                               next to kevolve-cli, else on PATH)
   --time-budget S             stop after S seconds
   --plateau N                 stop when N iterations bring no gain of 1% (default 4; 0 = never)
+  --knowledge PATH            the knowledge store that the session reads (the nearest solved
+                              tasks' best configurations, people's rejections and edits) and
+                              writes (every step); "off" for none (default: $KEVOLVE_KNOWLEDGE,
+                              else ~/.local/share/kevolve/knowledge.sqlite)
   --json                      machine-readable output: one JSON object per line
 
 Common options:

@@ -1,7 +1,9 @@
 #include "builtin/builtinplanner.h"
 
+#include "builtin/family_wgmma.h"
 #include "builtin/kernelfamily.h"
 #include "builtin/knowledgebase.h"
+#include "builtin/refit.h"
 #include "search/seenset.h"
 
 #include <QJsonArray>
@@ -20,6 +22,10 @@ namespace {
 constexpr double kExploration = 0.15;
 // Random multi-parameter mutations tried before a family counts as exhausted around its best.
 constexpr int kMutationAttempts = 256;
+// How far around a plan a person rejected the planner stays away (planDistance: one step of a
+// knob with four values is 0.33): the rejected point and its nearest neighbours along the
+// ordered knobs; a different mode or a far tile size is another region.
+constexpr double kRejectedRadius = 0.34;
 
 bool familyTaken(const QString& id, const AgentContext& context) {
     for (const Strategy& other : context.otherSlotPlans) {
@@ -126,7 +132,23 @@ bool PlannerSearch::usable(const KernelFamily& family, const Strategy& s,
         if (key(other) == k)
             return false;
     }
+    if (const KnowledgeDecision* rejection = rejectedRegion(family, s, context)) {
+        ++m_avoided;
+        m_avoidedLine = rejection->line();
+        return false;
+    }
     return family.constraints(s, context.task, context.device).isEmpty();
+}
+
+const KnowledgeDecision* PlannerSearch::rejectedRegion(const KernelFamily& family,
+                                                       const Strategy& s,
+                                                       const AgentContext& context) const {
+    for (const KnowledgeDecision& d : context.knowledge.decisions) {
+        if (d.kind == KnowledgeDecision::Kind::Rejected && d.plan.family == family.id() &&
+            planDistance(family, s, d.plan) <= kRejectedRadius)
+            return &d;
+    }
+    return nullptr;
 }
 
 Strategy PlannerSearch::farthest(const KernelFamily& family, const QVector<Strategy>& moves,
@@ -163,8 +185,12 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
     const KernelFamily* chosen = nullptr;
     double best = -1;
     for (const KernelFamily* family : families) {
-        if (family->id() == u"wgmma_tma")
-            continue; // reached by exploration once the ladder below it is measured
+        // Compute-bound GEMMs reach wgmma by exploration once the ladder below it is measured;
+        // small-M (memory-bound) GEMMs start there: its small-M default splits K over every SM
+        // and streams B through a deep TMA ring (family_wgmma.h, smallMWgmmaParams).
+        if (family->id() == u"wgmma_tma" &&
+            !(context.task.isGemm() && context.task.m <= kSmallMWgmmaLimit))
+            continue;
         if (familyTaken(family->id(), context))
             continue; // another slot of the beam starts there: this one starts elsewhere
         double prior = knowledge::familyPrior(family->id(), context.task);
@@ -184,9 +210,28 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
             }
         }
     }
+    if (!chosen && m_avoided > 0) {
+        // Every default lies in a region a person rejected: the nearest point outside it.
+        for (const KernelFamily* family : families) {
+            int moves = 0;
+            auto s = refitToTask(
+                *family, family->defaultStrategy(context.task, context.device), context.task,
+                context.device, [&](const Strategy& p) { return usable(*family, p, context); },
+                &moves);
+            if (s) {
+                s->rationale = u"First plan. Roofline: %1. Family %2's starting point lies in a "
+                               "region a person rejected; this is the nearest point outside it "
+                               "(%3 move(s) away)."_s.arg(roof.text(), family->id())
+                                   .arg(moves);
+                return s;
+            }
+        }
+    }
     if (!chosen) {
         *error = u"no built-in family has a feasible starting point for task %1 on %2"_s.arg(
             context.task.name, context.device.name);
+        if (m_avoided > 0)
+            *error += u" outside the regions people rejected (%1)"_s.arg(m_avoidedLine);
         return std::nullopt;
     }
     Strategy s = chosen->defaultStrategy(context.task, context.device);
@@ -197,6 +242,12 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
             "for %4). %5"_s.arg(roof.text(), chosen->id())
                 .arg(roof.computeBound ? u"compute-bound"_s : u"memory-bound"_s, context.task.op,
                      s.rationale);
+        return s;
+    }
+    if (knowledge::isMemoryBoundPlan(chosen->id(), context.task, context.device)) {
+        s.rationale = u"First plan. Roofline: %1. A small-M GEMM is memory-bound on B (read "
+                      "once): the target is the DRAM floor, judged as a percentage of it. Family "
+                      "%2. %3"_s.arg(roof.text(), chosen->id(), s.rationale);
         return s;
     }
     s.rationale = u"First plan. Roofline: %1. Family %2 (the most capable proven template for "
@@ -281,8 +332,12 @@ const KernelFamily* PlannerSearch::chooseFamily(const AgentContext& context, QSt
     double best = -1e9;
     for (const KernelFamily* family : families) {
         const int tries = m_tries.value(family->id());
-        const double value = tries > 0 ? m_bestScore.value(family->id())
-                                       : knowledge::familyPrior(family->id(), context.task);
+        // An untried family is believed at its prior, or at what the store's nearest tasks
+        // measured with it when they did.
+        const double value = tries > 0
+                                 ? m_bestScore.value(family->id())
+                                 : std::max(knowledge::familyPrior(family->id(), context.task),
+                                            knowledgeValue(family->id(), context));
         double bonus = kExploration * std::sqrt(std::log(1.0 + total) / (1.0 + tries));
         // A family another slot of this beam already explores loses its bonus: the beam spreads.
         if (familyTaken(family->id(), context))
@@ -293,7 +348,11 @@ const KernelFamily* PlannerSearch::chooseFamily(const AgentContext& context, QSt
             *why = u"bandit: family %1 scores %2 (%3 %4 + exploration %5 after %6 tries)"_s
                        .arg(family->id())
                        .arg(value + bonus, 0, 'f', 3)
-                       .arg(tries > 0 ? u"best measured"_s : u"prior"_s)
+                       .arg(tries > 0 ? u"best measured"_s
+                            : knowledgeValue(family->id(), context) >
+                                    knowledge::familyPrior(family->id(), context.task)
+                                ? u"measured on a nearby task (knowledge store)"_s
+                                : u"prior"_s)
                        .arg(value, 0, 'f', 3)
                        .arg(bonus, 0, 'f', 3)
                        .arg(tries);
@@ -383,8 +442,11 @@ std::optional<Strategy> PlannerSearch::next(const AgentContext& context, QString
     m_rng.seed(m_seed ^ (quint32(context.iteration) * 2654435761u) ^
                (quint32(context.beamIndex + 1) * 40503u) ^ quint32(m_proposals.size() * 97));
     learnFromHistory(context);
+    m_avoided = 0;
     std::optional<Strategy> chosen;
-    if (m_scores.isEmpty() && !context.parentStrategy) {
+    if (m_scores.isEmpty() && !context.parentStrategy)
+        chosen = fromKnowledge(context);
+    if (!chosen && m_scores.isEmpty() && !context.parentStrategy) {
         if (!context.otherSlotPlans.isEmpty())
             chosen = beamStart(context);
         else if (m_pending.isEmpty() && !(chosen = firstPlan(context, error)))
@@ -421,6 +483,10 @@ std::optional<Strategy> PlannerSearch::next(const AgentContext& context, QString
         *error = u"the built-in search has measured every feasible configuration it can reach "
                  "for task %1 (%2 measured)"_s.arg(context.task.name)
                      .arg(m_scores.size());
+        if (m_avoided > 0)
+            *error +=
+                u"; %1 point(s) left out lie in the region of a rejected plan (%2)"_s.arg(m_avoided)
+                    .arg(m_avoidedLine);
         return std::nullopt;
     }
     const QString differences = differencesFromDefault(*chosen, context.task, context.device);
@@ -429,6 +495,7 @@ std::optional<Strategy> PlannerSearch::next(const AgentContext& context, QString
                              : u" Differs from the family's default in: %1."_s.arg(differences);
     if (!context.duplicateNote.isEmpty())
         chosen->rationale += u" (Asked again: %1.)"_s.arg(context.duplicateNote);
+    chosen->rationale += knowledgeNote(context);
     m_pending.insert(key(*chosen));
     m_proposals.append({context.iteration, context.beamIndex, *chosen});
     return chosen;

@@ -43,6 +43,17 @@ private:
     std::optional<Strategy> explore(const AgentContext& context, const KernelFamily& family,
                                     const Strategy& base);
     bool usable(const KernelFamily& family, const Strategy& s, const AgentContext& context) const;
+    // The knowledge store's best configuration of the nearest solved task that fits this one
+    // (refit.h), for the first plan of a session (builtinplanner_knowledge.cpp).
+    std::optional<Strategy> fromKnowledge(const AgentContext& context);
+    // The rejection whose region (kRejectedRadius around the rejected plan) holds `s`, if any.
+    const KnowledgeDecision* rejectedRegion(const KernelFamily& family, const Strategy& s,
+                                            const AgentContext& context) const;
+    // What the rationale says about the store: the decisions near this task (once a session),
+    // and the points this call left out because a person rejected their region.
+    QString knowledgeNote(const AgentContext& context) const;
+    // The best speed-up the store's nearest tasks measured with the family, or -1.
+    double knowledgeValue(const QString& familyId, const AgentContext& context) const;
     // Of `moves`, the one farthest from the plans the other slots of this iteration hold (a beam
     // spreads over the space instead of four slots taking one point); ties broken at random.
     Strategy farthest(const KernelFamily& family, const QVector<Strategy>& moves,
@@ -59,6 +70,10 @@ private:
     QRandomGenerator m_rng;
     quint32 m_seed;
     Task m_task; // of the latest context: canonical keys fill defaults for it
+    // Points of rejected regions usable() turned down in the current next() call, and the latest
+    // such rejection's line.
+    mutable int m_avoided = 0;
+    mutable QString m_avoidedLine;
     DeviceInfo m_device;
 };
 

@@ -118,6 +118,7 @@ RowwiseConfig RowwiseConfig::fromStrategy(const Strategy& s) {
     c.depth = intParam(s, u"depth"_s, 4);
     c.weights =
         parseKnob(s, u"weights"_s, kWeights, std::optional(Weights::Load), c.invalid.weights);
+    c.split = intParam(s, u"split"_s, 1);
     return c;
 }
 
@@ -132,6 +133,9 @@ void RowwiseConfig::applyTo(Strategy& s) const {
     s.params.insert(u"weights"_s, invalid.weights.value_or(weightsName(weights)));
     if (pipeline == Pipeline::Async || s.params.contains(u"depth"_s))
         s.params.insert(u"depth"_s, depth);
+    // Written only when rows are split (or were), so strategies without the knob stay as saved.
+    if (split != 1 || s.params.contains(u"split"_s))
+        s.params.insert(u"split"_s, split);
 }
 
 std::optional<RowTensors> RowTensors::fromTask(const Task& task) {

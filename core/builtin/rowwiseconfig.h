@@ -49,6 +49,9 @@ struct RowwiseConfig {
     Pipeline pipeline = Pipeline::None;
     int depth = 4; // rows in flight with Pipeline::Async
     Weights weights = Weights::Load;
+    // Blocks of a thread block cluster (sm_90) that share one row: 1 (a row per block or warp),
+    // 2, 4 or 8 (rows too few to fill the GPU, each split into slices combined through DSMEM).
+    int split = 1;
     // Knob text that names none of the enum's values: the enum then holds its first value, so
     // the estimates stay defined, and the constraints report the text.
     struct Invalid {
@@ -65,6 +68,7 @@ struct RowwiseConfig {
     void applyTo(Strategy& s) const;
 
     bool persistent() const { return ctasPerSm > 0; }
+    bool splitsRows() const { return split > 1; }
     bool keepsWeights() const { return weights == Weights::Registers; }
     // Threads that share one row.
     int rowThreads() const { return mapping == Mapping::Block ? warps * 32 : 32; }
@@ -103,6 +107,8 @@ int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo
 // Why the configuration cannot run the task on the device (each message names the knob).
 QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, const Task& task,
                                const DeviceInfo& device);
+// The part of them a row split over a cluster adds.
+QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
 // The part of them the pipelines add, for rows of `n` elements (the defaults test a pipeline
 // with it).
 QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64 n,

@@ -3,7 +3,8 @@ ${# as constants, the row reduction, chunk loads and stores, and kevolve_launch 
 ${# rmsnorm and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
 ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
 ${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
-${# PREFETCH, ASYNC, ONE_ROW (pipeline none).}
+${# PREFETCH, ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
+${# rowwise/split.cu).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}
@@ -13,6 +14,9 @@ ${if BF16}
 #include <cuda_bf16.h>
 ${endif}
 #include <stdint.h>
+${if SPLIT}
+#include <cooperative_groups.h>
+${endif}
 
 namespace {
 
@@ -129,6 +133,9 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 ${KERNEL}
+${if SPLIT}
+${SPLIT_KERNEL}
+${endif}
 } // namespace
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
@@ -165,6 +172,31 @@ ${endif}
         reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
 ${endif}
         return 4;
+${if SPLIT}
+    // A cluster of SPLIT blocks per row, in launches of at most 2^28 rows (the grid's limit).
+    for (long long first = 0; first < M; first += (1LL << 28)) {
+        const long long grid = min(M - first, 1LL << 28) * SPLIT;
+${if SOFTMAX}
+        softmaxRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
+            KEVOLVE_LDY(args));
+${endif}
+${if LAYERNORM}
+        layerNormRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
+            KEVOLVE_LDY(args), static_cast<float>(args->scalars[0]));
+${endif}
+${if REDUCE}
+        reduceRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<ElemY*>(args->outputs[0].data) + first, N, ldx);
+${endif}
+    }
+${else}
     const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
 ${if PERSISTENT}
     // Persistent: at most CTAS_PER_SM blocks per SM (all resident) loop over the rows,
@@ -293,6 +325,7 @@ ${if REDUCE}
     reduceRows<<<grid, THREADS, 0, stream>>>(
         static_cast<const ElemX*>(args->inputs[0].data),
         static_cast<ElemY*>(args->outputs[0].data), M, N, ldx);
+${endif}
 ${endif}
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

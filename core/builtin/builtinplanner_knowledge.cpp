@@ -1,0 +1,74 @@
+// The built-in planner and the knowledge store (issue 18): a session's first plan starts from the
+// best configuration of the nearest solved task, re-fitted to this task's shape; the bandit
+// believes an untried family at what nearby tasks measured with it; the rationale cites both and
+// the human decisions near this task. Rejected regions are left out in usable().
+#include "builtin/builtinplanner.h"
+
+#include "builtin/kernelfamily.h"
+#include "builtin/refit.h"
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace kev {
+
+std::optional<Strategy> PlannerSearch::fromKnowledge(const AgentContext& context) {
+    const auto families = FamilyRegistry::instance().supporting(context.task, context.device);
+    for (const KnowledgePrior& prior : context.knowledge.priors) {
+        const KernelFamily* family = nullptr;
+        for (const KernelFamily* f : families) {
+            if (f->id() == prior.plan.family)
+                family = f;
+        }
+        if (!family)
+            continue; // a family this build lacks, or one that cannot run this task here
+        int moves = 0;
+        auto s = refitToTask(
+            *family, prior.plan, context.task, context.device,
+            [&](const Strategy& point) { return usable(*family, point, context); }, &moves);
+        if (!s)
+            continue;
+        const QString refit =
+            moves == 0 ? u"it fits this task as it is"_s
+                       : u"re-fitted to this task's shape by the family's feasibility rules in "
+                         "%1 move(s), to %2"_s.arg(moves)
+                             .arg(s->summary());
+        s->rationale = u"Start from the knowledge store: the best configuration %1 (task "
+                       "distance %2 octaves); %3."_s.arg(prior.citation())
+                           .arg(prior.distance, 0, 'f', 2)
+                           .arg(refit);
+        if (context.beamIndex > 0)
+            s->rationale = u"Beam slot %1: "_s.arg(context.beamIndex + 1) + s->rationale;
+        return s;
+    }
+    return std::nullopt;
+}
+
+double PlannerSearch::knowledgeValue(const QString& familyId, const AgentContext& context) const {
+    double best = -1;
+    for (const KnowledgePrior& prior : context.knowledge.priors) {
+        if (prior.plan.family == familyId)
+            best = std::max(best, prior.speedup);
+    }
+    return best;
+}
+
+QString PlannerSearch::knowledgeNote(const AgentContext& context) const {
+    QString note;
+    // The decisions are quoted with the first plan a planner makes in a session.
+    if (m_proposals.isEmpty() && !context.knowledge.decisions.isEmpty()) {
+        QStringList lines;
+        for (const KnowledgeDecision& d : context.knowledge.decisions)
+            lines << d.line();
+        note +=
+            u" Human decisions on nearby tasks (knowledge store): %1."_s.arg(lines.join(u"; "_s));
+    }
+    if (m_avoided > 0)
+        note +=
+            u" Left out %1 point(s) in the region of a rejected plan (%2)."_s.arg(m_avoided).arg(
+                m_avoidedLine);
+    return note;
+}
+
+} // namespace kev

@@ -143,8 +143,9 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
 // what the rationale adds ("" without a split).
 QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
                     const DeviceInfo& device) {
-    if (device.ccMajor < 9 || c.mapping != Mapping::Block || c.pipeline != Pipeline::None ||
-        c.ctasPerSm != 0)
+    // rmsnorm has no cluster kernel (templates/rowwise/split.cu): its few long rows stream.
+    if (t.op == RowOp::RmsNorm || device.ccMajor < 9 || c.mapping != Mapping::Block ||
+        c.pipeline != Pipeline::None || c.ctasPerSm != 0)
         return {};
     const qint64 resident = qint64(device.smCount) * std::max(1, residentBlocks(c, t, device));
     // A slice gives each thread at least one vector and is at least 16 KB: below that the

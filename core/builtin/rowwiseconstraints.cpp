@@ -57,6 +57,10 @@ QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
                     "block cluster has at most 8 blocks)"_s.arg(s);
     if (s <= 1)
         return problems;
+    // templates/rowwise/split.cu has softmax, layernorm and reduce kernels only.
+    if (t.op == RowOp::RmsNorm)
+        problems << u"split=%1: a row over a cluster is implemented for softmax, layernorm and "
+                    "reduce, not rmsnorm (use split=1)"_s.arg(s);
     if (device.ccMajor < 9)
         problems << u"split=%1 shares a row between the blocks of a thread block cluster, which "
                     "needs sm_90 or newer; device %2 is sm_%3%4 (use split=1)"_s.arg(s)

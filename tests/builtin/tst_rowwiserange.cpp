@@ -11,20 +11,21 @@ using namespace kevtest;
 
 namespace {
 
-// A task file's JSON for op (softmax, layernorm, reduce_sum, reduce_max) of dtype over M x N
-// rows aligned to `align` elements.
+// A task file's JSON for op (softmax, layernorm, rmsnorm, reduce_sum, reduce_max) of dtype over M x
+// N rows aligned to `align` elements.
 kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, int align) {
     const bool layerNorm = op == u"layernorm";
+    const bool rmsNorm = op == u"rmsnorm";
     const bool reduce = op.startsWith(u"reduce"_s);
     // Reductions write f32 whatever they read.
     QJsonObject dtypes{
         {u"X"_s, dtype}, {u"Y"_s, reduce ? u"f32"_s : dtype}, {u"accumulate"_s, u"f32"_s}};
-    if (layerNorm) {
+    if (layerNorm || rmsNorm)
         dtypes.insert(u"W"_s, dtype);
-        dtypes.insert(u"B"_s, dtype);
-    }
-    QJsonObject params;
     if (layerNorm)
+        dtypes.insert(u"B"_s, dtype);
+    QJsonObject params;
+    if (layerNorm || rmsNorm)
         params.insert(u"epsilon"_s, 1e-5);
     if (reduce)
         params.insert(u"reduction"_s, op.mid(7));
@@ -46,7 +47,8 @@ kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, i
     return *task;
 }
 
-const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"reduce_sum"_s, u"reduce_max"_s};
+const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"rmsnorm"_s, u"reduce_sum"_s,
+                       u"reduce_max"_s};
 const QStringList kDtypes{u"f32"_s, u"f16"_s, u"bf16"_s};
 const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536};
 const QList<qint64> kCols{1,    2,     7,     31,    32,    100,   1000,   1536,   3080,   4097,
@@ -117,6 +119,9 @@ private slots:
                             const QString code = rowwise.generate(*first, ctx.task);
                             if (!code.contains(u"kevolve_launch"_s) || code.contains(u"${"_s))
                                 failures << ctx.task.name + u": generated code incomplete"_s;
+                            // A mode without a kernel for the op renders a launch of nothing.
+                            else if (!code.contains(u"<<<"_s))
+                                failures << ctx.task.name + u": no kernel launched"_s;
                         }
                     }
                 }

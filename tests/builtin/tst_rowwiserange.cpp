@@ -124,6 +124,9 @@ private slots:
                             const QString code = rowwise.generate(*first, ctx.task);
                             if (!code.contains(u"kevolve_launch"_s) || code.contains(u"${"_s))
                                 failures << ctx.task.name + u": generated code incomplete"_s;
+                            // A mode without a kernel for the op renders a launch of nothing.
+                            else if (!code.contains(u"<<<"_s))
+                                failures << ctx.task.name + u": no kernel launched"_s;
                         }
                     }
                 }

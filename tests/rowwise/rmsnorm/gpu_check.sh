@@ -14,6 +14,10 @@
 # Without generated kernels for a task, evaluate takes its committed default kernel
 # (tests/builtin/golden/default/<task>__rowwise__0.cu, byte-identical to what
 # `kev-builtin-gen --points default` writes), so the defaults are checked even with DIR empty.
+# Time: each correct kernel is a full evaluation at 16384x4096 / 4096x8192 (67M elements: fp64 host
+# truths of the timed shape's input sets, every validation shape and edge case, then the timed
+# rounds against the reference), about 15-30 s on the H200 host; the two bad kernels stop at their
+# first failing trial. Give the 9-11 kernels of one run 10 minutes.
 # GEN (default build/ci/tests/builtin/kev-builtin-gen) and HARNESS
 # (build/ci/harness/kevolve-harness) name the binaries; the reports go to DIR/reports.jsonl.
 set -euo pipefail
@@ -21,7 +25,7 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 mode=${1:-}
 dir=${2:-}
 if [[ -z $mode || -z $dir ]]; then
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 gen=${GEN:-$root/build/ci/tests/builtin/kev-builtin-gen}
@@ -49,7 +53,8 @@ evaluate() {
     done
     kernels+=("$root"/tests/rowwise/rmsnorm/bad_*.cu)
     echo "${#kernels[@]} kernels"
-    python3 "$root/scripts/serve_batch.py" --harness "$harness" --check --no-profile \
+    # -u: the table's lines as they come (a block-buffered stdout lost them under a timeout).
+    python3 -u "$root/scripts/serve_batch.py" --harness "$harness" --check --no-profile \
         --jsonl "$dir/reports.jsonl" "${kernels[@]}"
 }
 

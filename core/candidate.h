@@ -17,6 +17,18 @@
 
 namespace kev {
 
+// One stage of a step on the session's clock: where the step's wall time went, so that a person
+// can see what ran in parallel (the slots of a beam) and what waited (issue 18, "Throughput").
+struct StageSpan {
+    // "plan", "code", "evaluate" or "review".
+    QString stage;
+    QDateTime start;     // UTC
+    double seconds = -1; // -1 while the stage runs (a step is never written with one)
+    // evaluate: the harness's own split ("compile 2.9 s, gpu 1.4 s, profile 0.7 s"); code: the
+    // attempt number; otherwise empty.
+    QString detail;
+};
+
 struct Candidate {
     // 1, 2, 3, ... unique in a session; the N of plan_vN / kernel_vN / run_vN.
     int version = 0;
@@ -40,6 +52,8 @@ struct Candidate {
     QStringList failedSources;
     double seconds = 0;
     QDateTime finishedAt;
+    // The stages of this step in the order they started (older sessions: empty).
+    QVector<StageSpan> timeline;
 
     QString kernelFileName() const {
         return QStringLiteral("kernel_v") + QString::number(version) + QStringLiteral(".cu");

@@ -332,6 +332,10 @@ void EngineRun::startSlots(int count) {
         if (i == 0 && !replan) {
             Slot& slot = m_slots[i];
             slot.candidate.strategy = m_parent->strategy;
+            openStage(slot, QStringLiteral("plan"),
+                      QStringLiteral("v") + QString::number(m_parent->version) +
+                          QStringLiteral("'s plan kept: the review blamed the code"));
+            closeStage(slot);
             slot.phase = Phase::Planned;
             emit planAvailable(slot.candidate.version, slot.candidate.strategy);
         } else {
@@ -346,6 +350,7 @@ void EngineRun::planSlot(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Planning;
     setState(Engine::State::Planning, versionLabel(slot.candidate.version));
+    openStage(slot, QStringLiteral("plan"));
     if (Planner* planner = m_agents[index].planner.data())
         planner->plan(context(index));
 }
@@ -354,6 +359,7 @@ void EngineRun::onPlan(int index, const Strategy& strategy, const AgentTurn& tur
     if (!m_active || index >= m_slots.size() || m_slots[index].phase != Phase::Planning)
         return;
     Slot& slot = m_slots[index];
+    closeStage(slot);
     slot.candidate.turns.append(turn);
     const QStringList problems = strategy.validate();
     if (!problems.isEmpty()) {
@@ -405,6 +411,10 @@ void EngineRun::codeSlot(int index) {
     slot.phase = Phase::Coding;
     ++slot.candidate.codeAttempts;
     setState(Engine::State::Coding, versionLabel(slot.candidate.version));
+    openStage(slot, QStringLiteral("code"),
+              slot.candidate.codeAttempts > 1
+                  ? QStringLiteral("attempt ") + QString::number(slot.candidate.codeAttempts)
+                  : QString());
     Coder* coder = m_agents[index].coder.data();
     if (!coder)
         return;
@@ -423,6 +433,7 @@ void EngineRun::onCode(int index, const QString& source, const AgentTurn& turn) 
     if (!m_active || index >= m_slots.size() || m_slots[index].phase != Phase::Coding)
         return;
     Slot& slot = m_slots[index];
+    closeStage(slot);
     slot.candidate.turns.append(turn);
     slot.candidate.source = source;
     // A person's plan is coded as asked, even when it makes a kernel already measured.
@@ -440,6 +451,7 @@ void EngineRun::evaluateSlot(int index) {
     slot.phase = Phase::Evaluating;
     setState(Engine::State::Evaluating, versionLabel(slot.candidate.version));
     m_seen.add(slot.candidate.strategy, slot.candidate.source, slot.candidate.version);
+    openStage(slot, QStringLiteral("evaluate"));
     slot.requestId = m_pool->evaluate(m_store->task(), slot.candidate.source,
                                       slot.candidate.kernelFileName(), m_settings.evalOptions);
 }
@@ -453,6 +465,7 @@ void EngineRun::onResult(const QString& requestId, const EvaluationReport& repor
             continue;
         slot.requestId.clear();
         slot.candidate.report = report;
+        closeStage(slot);
         learnDevice(report);
         if (report.status == EvaluationReport::Status::CompileError &&
             slot.candidate.origin != QLatin1String("human_code") &&
@@ -528,6 +541,7 @@ void EngineRun::reviewSlot(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Reviewing;
     setState(Engine::State::Reviewing, versionLabel(slot.candidate.version));
+    openStage(slot, QStringLiteral("review"));
     if (Reviewer* reviewer = m_agents[index].reviewer.data())
         reviewer->review(context(index), slot.candidate.strategy, slot.candidate.source,
                          *slot.candidate.report);
@@ -537,6 +551,7 @@ void EngineRun::onReview(int index, const ReviewFeedback& feedback, const AgentT
     if (!m_active || index >= m_slots.size() || m_slots[index].phase != Phase::Reviewing)
         return;
     Slot& slot = m_slots[index];
+    closeStage(slot);
     slot.candidate.turns.append(turn);
     slot.candidate.review = feedback;
     emit reviewAvailable(slot.candidate.version, feedback);
@@ -546,6 +561,7 @@ void EngineRun::onReview(int index, const ReviewFeedback& feedback, const AgentT
 void EngineRun::onSlotDone(int index) {
     Slot& slot = m_slots[index];
     slot.phase = Phase::Done;
+    closeStage(slot);
     slot.candidate.seconds = static_cast<double>(slot.clock.elapsed()) / 1000.0;
     slot.candidate.finishedAt = QDateTime::currentDateTimeUtc();
     const bool noDevice = slot.candidate.report &&

@@ -110,6 +110,11 @@ private:
     void onReview(int index, const ReviewFeedback& feedback, const AgentTurn& turn);
     void onSlotDone(int index);
     void afterPlans();
+    // The step's stage timeline (enginerun_timeline.cpp): `openStage` ends the open stage and
+    // starts `stage`; `closeStage` ends the open one (the harness's split as its detail for an
+    // evaluation).
+    void openStage(Slot& slot, const QString& stage, const QString& detail = {});
+    void closeStage(Slot& slot);
     // Deduplication (enginerun_dedup.cpp): what the source repeats, or empty.
     QString duplicateSource(int index, const QString& source) const;
     // Asks the slot's planner again, or skips the slot when it has asked enough.

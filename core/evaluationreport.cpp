@@ -109,6 +109,11 @@ std::optional<EvaluationReport> EvaluationReport::fromJson(const QJsonObject& js
     r.id = json.value(QLatin1String("id")).toString();
     r.harnessVersion = json.value(QLatin1String("harness_version")).toString();
     r.reverify = json.value(QLatin1String("reverify")).toString();
+    const QJsonObject stages = json.value(QLatin1String("stages")).toObject();
+    r.stages.compileS = stages.value(QLatin1String("compile_s")).toDouble();
+    r.stages.gpuS = stages.value(QLatin1String("gpu_s")).toDouble();
+    r.stages.profileS = stages.value(QLatin1String("profile_s")).toDouble();
+    r.stages.totalS = stages.value(QLatin1String("total_s")).toDouble();
 
     const QJsonObject compile = json.value(QLatin1String("compile")).toObject();
     r.compileOk = compile.value(QLatin1String("ok")).toBool();

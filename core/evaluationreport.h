@@ -69,6 +69,15 @@ struct RuleCheck {
     QString evidence;
 };
 
+// Where the harness's own wall time went (report.stages, seconds; 0 when absent).
+struct HarnessStages {
+    double compileS = 0; // stages.compile_s
+    double gpuS = 0;     // stages.gpu_s: the GPU children, from start to verdict
+    double profileS = 0; // stages.profile_s: what profiling added after the verdict
+    double totalS = 0;   // stages.total_s
+    bool present() const { return totalS > 0; }
+};
+
 // How the harness timed (timing.method) and how stable the rounds were.
 struct TimingDetails {
     QVector<double> roundMedians; // timing.rounds[].median_ratio
@@ -196,6 +205,7 @@ struct EvaluationReport {
     QString errorMessage;
     QString errorSignal; // error.signal_name, when the child died of a signal
     QString reverify;
+    HarnessStages stages;
 
     // The task as the harness normalised it (report.task), empty when the report has none.
     QJsonObject harnessTask;

@@ -539,6 +539,15 @@ QJsonObject SessionStore::logJson(const Candidate& c) {
     QJsonArray turns;
     for (const auto& t : c.turns)
         turns.append(t.toJson());
+    QJsonArray timeline;
+    for (const StageSpan& s : c.timeline) {
+        QJsonObject span{{QStringLiteral("stage"), s.stage},
+                         {QStringLiteral("start"), s.start.toUTC().toString(Qt::ISODateWithMs)},
+                         {QStringLiteral("seconds"), s.seconds}};
+        if (!s.detail.isEmpty())
+            span.insert(QStringLiteral("detail"), s.detail);
+        timeline.append(span);
+    }
     QJsonObject json{
         {QStringLiteral("kind"), QStringLiteral("kevolve.step")},
         {QStringLiteral("schema_version"), 1},
@@ -553,6 +562,7 @@ QJsonObject SessionStore::logJson(const Candidate& c) {
         {QStringLiteral("decision"), c.decision.toJson()},
         {QStringLiteral("seconds"), c.seconds},
         {QStringLiteral("finished_at"), c.finishedAt.toUTC().toString(Qt::ISODateWithMs)},
+        {QStringLiteral("timeline"), timeline},
     };
     if (c.report) {
         json.insert(QStringLiteral("report"), c.report->toJson());
@@ -607,6 +617,18 @@ std::optional<Candidate> SessionStore::readCandidate(int version, QString* error
     c.seconds = log->value(QLatin1String("seconds")).toDouble();
     c.finishedAt = QDateTime::fromString(log->value(QLatin1String("finished_at")).toString(),
                                          Qt::ISODateWithMs);
+    // The timeline only informs: a malformed span is dropped, never the step.
+    for (const auto& v : log->value(QLatin1String("timeline")).toArray()) {
+        const QJsonObject o = v.toObject();
+        StageSpan s;
+        s.stage = o.value(QLatin1String("stage")).toString();
+        s.start =
+            QDateTime::fromString(o.value(QLatin1String("start")).toString(), Qt::ISODateWithMs);
+        s.seconds = o.value(QLatin1String("seconds")).toDouble(-1);
+        s.detail = o.value(QLatin1String("detail")).toString();
+        if (!s.stage.isEmpty() && s.start.isValid() && s.seconds >= 0)
+            c.timeline.append(s);
+    }
     if (log->contains(QLatin1String("report"))) {
         QString reportError;
         QJsonObject reportJson = log->value(QLatin1String("report")).toObject();

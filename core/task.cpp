@@ -199,9 +199,10 @@ void parseParams(TaskParser& p, const QJsonObject& json, Task& t) {
         if (!v.isUndefined() && !v.isBool())
             p.fail(path + QStringLiteral(".transpose: expected true or false"));
         params.insert(QStringLiteral("transpose"), v.toBool(false));
-    } else if (t.op == QLatin1String("layernorm")) {
+    } else if (t.op == QLatin1String("layernorm") || t.op == QLatin1String("rmsnorm")) {
         p.rejectUnknown(given, path, {QStringLiteral("epsilon")});
-        double epsilon = 1e-5;
+        // The registry's defaults: 1e-5 as torch.nn.LayerNorm, 1e-6 as LLaMA's RMSNorm.
+        double epsilon = t.op == QLatin1String("rmsnorm") ? 1e-6 : 1e-5;
         if (given.contains(QStringLiteral("epsilon"))) {
             epsilon = p.number(given, QStringLiteral("epsilon"), path);
             if (!p.failed() && !(epsilon > 0))
@@ -691,6 +692,8 @@ double Task::flops() const {
         return 5.0 * dm * dn;
     if (op == QLatin1String("layernorm"))
         return 8.0 * dm * dn;
+    if (op == QLatin1String("rmsnorm"))
+        return 4.0 * dm * dn;
     if (op == QLatin1String("reduce"))
         return dm * dn;
     if (op == QLatin1String("gemv"))
@@ -715,6 +718,8 @@ double Task::minBytes() const {
         return dm * dn * (bytes("X") + bytes("Y"));
     if (op == QLatin1String("layernorm"))
         return dm * dn * (bytes("X") + bytes("Y")) + dn * (bytes("W") + bytes("B"));
+    if (op == QLatin1String("rmsnorm"))
+        return dm * dn * (bytes("X") + bytes("Y")) + dn * bytes("W");
     if (op == QLatin1String("reduce"))
         return dm * dn * bytes("X") + dm * bytes("Y");
     if (op == QLatin1String("gemv")) {
@@ -749,7 +754,8 @@ QString Task::summary() const {
         return op + u' ' + mn + u' ' + a +
                (params.value(QStringLiteral("transpose")).toBool() ? QStringLiteral(" y=A^T*x")
                                                                    : QStringLiteral(" y=A*x"));
-    if (op == QLatin1String("softmax") || op == QLatin1String("layernorm"))
+    if (op == QLatin1String("softmax") || op == QLatin1String("layernorm") ||
+        op == QLatin1String("rmsnorm"))
         return op + u' ' + mn + u' ' + a + QStringLiteral("->") + c;
     if (op == QLatin1String("reduce"))
         return op + u' ' + params.value(QStringLiteral("reduction")).toString() + u' ' + mn + u' ' +

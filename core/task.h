@@ -25,9 +25,9 @@ struct Shape {
 };
 
 // Ops (abi.h, "Per-op conventions"): "gemm", the memory-bound "gemv", "softmax", "layernorm",
-// "reduce", "elementwise", and "custom" (the task declares everything; core only passes it on).
-// Dimensions other than GEMM's map onto m and n: rows and row length (gemv: A is m x n), and
-// elementwise's N is n with m = 1; k is 0 outside GEMM.
+// "reduce", "elementwise", "rmsnorm", and "custom" (the task declares everything; core only passes
+// it on). Dimensions other than GEMM's map onto m and n: rows and row length (gemv: A is m x n),
+// and elementwise's N is n with m = 1; k is 0 outside GEMM.
 struct Task {
     int schemaVersion = 1;
     QString name;
@@ -57,8 +57,8 @@ struct Task {
     std::optional<double> countFlops;
     std::optional<double> countMinBytes;
     // The op's parameters ("params") with the defaults filled in: gemv {"transpose": bool},
-    // layernorm {"epsilon": number}, reduce {"reduction": "sum"|"max"}, elementwise {"function":
-    // "gelu"|"silu"}; custom: the numbers as written.
+    // layernorm and rmsnorm {"epsilon": number}, reduce {"reduction": "sum"|"max"}, elementwise
+    // {"function": "gelu"|"silu"}; custom: the numbers as written.
     QJsonObject params;
     // Custom ops: the names of args->dims and args->scalars in order ("dims" and "scalars" as
     // written; params and shapes are objects, whose key order QJsonObject does not keep).
@@ -100,8 +100,8 @@ QString harnessTaskError(const QByteArray& text);
 
 // What a speed-up is measured against, for display: "cuBLAS" for GEMM and GEMV against cuBLAS,
 // "harness reference" for the ops whose reference is the harness's own straightforward kernel
-// (softmax, layernorm, reduce, elementwise), and the file's base name ("ref.cu") for a file
-// reference (custom ops always have one); "reference" when the file name is empty.
+// (softmax, layernorm, rmsnorm, reduce, elementwise), and the file's base name ("ref.cu") for a
+// file reference (custom ops always have one); "reference" when the file name is empty.
 QString referenceName(const Task& task);
 
 // The built-in tasks (resources/tasks, embedded as ":/tasks/*.json") plus the tasks in user

@@ -3,6 +3,8 @@
 # (Qt and its dependencies; not glibc, the C++ runtime or CUDA), so that kevolve-cli runs there:
 #   scripts/pack-runtime.sh OUT.tar.xz BINARY...
 # On the GPU host: mkdir -p /tmp/qt && tar -xJf OUT.tar.xz -C /tmp/qt && export LD_LIBRARY_PATH=/tmp/qt
+#   QT_PLUGIN_PATH=/tmp/qt/plugins (Qt's SQLite driver for the knowledge store is a plugin, which
+#   ldd does not list: it is packed under plugins/sqldrivers with the libraries it needs).
 # The pack includes Kevolve's own shared libraries (libkevolve-core.so), so pack again after every
 # build: a binary run against an older libkevolve-core.so crashes at start-up (seen on the H200).
 set -euo pipefail
@@ -10,7 +12,18 @@ out=$1
 shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+plugins=()
 for bin in "$@"; do
+    if ldd "$bin" | grep -q libkevolve-core; then
+        sql=$(find /usr/lib -path '*qt6/plugins/sqldrivers/libqsqlite.so' 2>/dev/null | head -1)
+        [[ -n $sql ]] && plugins+=("$sql")
+    fi
+done
+if [[ ${#plugins[@]} -gt 0 ]]; then
+    mkdir -p "$tmp/plugins/sqldrivers"
+    cp -L "${plugins[@]}" "$tmp/plugins/sqldrivers/"
+fi
+for bin in "$@" "${plugins[@]}"; do
     ldd "$bin" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
     case "$(basename "$lib")" in

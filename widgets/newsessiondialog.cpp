@@ -83,10 +83,10 @@ NewSessionDialog::NewSessionDialog(const AppSettings& app, bool stepMode, QWidge
     m_targetFloor->setSuffix(u"% of the DRAM floor"_s);
     m_targetFloor->setSpecialValueText(u"off"_s);
     m_targetFloor->setToolTip(
-        u"Memory-bound tasks only (softmax, layernorm, reduce, elementwise, GEMV): the run stops "
-        "at the target when a kernel reaches both the speed-up and this share of the DRAM "
-        "roofline floor. Beating a plain reference kernel says little there. Compute-bound tasks "
-        "(GEMM) ignore it. Off: the speed-up alone decides."_s);
+        u"Memory-bound tasks only (softmax, layernorm, rmsnorm, reduce, elementwise, GEMV): the "
+        "run stops at the target when a kernel reaches both the speed-up and this share of the "
+        "DRAM roofline floor. Beating a plain reference kernel says little there. Compute-bound "
+        "tasks (GEMM) ignore it. Off: the speed-up alone decides."_s);
     m_stepMode->setChecked(stepMode);
     m_gatePlans->setEnabled(stepMode);
     m_dir->setText(

@@ -81,6 +81,30 @@ public:
                    {QStringLiteral("damage"), QJsonArray::fromStringList(store.damageReport())}});
     }
 
+    void timeline(const SessionStore& store, const Timeline& t) override {
+        QJsonArray rows;
+        for (const TimelineRow& r : t.rows) {
+            QJsonObject o{{QStringLiteral("version"), r.version},
+                          {QStringLiteral("iteration"), r.iteration},
+                          {QStringLiteral("beam"), r.beam},
+                          {QStringLiteral("stage"), r.span.stage},
+                          {QStringLiteral("start"), r.span.start.toString(Qt::ISODateWithMs)},
+                          {QStringLiteral("offset_s"), r.offsetS},
+                          {QStringLiteral("seconds"), r.span.seconds}};
+            if (!r.span.detail.isEmpty())
+                o.insert(QStringLiteral("detail"), r.span.detail);
+            rows.append(o);
+        }
+        printJson({{QStringLiteral("session"), store.info().id},
+                   {QStringLiteral("timeline"), rows},
+                   {QStringLiteral("evaluated"), t.evaluated},
+                   {QStringLiteral("wall_s"), t.wallS},
+                   {QStringLiteral("evaluate_s"), t.evaluateS},
+                   {QStringLiteral("per_minute"), t.perMinute()},
+                   {QStringLiteral("unreadable"), QJsonArray::fromStringList(t.unreadable)},
+                   {QStringLiteral("damage"), QJsonArray::fromStringList(store.damageReport())}});
+    }
+
     void exported(const QString& outDir, const QStringList& files) override {
         printJson({{QStringLiteral("out"), QDir(outDir).absolutePath()},
                    {QStringLiteral("files"), QJsonArray::fromStringList(files)}});

@@ -35,7 +35,7 @@ QList<Command> commands(const CliOptions& o) {
             {QStringLiteral("families"), {o.task, o.device}, commandFamilies},
             {QStringLiteral("run"), runOptions, commandRun},
             {QStringLiteral("resume"), runOptions, commandResume},
-            {QStringLiteral("show"), {}, commandShow},
+            {QStringLiteral("show"), {o.timeline}, commandShow},
             {QStringLiteral("export"), {o.outDir, o.version}, commandExport},
             {QStringLiteral("knowledge"), {o.knowledge}, commandKnowledge}};
 }

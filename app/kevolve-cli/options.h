@@ -48,6 +48,8 @@ struct CliOptions {
                                QStringLiteral("N")};
     QCommandLineOption task{QStringLiteral("task"), QStringLiteral("task"), QStringLiteral("T")};
     QCommandLineOption json{QStringLiteral("json"), QStringLiteral("JSON lines")};
+    QCommandLineOption timeline{QStringLiteral("timeline"),
+                                QStringLiteral("the stages of every step on the wall clock")};
     QCommandLineOption tasksDir{QStringLiteral("tasks-dir"), QStringLiteral("task folder"),
                                 QStringLiteral("DIR")};
     QCommandLineOption outDir{QStringLiteral("out"), QStringLiteral("export folder"),

@@ -19,6 +19,25 @@
 
 namespace kev::cli {
 
+// One stage of one step, for `show --timeline`.
+struct TimelineRow {
+    int version = 0;
+    int iteration = 0;
+    int beam = 0; // 0-based
+    StageSpan span;
+    double offsetS = 0; // from the session's first recorded stage
+};
+
+// `show --timeline`: the rows in start order and what they add up to.
+struct Timeline {
+    QVector<TimelineRow> rows;
+    int evaluated = 0;      // steps with an evaluate stage
+    double wallS = 0;       // first start to last end
+    double evaluateS = 0;   // the evaluate stages' total (they overlap with a beam)
+    QStringList unreadable; // steps whose log could not be read, with why
+    double perMinute() const { return wallS > 0 ? 60.0 * evaluated / wallS : 0; }
+};
+
 // One family that supports the task, as `families --task` describes it.
 struct FamilyDetail {
     const KernelFamily* family = nullptr;
@@ -42,6 +61,8 @@ public:
                              const QVector<FamilyDetail>& supporting) = 0;
     // show: the session's iterations.
     virtual void session(const SessionStore& store) = 0;
+    // show --timeline.
+    virtual void timeline(const SessionStore& store, const Timeline& timeline) = 0;
     // export: where the files went.
     virtual void exported(const QString& outDir, const QStringList& files) = 0;
     // knowledge stats | export | import.

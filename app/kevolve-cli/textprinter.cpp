@@ -116,6 +116,40 @@ public:
         out().flush();
     }
 
+    void timeline(const SessionStore& store, const Timeline& t) override {
+        for (const QString& line : store.damageReport())
+            err() << "kevolve-cli: warning: " << line << Qt::endl;
+        for (const QString& line : t.unreadable)
+            err() << "kevolve-cli: warning: " << line << Qt::endl;
+        out() << store.task().name << ", " << store.steps().size() << " steps\n";
+        if (t.rows.isEmpty()) {
+            out() << "no stage timeline recorded (sessions before it was recorded have none)\n";
+            out().flush();
+            return;
+        }
+        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("v"), 5)
+                     .arg(QStringLiteral("iter"), 4)
+                     .arg(QStringLiteral("slot"), 4)
+                     .arg(QStringLiteral("stage"), -9)
+                     .arg(QStringLiteral("start s  seconds"), 17)
+                     .arg(QStringLiteral("detail"));
+        for (const TimelineRow& r : t.rows)
+            out() << QStringLiteral("%1 %2 %3 %4 %5 %6  %7\n")
+                         .arg(u'v' + QString::number(r.version), 5)
+                         .arg(r.iteration, 4)
+                         .arg(r.beam + 1, 4)
+                         .arg(r.span.stage, -9)
+                         .arg(QString::number(r.offsetS, 'f', 3), 8)
+                         .arg(QString::number(r.span.seconds, 'f', 3), 8)
+                         .arg(r.span.detail);
+        out() << t.evaluated << " candidates evaluated in " << QString::number(t.wallS, 'f', 1)
+              << " s of wall time (" << QString::number(t.perMinute(), 'f', 1)
+              << " per minute); evaluations " << QString::number(t.evaluateS, 'f', 1)
+              << " s in all\n";
+        out().flush();
+    }
+
     void exported(const QString& outDir, const QStringList& files) override {
         out() << "exported to " << outDir << ": " << files.join(QStringLiteral(", ")) << Qt::endl;
     }

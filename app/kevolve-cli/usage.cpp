@@ -16,6 +16,8 @@ Commands:
   run --task T [OPTIONS]              start a new session on task T (a library name or a .json file)
   resume SESSION [OPTIONS]            continue a session folder
   show SESSION [--json]               a table of the session's iterations
+       [--timeline]                   each step's plan, code, evaluation and review on the
+                                      wall clock, and candidates evaluated per minute
   export SESSION --out DIR [--version N]
                                       the best (or version N) kernel with its task, reports
                                       (Markdown, HTML with the chart), raw samples, environment

@@ -1,5 +1,6 @@
 #include "builtin/builtinplanner.h"
 
+#include "builtin/family_wgmma.h"
 #include "builtin/kernelfamily.h"
 #include "builtin/knowledgebase.h"
 #include "builtin/refit.h"
@@ -184,8 +185,12 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
     const KernelFamily* chosen = nullptr;
     double best = -1;
     for (const KernelFamily* family : families) {
-        if (family->id() == u"wgmma_tma")
-            continue; // reached by exploration once the ladder below it is measured
+        // Compute-bound GEMMs reach wgmma by exploration once the ladder below it is measured;
+        // small-M (memory-bound) GEMMs start there: its small-M default splits K over every SM
+        // and streams B through a deep TMA ring (family_wgmma.h, smallMWgmmaParams).
+        if (family->id() == u"wgmma_tma" &&
+            !(context.task.isGemm() && context.task.m <= kSmallMWgmmaLimit))
+            continue;
         if (familyTaken(family->id(), context))
             continue; // another slot of the beam starts there: this one starts elsewhere
         double prior = knowledge::familyPrior(family->id(), context.task);
@@ -237,6 +242,12 @@ std::optional<Strategy> PlannerSearch::firstPlan(const AgentContext& context, QS
             "for %4). %5"_s.arg(roof.text(), chosen->id())
                 .arg(roof.computeBound ? u"compute-bound"_s : u"memory-bound"_s, context.task.op,
                      s.rationale);
+        return s;
+    }
+    if (knowledge::isMemoryBoundPlan(chosen->id(), context.task, context.device)) {
+        s.rationale = u"First plan. Roofline: %1. A small-M GEMM is memory-bound on B (read "
+                      "once): the target is the DRAM floor, judged as a percentage of it. Family "
+                      "%2. %3"_s.arg(roof.text(), chosen->id(), s.rationale);
         return s;
     }
     s.rationale = u"First plan. Roofline: %1. Family %2 (the most capable proven template for "

@@ -315,17 +315,19 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
         return metrics.value(QString::fromUtf16(name)).toDouble(-1.0);
     };
 
-    if (knowledge::isMemoryBoundFamily(strategy.family)) {
+    if (knowledge::isMemoryBoundPlan(strategy.family, context.task, context.device)) {
         reviewMemoryBound(metrics, speedup, report.percentOfFloor, report.minBytes.value_or(0.0),
                           spills, registers, fb, evidence, moves);
-        if (strategy.family == u"mma_smallm") {
-            // The small-M GEMM streams B: its bytes in flight are the pipeline depth and the
-            // split count, its access size the k-tile depth, so the remedies move those knobs.
+        if (context.task.isGemm()) {
+            // A small-M GEMM streams B: its bytes in flight are the pipeline depth and the split
+            // count (SMs kept busy), its access size the k-tile depth (mma_smallm) or the tile
+            // width (wgmma_tma, whose k-tile is fixed), so the remedies move those knobs.
+            evidence.insert(u"judged_by"_s, u"share of the DRAM floor (memory-bound GEMM)"_s);
             for (Move& m : moves) {
                 if (m.param == u"ctas_per_sm")
                     m.param = u"splitK"_s;
                 else if (m.param == u"vectorWidth")
-                    m.param = u"blockK"_s;
+                    m.param = strategy.family == u"mma_smallm" ? u"blockK"_s : u"blockN"_s;
                 else
                     m.param = u"stages"_s;
             }

@@ -20,9 +20,13 @@ struct FmaWarpTileConfig {
     int blockK = 0;
     int warpM = 0;
     int warpN = 0;
-    int threadTileM = 0; // rows of C per thread
-    int threadTileN = 0; // columns of C per thread
-    int minBlocks = 1;   // __launch_bounds__ blocks per SM
+    int threadTileM = 0;     // rows of C per thread
+    int threadTileN = 0;     // columns of C per thread
+    int minBlocks = 1;       // __launch_bounds__ blocks per SM
+    int groupM = 1;          // block rows per raster group (1: row-major raster)
+    bool serpentine = false; // the outer product's FMA order (odd rows backwards)
+    bool async = false;      // cp.async into `stages` shared buffers instead of via registers
+    int stages = 2;
 
     static FmaWarpTileConfig fromStrategy(const Strategy& s) {
         return {s.blockM,
@@ -32,7 +36,11 @@ struct FmaWarpTileConfig {
                 s.warpN,
                 s.params.value(u"thread_tile_m"_s).toInt(0),
                 s.params.value(u"thread_tile_n"_s).toInt(0),
-                s.params.value(u"min_blocks"_s).toInt(1)};
+                s.params.value(u"min_blocks"_s).toInt(1),
+                s.raster == u"grouped"_s ? s.groupSize : 1,
+                s.params.value(u"serpentine"_s).toInt(0) != 0,
+                s.params.value(u"cp_async"_s).toInt(0) != 0,
+                s.stages};
     }
 
     bool tilesDivide() const {
@@ -43,11 +51,19 @@ struct FmaWarpTileConfig {
     int lanes() const { return tilesDivide() ? (warpM / threadTileM) * (warpN / threadTileN) : 0; }
     int warps() const { return tilesDivide() ? (blockM / warpM) * (blockN / warpN) : 0; }
     int threads() const { return warps() * 32; }
-    qint64 smemBytes() const { return 2LL * blockK * ((blockM + 4) + blockN) * 4; }
+    qint64 smemBytes() const {
+        return qint64(async ? stages : 2) * blockK * ((blockM + 4) + blockN) * 4;
+    }
+    // Accumulators, two sets of fragments, the prefetched k-tile (4 registers per float4) and
+    // about 20 for indices and addresses. Calibrated on ptxas 13.0 (sm_90a): 8x8 with blockK 8 is
+    // 124 here and fits 128 without spills; with blockK 16 it is 132 and spills at 128.
     int registerEstimate() const {
         const int t = std::max(threads(), 1);
-        const int prefetch = (blockM * blockK + blockK * blockN) / t;
-        return threadTileM * threadTileN + 2 * (threadTileM + threadTileN) + prefetch + 24;
+        const int vectors = (blockM * blockK + blockK * blockN) / (4 * t);
+        // With cp.async nothing is staged in registers, but ptxas keeps about two registers of
+        // address per 4-byte copy of A (8x8 with blockK 16 spills at 128).
+        const int staging = async ? 2 * (blockM * blockK / t) : 4 * vectors;
+        return threadTileM * threadTileN + 2 * (threadTileM + threadTileN) + staging + 20;
     }
 };
 
@@ -66,10 +82,13 @@ QString FmaWarpTileFamily::id() const {
 
 QString FmaWarpTileFamily::description() const {
     return u"Warp-tiled SGEMM on the FP32 pipes (f32 inputs; no tensor cores, no TF32): block "
-           "tiles in double-buffered shared memory with A transposed, warp tiles of warpM x warpN "
-           "whose lanes each own thread_tile_m x thread_tile_n outputs in 4x4 groups (float4 "
-           "shared loads, conflict-free), register double buffering of the fragments, float4 "
-           "global loads prefetched a k-tile ahead; min_blocks sets __launch_bounds__."_s;
+           "tiles in shared memory with A transposed, warp tiles of warpM x warpN whose lanes "
+           "each own thread_tile_m x thread_tile_n outputs (4, 8 or 16) in 4x4 groups (float4 "
+           "shared loads, conflict-free), register double buffering of the fragments; k-tiles "
+           "either prefetched through registers with float4 global loads into two buffers, or "
+           "(cp_async) copied by cp.async into `stages` buffers; min_blocks sets "
+           "__launch_bounds__, a grouped raster shares panels in L2, serpentine reorders the "
+           "FMAs; float4 stores of f32 C."_s;
 }
 
 bool FmaWarpTileFamily::supports(const Task& task, const DeviceInfo& device) const {
@@ -90,11 +109,26 @@ QVector<ParameterSpec> FmaWarpTileFamily::parameters() const {
                        &Strategy::warpM),
         fieldParameter(u"warpN"_s, u"Columns of C per warp"_s, ints({16, 32, 64, 128}),
                        &Strategy::warpN),
-        paramsParameter(u"thread_tile_m"_s, u"Rows of C per thread (groups of 4)"_s, ints({4, 8})),
+        paramsParameter(u"thread_tile_m"_s, u"Rows of C per thread (groups of 4)"_s,
+                        ints({4, 8, 16})),
         paramsParameter(u"thread_tile_n"_s, u"Columns of C per thread (groups of 4)"_s,
-                        ints({4, 8})),
+                        ints({4, 8, 16})),
         paramsParameter(u"min_blocks"_s, u"Blocks per SM promised to ptxas (__launch_bounds__)"_s,
                         ints({1, 2})),
+        fieldParameter(u"raster"_s, u"Block order: row-major, or grouped (groupSize block rows)"_s,
+                       QJsonArray{u"row"_s, u"grouped"_s}, &Strategy::raster),
+        fieldParameter(u"groupSize"_s, u"Block rows per group of the grouped raster"_s,
+                       ints({4, 8, 16}), &Strategy::groupSize),
+        paramsParameter(u"cp_async"_s,
+                        u"1: cp.async copies k-tiles straight into `stages` shared buffers (no "
+                        "register staging); 0: loads through registers into two buffers"_s,
+                        ints({0, 1})),
+        fieldParameter(u"stages"_s, u"Shared-memory buffers of the cp.async pipeline"_s,
+                       ints({2, 3, 4}), &Strategy::stages),
+        paramsParameter(u"serpentine"_s,
+                        u"FMA order: 1 walks odd rows of the thread tile backwards (operand reuse; "
+                        "ptxas allocates registers differently)"_s,
+                        ints({0, 1})),
     };
 }
 
@@ -102,16 +136,23 @@ void FmaWarpTileFamily::normalize(Strategy& s) const {
     s.family = id();
     s.mma = u"fma"_s;
     s.vectorWidth = 4;
-    s.stages = 2;
+    if (s.params.value(u"cp_async"_s).toInt(0) == 0)
+        s.stages = 2; // the register-staged pipeline has two buffers
     s.smemLayout = u"padded"_s;
     s.smemPaddingBytes = 16;
     s.swizzleBytes = 0;
     s.splitK = 1;
-    s.raster = u"row"_s;
-    s.groupSize = 1;
+    if (s.raster != u"grouped"_s) {
+        s.raster = u"row"_s;
+        s.groupSize = 1;
+    }
     s.epilogue = u"direct"_s;
     if (!s.params.contains(u"min_blocks"_s))
         s.params.insert(u"min_blocks"_s, 1);
+    if (!s.params.contains(u"serpentine"_s))
+        s.params.insert(u"serpentine"_s, 0);
+    if (!s.params.contains(u"cp_async"_s))
+        s.params.insert(u"cp_async"_s, 0);
     const int w = FmaWarpTileConfig::fromStrategy(s).warps();
     if (w > 0)
         s.warps = w;
@@ -127,14 +168,41 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
     if (s.family != id())
         problems << u"family: \"%1\" is not %2"_s.arg(s.family, id());
     const FmaWarpTileConfig c = FmaWarpTileConfig::fromStrategy(s);
-    if ((c.threadTileM != 4 && c.threadTileM != 8) || (c.threadTileN != 4 && c.threadTileN != 8)) {
-        problems << u"params.thread_tile_m=%1, params.thread_tile_n=%2: each must be 4 or 8"_s
+    const auto tileOk = [](int v) { return v == 4 || v == 8 || v == 16; };
+    if (!tileOk(c.threadTileM) || !tileOk(c.threadTileN)) {
+        problems << u"params.thread_tile_m=%1, params.thread_tile_n=%2: each must be 4, 8 or 16"_s
                         .arg(c.threadTileM)
                         .arg(c.threadTileN);
         return problems;
     }
     if (c.minBlocks != 1 && c.minBlocks != 2)
         problems << u"params.min_blocks=%1: must be 1 or 2"_s.arg(c.minBlocks);
+    // Switches default to 0 when absent (a strategy file written before they existed).
+    const auto switchValue = [&s](const QString& key) {
+        const QJsonValue v = s.params.value(key);
+        return v.isUndefined() ? 0 : v.toInt(-1);
+    };
+    const int serpentine = switchValue(u"serpentine"_s);
+    if (serpentine != 0 && serpentine != 1)
+        problems << u"params.serpentine: must be 0 or 1"_s;
+    const int async = switchValue(u"cp_async"_s);
+    if (async != 0 && async != 1)
+        problems << u"params.cp_async: must be 0 or 1"_s;
+    else if (async == 1 && device.ccMajor < 8)
+        problems << u"params.cp_async=1 needs cp.async (sm_80 or newer; device is sm_%1%2)"_s
+                        .arg(device.ccMajor)
+                        .arg(device.ccMinor);
+    else if (async == 1 && (s.stages < 2 || s.stages > 4))
+        problems << u"stages=%1: the cp.async pipeline has 2..4 shared-memory buffers"_s.arg(
+            s.stages);
+    else if (async == 0 && s.stages != 2)
+        problems << u"stages=%1: without cp_async the pipeline has exactly 2 buffers"_s.arg(
+            s.stages);
+    if (s.raster != u"row"_s && s.raster != u"grouped"_s)
+        problems << u"raster: \"%1\" must be row or grouped"_s.arg(s.raster);
+    else if (s.raster == u"grouped"_s && (s.groupSize < 2 || s.groupSize > 64))
+        problems << u"groupSize=%1: a grouped raster needs 2..64 block rows per group"_s.arg(
+            s.groupSize);
     if (!c.tilesDivide()) {
         problems << u"tiles do not nest: block %1x%2, warp %3x%4, thread %5x%6 (each must divide "
                     "the one above)"_s.arg(c.blockM)
@@ -155,17 +223,19 @@ QStringList FmaWarpTileFamily::constraints(const Strategy& s, const Task& task,
     const int t = c.threads();
     if (t < 64 || t > 1024)
         problems << u"%1 threads per block: must be 64..1024"_s.arg(t);
-    else if (c.blockK % 4 != 0 || (c.blockM * c.blockK) % (4 * t) != 0 ||
+    else if (c.blockK % 8 != 0 || (c.blockM * c.blockK) % (4 * t) != 0 ||
              (c.blockK * c.blockN) % (4 * t) != 0)
         problems << u"tile loads: %1x%2 A and %2x%3 B elements do not split into float4 loads "
-                    "over %4 threads"_s.arg(c.blockM)
+                    "over %4 threads (blockK must be a multiple of 8)"_s.arg(c.blockM)
                         .arg(c.blockK)
                         .arg(c.blockN)
                         .arg(t);
     else if (s.warps != c.warps())
         problems << u"warps=%1 but the tiles make %2"_s.arg(s.warps).arg(c.warps());
-    if (c.smemBytes() > 48 * 1024)
-        problems << u"static shared memory %1 B exceeds 49152 B (blockK=%2)"_s.arg(c.smemBytes())
+    if (c.smemBytes() > device.smemPerBlockOptin)
+        problems << u"shared memory %1 B exceeds the %2 B a block may have (blockK=%3)"_s
+                        .arg(c.smemBytes())
+                        .arg(device.smemPerBlockOptin)
                         .arg(c.blockK);
     const int regs = c.registerEstimate();
     if (regs > 255)
@@ -186,8 +256,8 @@ ResourceEstimate FmaWarpTileFamily::resources(const Strategy& s, const Task&,
 }
 
 Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
-    // Provisional (not yet measured on the H200): tests/smallm/sweep measures the default against
-    // its variants; docs/benchmarks.md records the result.
+    // Provisional (session 6 measured the previous kernel: 0.77x cuBLAS): tests/inference/sweep
+    // measures the default against its variants; docs/benchmarks.md records the result.
     Strategy s;
     s.family = id();
     const qint64 tiles128 = ((task.m + 127) / 128) * ((task.n + 127) / 128);
@@ -199,7 +269,15 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     s.warpN = 64;
     s.params.insert(u"thread_tile_m"_s, 8);
     s.params.insert(u"thread_tile_n"_s, 8);
-    s.params.insert(u"min_blocks"_s, 1);
+    // 8x8 per thread fits 128 registers without spills (ptxas 13.0, sm_90a): two blocks per SM,
+    // 16 warps to hide the shared-memory latency and the barriers.
+    s.params.insert(u"min_blocks"_s, large ? 2 : 1);
+    s.params.insert(u"serpentine"_s, 0);
+    if (large) {
+        // Eight block rows per raster group: the 16 blocks of two SMs' worth share A and B panels.
+        s.raster = u"grouped"_s;
+        s.groupSize = 8;
+    }
     if (!large) {
         s.warpM = 32;
         s.warpN = 32;
@@ -209,7 +287,8 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     s.rationale = large
                       ? u"Large output: 128x128x8 block tile, 8 warps of 32x64 (lanes 4x8 of 8x8 "
                         "outputs: 64 FMAs per 4 float4 shared loads), fragments double-buffered in "
-                        "registers so shared loads overlap the FMAs (provisional default)."_s
+                        "registers so shared loads overlap the FMAs, 128 registers for two blocks "
+                        "per SM, grouped raster (provisional default)."_s
                       : u"Small output: 64x64 tiles, 4 warps of 32x32 (8x4 outputs per lane) so "
                         "more blocks run (provisional default)."_s;
     return s;
@@ -230,7 +309,13 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
             .arg(c.threadTileM)
             .arg(c.threadTileN)
             .arg(c.threads()),
-        u"  double-buffered shared memory and fragments, C written as %1."_s.arg(task.c),
+        c.async ? u"  cp.async into %1 shared-memory buffers, double-buffered fragments, C written "
+                  "as %2,"_s.arg(c.stages)
+                      .arg(task.c)
+                : u"  double-buffered shared memory and fragments, C written as %1,"_s.arg(task.c),
+        u"  %1 raster, %2 FMA order."_s.arg(
+            c.groupM > 1 ? u"grouped (%1 block rows)"_s.arg(c.groupM) : u"row"_s,
+            c.serpentine ? u"serpentine"_s : u"row-major"_s),
     };
     if (!s.rationale.isEmpty()) {
         header << u"Rationale:"_s;
@@ -249,6 +334,10 @@ QString FmaWarpTileFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"THREAD_M"_s, c.threadTileM)
         .set(u"THREAD_N"_s, c.threadTileN)
         .set(u"MIN_BLOCKS"_s, c.minBlocks)
+        .set(u"GROUP_M"_s, c.groupM)
+        .set(u"SERPENTINE"_s, c.serpentine ? u"true"_s : u"false"_s)
+        .set(u"STAGES"_s, c.stages)
+        .flag(u"ASYNC"_s, c.async)
         .set(u"OUTPUT_HELPERS"_s, outputHelpers(task.c))
         .set(u"CHECKS"_s, launchChecks(task));
     return cudatemplates::render(u"fmawarp/fma_warptile.cu"_s, values);

@@ -39,6 +39,8 @@ const RowOpGenerator& generatorFor(RowOp op) {
         return layerNormGenerator();
     case RowOp::Reduce:
         return reduceGenerator();
+    case RowOp::RmsNorm:
+        return rmsNormGenerator();
     case RowOp::Softmax:
         break;
     }
@@ -66,12 +68,21 @@ RowTensors tensorsOf(const Task& task) {
 
 // Why a block per row: the elements its registers cache.
 QString blockWhy(const RowwiseConfig& c, qint64 n) {
+    const qint64 cached = qint64(c.warps) * 32 * c.vectorsPerThread * c.vectorWidth;
+    if (n > cached)
+        return u"rows of %1 exceed what a block's registers cache: %2 warps x %3 vectors of %4 "
+               "elements per thread stream the row in chunks of %5 elements (the statistics' "
+               "read, then the output's, which finds the row in L2)"_s.arg(n)
+                   .arg(c.warps)
+                   .arg(c.vectorsPerThread)
+                   .arg(c.vectorWidth)
+                   .arg(cached);
     return u"rows of %1 need a block to stay in registers: %2 warps x %3 vectors of %4 "
            "elements per thread cache up to %5 elements, so the row is read once"_s.arg(n)
                .arg(c.warps)
                .arg(c.vectorsPerThread)
                .arg(c.vectorWidth)
-               .arg(qint64(c.warps) * 32 * c.vectorsPerThread * c.vectorWidth);
+               .arg(cached);
 }
 
 // A warp per row when the row fits a warp's registers at the op's target of cached floats per
@@ -81,7 +92,7 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread) {
         c.mapping = Mapping::Warp;
         c.warps = 4;
         int v = 1;
-        while (32LL * c.vectorWidth * v < n && v * c.vectorWidth * 2 <= perThread)
+        while (32LL * c.vectorWidth * v < n && v * c.vectorWidth * 2 <= perThread && v < 16)
             v *= 2;
         c.vectorsPerThread = v;
         return u"rows of %1 fit in one warp's registers (%2 vectors of %3 per lane): one warp per "
@@ -90,7 +101,9 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread) {
                    .arg(c.vectorWidth);
     }
     c.mapping = Mapping::Block;
-    const int v = std::max(1, perThread / c.vectorWidth);
+    // At most 16 vectors per thread (the knob's range): rows of odd length (1-element vectors)
+    // cache fewer elements and stream.
+    const int v = std::clamp(perThread / c.vectorWidth, 1, 16);
     const int threads = int(
         std::min<qint64>(1024, (n + qint64(c.vectorWidth) * v - 1) / (qint64(c.vectorWidth) * v)));
     int warps = 2;
@@ -101,6 +114,62 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread) {
     return blockWhy(c, n);
 }
 
+// A block of 1024 threads has 64 registers per thread (65536 per SM): a row longer than such a
+// block caches is read in chunks, so the default caches fewer vectors per thread instead of
+// planning a block that cannot be resident (rows of 32000 f16 asked 72 registers per thread).
+// True when it took vectors away.
+bool fitRegisterFile(RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
+    bool changed = false;
+    while (c.vectorsPerThread > 1 &&
+           qint64(registerEstimate(c, t)) * c.warps * 32 > device.regsPerSm) {
+        c.vectorsPerThread /= 2;
+        changed = true;
+    }
+    return changed;
+}
+
+QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
+    return cudatemplates::render(u"rowwise/split.cu"_s,
+                                 TemplateValues()
+                                     .set(u"SPLIT"_s, c.split)
+                                     .flag(u"SOFTMAX"_s, t.op == RowOp::Softmax)
+                                     .flag(u"LAYERNORM"_s, t.op == RowOp::LayerNorm)
+                                     .flag(u"REDUCE"_s, t.op == RowOp::Reduce)
+                                     .flag(u"MAX"_s, t.reduction == Reduction::Max));
+}
+
+// Rows too few to give every SM a block: each row split over a cluster of 2, 4 or 8 blocks (the
+// most whose blocks are all resident at once, each slice at least one vector per thread). Returns
+// what the rationale adds ("" without a split).
+QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
+                    const DeviceInfo& device) {
+    if (device.ccMajor < 9 || c.mapping != Mapping::Block || c.pipeline != Pipeline::None ||
+        c.ctasPerSm != 0)
+        return {};
+    const qint64 resident = qint64(device.smCount) * std::max(1, residentBlocks(c, t, device));
+    // A slice gives each thread at least one vector and is at least 16 KB: below that the
+    // cluster's barriers cost more than the blocks gain.
+    const qint64 minSlice = std::max(qint64(c.rowThreads()) * c.vectorWidth, 16384LL / t.xBytes);
+    int split = 1;
+    while (split < 8 && m * split * 2 <= resident && n / (split * 2) >= minSlice)
+        split *= 2;
+    if (split == 1)
+        return {};
+    c.split = split;
+    // The slices' statistics combine across the cluster: online softmax and Welford moments.
+    if (t.op != RowOp::Reduce)
+        c.stats = Stats::OnePass;
+    const qint64 slice = (n + split - 1) / split;
+    return u"; %1 rows give too few blocks for %2 SMs, so each row is split over a cluster of %3 "
+           "blocks (slices of about %4 elements, %5), their statistics combined through "
+           "distributed shared memory in a fixed order"_s.arg(m)
+               .arg(device.smCount)
+               .arg(split)
+               .arg(slice)
+               .arg(slice <= c.chunkElements() ? u"each read once from DRAM"_s
+                                               : u"each streamed in chunks"_s);
+}
+
 } // namespace
 
 QString RowwiseFamily::id() const {
@@ -108,12 +177,14 @@ QString RowwiseFamily::id() const {
 }
 
 QString RowwiseFamily::description() const {
-    return u"Row-wise memory-bound ops (softmax, layernorm, reduce sum/max): one warp per row "
+    return u"Row-wise memory-bound ops (softmax, layernorm, rmsnorm, reduce sum/max): one warp per "
+           u"row "
            "(mapping=warp, several rows per block) or one block per row (mapping=block), vector "
            "accesses of vectorWidth elements, vectors_per_thread vectors per thread cached in "
            "registers so a row that fits is read once and written once (longer rows stream in "
            "chunks), stats=one_pass (online softmax, Welford layernorm) or two_pass, and "
-           "ctas_per_sm > 0 for a persistent grid of that many blocks per SM looping over rows. "
+           "ctas_per_sm > 0 for a persistent grid of that many blocks per SM looping over rows, "
+           "split > 1 for a row shared by a cluster of blocks (sm_90) when rows are too few. "
            "fp32 arithmetic whatever the storage type."_s;
 }
 
@@ -141,8 +212,9 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "and more vectors mean more bytes in flight"_s,
                         ints({1, 2, 4, 8, 16})),
         paramsParameter(u"stats"_s,
-                        u"one_pass: online softmax / Welford layernorm (one reduction, one read "
-                        "for long rows; with softmax pipeline=prefetch each thread's maximum and "
+                        u"one_pass: online softmax / Welford layernorm / rmsnorm's mean square "
+                        "(its only choice) (one reduction, one read for long rows; with softmax "
+                        "pipeline=prefetch each thread's maximum and "
                         "sum of its cached elements, then one reduction); two_pass: maximum then "
                         "sum / mean then variance; "
                         "shifted_one_pass: layernorm with pipeline=prefetch, sums of x - x[0] and "
@@ -154,7 +226,7 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         ints({0, 1, 2, 3, 4, 5, 6, 8})),
         paramsParameter(
             u"pipeline"_s,
-            u"layernorm and softmax rows that fit in registers: none loads a row, "
+            u"layernorm, rmsnorm and softmax rows that fit in registers: none loads a row, "
             "then reduces "
             "it; prefetch (persistent grid) loads the next row, packed, before the "
             "current row's reductions so DRAM loads stay in flight; async "
@@ -166,10 +238,17 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "memory); ignored by the other pipelines"_s,
                         ints({2, 3, 4, 5, 6})),
         paramsParameter(u"weights"_s,
-                        u"layernorm W and B with pipeline=prefetch or async: load reads them per "
-                        "row (L1/L2 hits); registers keeps them packed for all of a block's "
-                        "rows"_s,
+                        u"layernorm W and B (rmsnorm W) with pipeline=prefetch or async: load "
+                        "reads them per row (L1/L2 hits); registers keeps them packed for all of a "
+                        "block's rows"_s,
                         strings({u"load", u"registers"})),
+        paramsParameter(u"split"_s,
+                        u"blocks per row (sm_90 thread block clusters, mapping=block, "
+                        "pipeline=none): 1 gives each row to one block; 2, 4 or 8 split a row "
+                        "into slices whose statistics the cluster combines through distributed "
+                        "shared memory in a fixed order (deterministic), for too few rows to "
+                        "fill the GPU"_s,
+                        ints({1, 2, 4, 8})),
     };
 }
 
@@ -190,8 +269,8 @@ QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
                                        const DeviceInfo& device) const {
     QStringList problems;
     if (!supports(task, device))
-        problems << u"family rowwise needs a softmax, layernorm or reduce task with f32, f16 or "
-                    "bf16 tensors on an sm_70 or newer GPU (task %1, device %2 sm_%3%4)"_s
+        problems << u"family rowwise needs a softmax, layernorm, rmsnorm or reduce task with f32, "
+                    "f16 or bf16 tensors on an sm_70 or newer GPU (task %1, device %2 sm_%3%4)"_s
                         .arg(task.summary(), device.name)
                         .arg(device.ccMajor)
                         .arg(device.ccMinor);
@@ -226,10 +305,13 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     if (!op.defaultShape(c, t, n, &why)) {
         why = defaultMapping(c, n, op.cachedFloatsTarget(t));
     }
+    if (fitRegisterFile(c, t, device) && c.mapping == Mapping::Block)
+        why = blockWhy(c, n);
     c.ctasPerSm = 0;
     c.pipeline = Pipeline::None;
     c.weights = Weights::Load;
     op.tuneDefault(c, t, n, device);
+    const QString splitWhy = chooseSplit(c, t, task.m, n, device);
     const qint64 rowBytes = qint64(c.warps * 32 / c.rowThreads()) * n * t.xBytes;
     // 16-bit rows in the prefetching kernels: half-width vectors (8-byte accesses), twice as
     // many per thread (the same elements), ran faster (docs/benchmarks.md, "16-bit rows in
@@ -249,7 +331,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         c.ctasPerSm = 0;
         c.pipeline = Pipeline::None;
         c.weights = Weights::Load;
-        c.stats = Stats::TwoPass;
+        c.stats = op.fallbackStats();
     }
     QString grid = u"one block per row group"_s;
     const int k = c.ctasPerSm;
@@ -258,8 +340,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
                "loading its next row before reducing the current one (about %2 KB of loads in "
                "flight per SM)"_s.arg(k)
                    .arg(qint64(k) * rowBytes / 1024);
-        if (t.op == RowOp::LayerNorm)
-            grid += u", W and B "_s + weightsText(c, true);
+        if (!t.weightNames().isEmpty())
+            grid += u", "_s + t.weightNames() + u' ' + weightsText(c, true);
     } else if (c.pipeline == Pipeline::Async) {
         grid = u"a persistent grid of %1 blocks per SM, each copying rows ahead with cp.async "
                "into a shared-memory ring of %2 rows (%3 KB per block; about %4 KB of loads in "
@@ -278,7 +360,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
                       .arg(c.vectorWidth)
                       .arg(vectorBytes(c, t))
                       .arg(op.rationaleStats(c))
-                      .arg(grid);
+                      .arg(grid + splitWhy);
     return s;
 }
 
@@ -301,7 +383,10 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             .arg(c.chunkElements())
             .arg(op.headerStats(c))
             .arg(k > 0 ? u"a persistent grid of %1 blocks per SM"_s.arg(k)
-                       : u"one block per row group"_s)
+                 : c.splitsRows()
+                     ? u"each row split over a cluster of %1 blocks (slices combined through "
+                       "distributed shared memory)"_s.arg(c.split)
+                     : u"one block per row group"_s)
             .arg(op.headerPipeline(c, t)),
     };
     if (!s.rationale.isEmpty()) {
@@ -328,11 +413,14 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"CHECKS"_s, launchChecks(task, u"KEVOLVE_OP_"_s + opName(t.op).toUpper()))
         .flag(u"SOFTMAX"_s, t.op == RowOp::Softmax)
         .flag(u"LAYERNORM"_s, t.op == RowOp::LayerNorm)
+        .flag(u"RMSNORM"_s, t.op == RowOp::RmsNorm)
         .flag(u"REDUCE"_s, t.op == RowOp::Reduce)
         .flag(u"MAX"_s, t.reduction == Reduction::Max)
         .flag(u"PREFETCH"_s, c.pipeline == Pipeline::Prefetch)
         .flag(u"ASYNC"_s, c.pipeline == Pipeline::Async)
-        .flag(u"ONE_ROW"_s, c.pipeline == Pipeline::None);
+        .flag(u"ONE_ROW"_s, c.pipeline == Pipeline::None)
+        .flag(u"SPLIT"_s, c.splitsRows())
+        .set(u"SPLIT_KERNEL"_s, c.splitsRows() ? splitKernel(c, t) : QString());
     return cudatemplates::render(u"rowwise/rowwise.cu"_s, values);
 }
 

@@ -1,6 +1,6 @@
-// Row-wise memory-bound ops (softmax, layernorm, reduce): one warp or one block per row, vector
-// accesses, the row cached in registers when it fits (one DRAM read and one write, the floor),
-// online softmax or Welford statistics against two passes, and an optional persistent grid.
+// Row-wise memory-bound ops (softmax, layernorm, rmsnorm, reduce): one warp or one block per row,
+// vector accesses, the row cached in registers when it fits (one DRAM read and one write, the
+// floor), online softmax or Welford statistics against two passes, and an optional persistent grid.
 #ifndef KEV_BUILTIN_FAMILY_ROWWISE_H
 #define KEV_BUILTIN_FAMILY_ROWWISE_H
 

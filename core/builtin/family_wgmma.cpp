@@ -44,6 +44,7 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.tmaStore = strategy.epilogue == QLatin1String("tma_store");
     p.pingPong =
         strategy.params.value(QLatin1String("schedule")).toString() == QLatin1String("pingpong");
+    p.splitK = strategy.splitK;
     return p;
 }
 
@@ -62,7 +63,7 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.smemLayout = QStringLiteral("swizzled");
     strategy.smemPaddingBytes = 0;
     strategy.swizzleBytes = 128;
-    strategy.splitK = 1;
+    strategy.splitK = splitK;
     strategy.clusterM = clusterM;
     strategy.clusterN = 1;
     strategy.raster = groupedRaster ? QStringLiteral("grouped") : QStringLiteral("row");
@@ -106,9 +107,16 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QStringLiteral(" is not 1 or 2");
         return problems;
     }
-    if (params.blockN != 128 && params.blockN != 192 && params.blockN != 256)
+    if (params.blockN != 64 && params.blockN != 128 && params.blockN != 192 && params.blockN != 256)
         problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
-                        QStringLiteral(" is not 128, 192 or 256");
+                        QStringLiteral(" is not 64, 128, 192 or 256");
+    if (params.splitK < 1 || params.splitK > 16)
+        problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
+                        QStringLiteral(" is outside 1..16");
+    else if (params.splitK > 1 && (params.pingPong || params.tmaStore || params.clusterM != 1))
+        problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
+                        QStringLiteral(" needs the cooperative schedule, the direct epilogue and "
+                                       "clusterM 1 (the partials are stored from registers)");
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
     const int slices = params.mmaSlicesPerWarpgroup();
     if (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2)
@@ -120,9 +128,9 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
         problems << QStringLiteral("schedule: pingpong alternates two consumer warpgroups, "
                                    "consumerWarpgroups is ") +
                         QString::number(params.consumerWarpgroups);
-    if (params.stages < 3 || params.stages > 6)
+    if (params.stages < 3 || params.stages > 8)
         problems << QStringLiteral("stages: ") + QString::number(params.stages) +
-                        QStringLiteral(" is outside 3..6");
+                        QStringLiteral(" is outside 3..8");
     if (params.clusterM != 1 && params.clusterM != 2)
         problems << QStringLiteral("clusterM: ") + QString::number(params.clusterM) +
                         QStringLiteral(" is not 1 or 2");
@@ -179,10 +187,13 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"PRODUCER_REGS"_s, kProducerRegs)
         .set(u"CONSUMER_REGS"_s, consumerRegs(params.consumerWarpgroups))
         .set(u"SMEM_LIMIT"_s, 232448)
+        .flag(u"N64"_s, params.blockN == 64)
         .flag(u"N128"_s, params.blockN == 128)
         .flag(u"N192"_s, params.blockN == 192)
         .flag(u"N256"_s, params.blockN == 256)
         .set(u"MMA_TYPE"_s, task.a == u"bf16" ? u"bf16"_s : u"f16"_s)
+        .set(u"SPLIT"_s, params.splitK)
+        .flag(u"SPLIT_K"_s, params.splitK > 1)
         // Stores two adjacent columns of C, applying alpha and beta, to global memory (direct
         // epilogue) or to a staging buffer (TMA-store epilogue); one file per type of C.
         .set(u"STORE_PAIR"_s,
@@ -191,6 +202,9 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"ABI_A"_s, abiDtype(task.a))
         .set(u"ABI_B"_s, abiDtype(task.b))
         .set(u"ABI_C"_s, abiDtype(task.c));
+    values.set(u"WGMMA_TILE"_s, cudatemplates::render(u"wgmma/wgmma_tile.cu"_s, values))
+        .set(u"SPLIT_K_CODE"_s,
+             params.splitK > 1 ? cudatemplates::render(u"wgmma/splitk.cu"_s, values) : QString());
     const QString header =
         QStringLiteral("// expect: ok\n// task: ") + task.name +
         QStringLiteral(
@@ -208,6 +222,9 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
                                     QString::number(params.groupM) + QStringLiteral(" tile rows)")
                               : QStringLiteral("row raster")) +
         QStringLiteral(",\n// balanced persistent grid") +
+        (params.splitK > 1 ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
+                                 QStringLiteral(" (fp32 partials summed in split order)")
+                           : QString()) +
         (params.clusterM > 1 ? QStringLiteral(" of ") + QString::number(params.clusterM) +
                                    QStringLiteral("-CTA clusters multicasting B")
                              : QString()) +
@@ -217,6 +234,76 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         (params.tmaStore ? QStringLiteral("epilogue through shared memory and TMA stores.\n")
                          : QStringLiteral("bounded epilogue from registers.\n"));
     return header + cudatemplates::render(u"wgmma/gemm.cu"_s, values);
+}
+
+WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why) {
+    // Memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate, so the
+    // choice is about filling every SM with enough work units (tiles x splits) in whole rounds
+    // of the balanced persistent grid, not about operand reuse. One consumer warpgroup per 64
+    // rows (M <= 64 pads to one m64 slice: the tensor pipe has room to spare), 128 rows in two
+    // for larger M. Each candidate costs the bytes it moves (B once, A once per tile column, the
+    // fp32 partials written and read back) over the share of the SMs its rounds keep busy.
+    WgmmaParams best;
+    best.blockM = task.m <= 64 ? 64 : 128;
+    best.consumerWarpgroups = task.m <= 64 ? 1 : 2;
+    best.groupedRaster = false;
+    best.groupM = 1;
+    const qint64 sms = device.smCount > 0 ? device.smCount : 132;
+    const qint64 kBlocks = (task.k + kBlockK - 1) / kBlockK;
+    const qint64 tilesM = (task.m + best.blockM - 1) / best.blockM;
+    const double bBytes = 2.0 * double(task.k) * double(task.n);
+    double bestCost = 0;
+    for (int blockN : {256, 128, 64}) {
+        const qint64 tiles = tilesM * ((task.n + blockN - 1) / blockN);
+        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+            // At least 8 k-blocks a split, so the ring reaches its steady state.
+            if (split > 1 && kBlocks / split < 8)
+                break;
+            const qint64 units = tiles * split;
+            const qint64 rounds = (units + sms - 1) / sms;
+            const double busy = double(units) / double(rounds * sms);
+            // A is re-read once per tile column, mostly from L2 (it is small): a tenth of a
+            // DRAM byte each.
+            const double aBytes =
+                0.1 * 2.0 * double(task.m) * double(task.k) * double(tiles / tilesM);
+            const double partials = split > 1 ? 2.0 * split * double(task.m) * task.n * 4 : 0.0;
+            const double cost = (bBytes + aBytes + partials) / busy;
+            // Ties go to the wider tile and the smaller split (checked first).
+            if (bestCost == 0 || cost < bestCost * 0.98) {
+                bestCost = cost;
+                best.blockN = blockN;
+                best.splitK = split;
+            }
+        }
+    }
+    // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
+    best.tmaStore = best.splitK == 1;
+    best.stages = 3;
+    for (int stages = 8; stages >= 3; --stages) {
+        WgmmaParams probe = best;
+        probe.stages = stages;
+        if (probe.smemBytes() <= device.smemPerBlockOptin) {
+            best.stages = stages;
+            break;
+        }
+    }
+    const qint64 tiles = tilesM * ((task.n + best.blockN - 1) / best.blockN);
+    *why = QStringLiteral("Small-M (M=%1, memory-bound: B is %2 MB): %3x%4x64 tiles, %5 consumer "
+                          "warpgroup(s), %6 stages; %7 tiles x split-K %8 = %9 work units for %10 "
+                          "SMs%11.")
+               .arg(task.m)
+               .arg(bBytes / 1e6, 0, 'f', 0)
+               .arg(best.blockM)
+               .arg(best.blockN)
+               .arg(best.consumerWarpgroups)
+               .arg(best.stages)
+               .arg(tiles)
+               .arg(best.splitK)
+               .arg(tiles * best.splitK)
+               .arg(sms)
+               .arg(best.splitK > 1 ? QStringLiteral(" (fp32 partials summed in split order)")
+                                    : QStringLiteral(", TMA-store epilogue"));
+    return best;
 }
 
 } // namespace kev
@@ -259,10 +346,10 @@ public:
                            QJsonArray{64, 128, 256}, &Strategy::blockM),
             fieldParameter(QStringLiteral("blockN"),
                            QStringLiteral("output tile columns, the wgmma N"),
-                           QJsonArray{128, 192, 256}, &Strategy::blockN),
+                           QJsonArray{64, 128, 192, 256}, &Strategy::blockN),
             fieldParameter(QStringLiteral("stages"),
                            QStringLiteral("depth of the TMA shared-memory ring"),
-                           QJsonArray{3, 4, 5, 6}, &Strategy::stages),
+                           QJsonArray{3, 4, 5, 6, 7, 8}, &Strategy::stages),
             fieldParameter(QStringLiteral("consumerWarpgroups"),
                            QStringLiteral("warpgroups issuing wgmma (one more produces)"),
                            QJsonArray{1, 2}, &Strategy::consumerWarpgroups),
@@ -285,6 +372,11 @@ public:
                                            "(cooperative) or taking whole tiles in turns so "
                                            "that epilogues overlap main loops (pingpong)"),
                             QJsonArray{QStringLiteral("cooperative"), QStringLiteral("pingpong")}),
+            fieldParameter(QStringLiteral("splitK"),
+                           QStringLiteral("blocks sharing one output tile along K (fp32 partials "
+                                          "in the workspace, summed in split order): fills the "
+                                          "SMs when the output has fewer tiles than SMs"),
+                           QJsonArray{1, 2, 3, 4, 6, 8, 12, 16}, &Strategy::splitK),
             fieldParameter(QStringLiteral("epilogue"),
                            QStringLiteral("direct register stores, or staging through shared "
                                           "memory and asynchronous TMA bulk stores"),
@@ -306,9 +398,6 @@ public:
             strategy.epilogue != QLatin1String("tma_store"))
             problems << QStringLiteral("epilogue: ") + strategy.epilogue +
                             QStringLiteral(" is not direct or tma_store");
-        if (strategy.splitK != 1)
-            problems << QStringLiteral("splitK: ") + QString::number(strategy.splitK) +
-                            QStringLiteral(" is not supported; the grid is persistent over tiles");
         return problems;
     }
 
@@ -320,11 +409,18 @@ public:
         r.smemBytesPerBlock = p.smemBytes();
         r.registersPerThread = p.accumulatorsPerThread() + kConsumerOverheadRegs;
         r.blocksPerSm = wgmmaConstraints(p, task, device).isEmpty() ? 1 : 0;
-        r.workspaceBytes = 0;
+        r.workspaceBytes = p.workspaceBytes(task.m, task.n);
         return r;
     }
 
     Strategy defaultStrategy(const Task& task, const DeviceInfo& device) const override {
+        if (task.m <= kSmallMWgmmaLimit) {
+            QString why;
+            Strategy s;
+            smallMWgmmaParams(task, device, &why).applyTo(s);
+            s.rationale = why;
+            return s;
+        }
         WgmmaParams p;
         // Staging C through shared memory lets TMA write whole lines asynchronously, faster than
         // the direct epilogue (docs/benchmarks.md, "wgmma: TMA-store epilogue and clusters").

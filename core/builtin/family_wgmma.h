@@ -20,8 +20,8 @@ namespace kev {
 // The knobs of one wgmma_tma configuration, as the generator reads them.
 struct WgmmaParams {
     int blockM = 128; // 64 * m64 slices per warpgroup (1 or 2) * consumer warpgroups per tile
-    int blockN = 256; // the wgmma N: 128, 192 or 256
-    int stages = 4;   // shared-memory ring depth, 3..6
+    int blockN = 256; // the wgmma N: 64, 128, 192 or 256
+    int stages = 4;   // shared-memory ring depth, 3..8 (deep rings for small tiles)
     int consumerWarpgroups = 2;
     bool groupedRaster = true; // false: row-major tile order
     // Tile rows per raster group when grouped. 16 keeps one wave's operands at about 16 A panels
@@ -34,6 +34,10 @@ struct WgmmaParams {
     // on the tensor cores so that one's epilogue overlaps the other's main loop (needs two consumer
     // warpgroups); cooperative: both split each tile by rows. Strategy::params["schedule"].
     bool pingPong = false;
+    // Split-K: blocks sharing one output tile along K, their fp32 partials summed in split order
+    // by a second (programmatic dependent) kernel, so C is deterministic. For small-M tasks whose
+    // tiles are fewer than the SMs (templates/wgmma/splitk.cu).
+    int splitK = 1;
 
     static WgmmaParams fromStrategy(const Strategy& strategy);
     void applyTo(Strategy& strategy) const;
@@ -46,6 +50,8 @@ struct WgmmaParams {
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
     // epilogue, the mbarriers and 1 KiB of alignment slack.
     qint64 smemBytes() const;
+    // The split-K partials in the ABI workspace for an M x N output (0 without split-K).
+    qint64 workspaceBytes(qint64 m, qint64 n) const { return splitK > 1 ? splitK * m * n * 4 : 0; }
 };
 
 // Why `params` cannot run `task` on `device`; empty when feasible. Each message names the knob.
@@ -53,6 +59,13 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task, const 
 
 // The complete candidate .cu file for this configuration (precondition: no constraint applies).
 QString generateWgmmaGemm(const WgmmaParams& params, const Task& task);
+
+// Up to this M a GEMM is memory-bound on B and the family's default is smallMWgmmaParams.
+inline constexpr int kSmallMWgmmaLimit = 256;
+
+// The default for a small-M (inference) GEMM: tile width and split-K chosen to fill every SM in
+// whole rounds for the least traffic, the deepest ring that fits; *why says so.
+WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why);
 
 std::unique_ptr<KernelFamily> makeWgmmaTmaFamily();
 

@@ -94,6 +94,14 @@ bool isMemoryBoundFamily(const QString& familyId) {
            familyId == u"mma_smallm";
 }
 
+bool isMemoryBoundPlan(const QString& familyId, const Task& task, const DeviceInfo& device) {
+    // M <= 256 counts even where the nominal ridge is just below the task's intensity (M = 256
+    // at K = 4096: 237 FLOP/byte against a ridge of about 200): B dominates the bytes, and the
+    // measured kernels are limited by streaming it, not by the tensor rate.
+    return isMemoryBoundFamily(familyId) ||
+           (task.isGemm() && (task.m <= 256 || !roofline(task, device).computeBound));
+}
+
 bool wantsSplitK(const Task& task, const DeviceInfo& device, int tileM, int tileN) {
     const qint64 tiles = ((task.m + tileM - 1) / tileM) * ((task.n + tileN - 1) / tileN);
     return tiles < std::max(device.smCount, 1) && task.k >= 4 * std::max(task.m, task.n);

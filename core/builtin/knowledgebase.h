@@ -39,6 +39,11 @@ double familyPrior(const QString& familyId, const Task& task);
 // the percentage of the DRAM floor, and the reviewer judges it by bytes in flight, not by reuse.
 bool isMemoryBoundFamily(const QString& familyId);
 
+// Whether a plan of `familyId` for `task` is judged by its share of the DRAM floor: a
+// memory-bound family, or a GEMM of M <= 256 or below the roofline's ridge (the small-M
+// inference GEMMs, whatever family runs them: B streams once and the tensor pipe waits for it).
+bool isMemoryBoundPlan(const QString& familyId, const Task& task, const DeviceInfo& device);
+
 // Whether the output has too few tiles of `tileM` x `tileN` to fill the device while K is long,
 // the case split-K is for.
 bool wantsSplitK(const Task& task, const DeviceInfo& device, int tileM = 128, int tileN = 128);

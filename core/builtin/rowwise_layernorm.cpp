@@ -24,6 +24,12 @@ public:
                      const DeviceInfo& device) const override {
         // Two passes over registers cost no DRAM traffic and ran faster than one-pass Welford.
         c.stats = Stats::TwoPass;
+        // A row longer than the registers cache streams: Welford statistics read it once (two
+        // passes would read it twice before the output's read).
+        if (n > c.chunkElements()) {
+            c.stats = Stats::OnePass;
+            return;
+        }
         // f32 rows keep one row at a time (their 16 KB rows keep enough loads in flight); 16-bit
         // rows prefetch the next row at 4 blocks per SM, W and B in registers when 4 blocks still
         // fit, with shifted one-pass statistics (docs/benchmarks.md, "Layernorm: prefetching the
@@ -39,6 +45,8 @@ public:
     }
 
     QString rationaleStats(const RowwiseConfig& c) const override {
+        if (c.stats == Stats::OnePass)
+            return u"Welford statistics in one read of the row"_s;
         if (c.stats == Stats::ShiftedOnePass)
             return u"the sums of x - x[0] and of its square in one pass over the row in "
                    "registers"_s;

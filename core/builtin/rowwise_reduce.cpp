@@ -13,7 +13,7 @@ namespace {
 
 class ReduceGenerator final : public RowOpGenerator {
 public:
-    bool defaultShape(RowwiseConfig& c, const RowTensors&, qint64, QString* why) const override {
+    bool defaultShape(RowwiseConfig& c, const RowTensors&, qint64 n, QString* why) const override {
         // A reduction reads each row once whatever the mapping: a warp per row needs no
         // barrier, and 8 vectors per thread keep enough loads in flight.
         c.mapping = Mapping::Warp;
@@ -21,6 +21,15 @@ public:
         c.vectorsPerThread = std::min(8, 32 / c.vectorWidth);
         *why = u"reduce: one warp per row (no barriers), 8 rows per block, several vectors in "
                "flight per thread"_s;
+        // Past 16 of a warp's chunks a row is long enough that one barrier per row costs
+        // nothing, and a block reads it 8 times as fast as a warp (a row of 262144 is 256
+        // chunks of one warp: the whole grid would wait on the slowest rows).
+        if (n > 16 * c.chunkElements()) {
+            c.mapping = Mapping::Block;
+            *why = u"reduce: rows of %1 are longer than 16 of a warp's chunks, so one block (8 "
+                   "warps, one barrier per row) reads each row, several vectors in flight per "
+                   "thread"_s.arg(n);
+        }
         return true;
     }
 

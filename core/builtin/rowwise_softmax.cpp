@@ -16,6 +16,12 @@ public:
     void tuneDefault(RowwiseConfig& c, const RowTensors& t, qint64 n,
                      const DeviceInfo& device) const override {
         c.stats = Stats::TwoPass;
+        // A row longer than the registers cache streams: online statistics read it once (the
+        // two-pass kernel reads it twice before the output's read).
+        if (n > c.chunkElements()) {
+            c.stats = Stats::OnePass;
+            return;
+        }
         // A 16-bit row per block at a time leaves DRAM idle through its barriers; prefetching
         // the next row (packed) at 2 blocks per SM is faster (docs/benchmarks.md, "Softmax:
         // prefetching the next row").
@@ -25,7 +31,9 @@ public:
         }
     }
 
-    QString rationaleStats(const RowwiseConfig&) const override {
+    QString rationaleStats(const RowwiseConfig& c) const override {
+        if (c.stats == Stats::OnePass)
+            return u"online statistics (running maximum and sum) in one read of the row"_s;
         return u"max then sum from registers"_s;
     }
 

@@ -14,8 +14,10 @@ namespace {
 
 template <typename E, std::size_t N> using NameTable = std::array<std::pair<E, const char16_t*>, N>;
 
-constexpr NameTable<RowOp, 3> kOps{
-    {{RowOp::Softmax, u"softmax"}, {RowOp::LayerNorm, u"layernorm"}, {RowOp::Reduce, u"reduce"}}};
+constexpr NameTable<RowOp, 4> kOps{{{RowOp::Softmax, u"softmax"},
+                                    {RowOp::LayerNorm, u"layernorm"},
+                                    {RowOp::Reduce, u"reduce"},
+                                    {RowOp::RmsNorm, u"rmsnorm"}}};
 constexpr NameTable<Mapping, 2> kMappings{{{Mapping::Warp, u"warp"}, {Mapping::Block, u"block"}}};
 constexpr NameTable<Pipeline, 3> kPipelines{
     {{Pipeline::None, u"none"}, {Pipeline::Prefetch, u"prefetch"}, {Pipeline::Async, u"async"}}};
@@ -61,7 +63,8 @@ int packedRowWords(const RowwiseConfig& c, const RowTensors& t) {
 }
 
 int packedWeightWords(const RowwiseConfig& c, const RowTensors& t) {
-    return c.vectorsPerThread * c.vectorWidth * (Task::dtypeBytes(t.w) + Task::dtypeBytes(t.b)) / 4;
+    const int bytes = Task::dtypeBytes(t.w) + (t.b.isEmpty() ? 0 : Task::dtypeBytes(t.b));
+    return c.vectorsPerThread * c.vectorWidth * bytes / 4;
 }
 
 bool prefetching(const RowwiseConfig& c) {
@@ -115,6 +118,7 @@ RowwiseConfig RowwiseConfig::fromStrategy(const Strategy& s) {
     c.depth = intParam(s, u"depth"_s, 4);
     c.weights =
         parseKnob(s, u"weights"_s, kWeights, std::optional(Weights::Load), c.invalid.weights);
+    c.split = intParam(s, u"split"_s, 1);
     return c;
 }
 
@@ -129,6 +133,9 @@ void RowwiseConfig::applyTo(Strategy& s) const {
     s.params.insert(u"weights"_s, invalid.weights.value_or(weightsName(weights)));
     if (pipeline == Pipeline::Async || s.params.contains(u"depth"_s))
         s.params.insert(u"depth"_s, depth);
+    // Written only when rows are split (or were), so strategies without the knob stay as saved.
+    if (split != 1 || s.params.contains(u"split"_s))
+        s.params.insert(u"split"_s, split);
 }
 
 std::optional<RowTensors> RowTensors::fromTask(const Task& task) {
@@ -150,6 +157,8 @@ std::optional<RowTensors> RowTensors::fromTask(const Task& task) {
 QStringList RowTensors::dtypes() const {
     if (op == RowOp::LayerNorm)
         return {x, w, b, y};
+    if (op == RowOp::RmsNorm)
+        return {x, w, y};
     return {x, y};
 }
 
@@ -159,11 +168,21 @@ QStringList RowTensors::vectorDtypes() const {
     return dtypes();
 }
 
+QString RowTensors::weightNames() const {
+    if (op == RowOp::LayerNorm)
+        return u"W and B"_s;
+    if (op == RowOp::RmsNorm)
+        return u"W"_s;
+    return {};
+}
+
 int cacheFloats(const RowwiseConfig& c, const RowTensors& t) {
-    // layernorm keeps the row and, while normalising, one vector of W and B; reduce keeps one
-    // accumulator per loaded value
+    // layernorm keeps the row and, while normalising, one vector of W and B (rmsnorm: of W);
+    // reduce keeps one accumulator per loaded value
     if (t.op == RowOp::LayerNorm)
         return (c.vectorsPerThread + 2) * c.vectorWidth;
+    if (t.op == RowOp::RmsNorm)
+        return (c.vectorsPerThread + 1) * c.vectorWidth;
     return c.vectorsPerThread * c.vectorWidth * (t.op == RowOp::Reduce ? 2 : 1);
 }
 
@@ -176,7 +195,8 @@ int registerEstimate(const RowwiseConfig& c, const RowTensors& t) {
     const int vpt = c.vectorsPerThread;
     // The prefetching kernel's converted vectors and per-vector addresses come on top (ptxas,
     // sm_90a, docs/benchmarks.md "Row-wise register estimates").
-    if (prefetching(c) && t.op == RowOp::LayerNorm)
+    // rmsnorm's kernel is layernorm's with one statistic and no B: the same model, unmeasured.
+    if (prefetching(c) && (t.op == RowOp::LayerNorm || t.op == RowOp::RmsNorm))
         return prefetchWords(c, t) + 40 + 2 * c.vectorWidth + 2 * vpt;
     // Softmax keeps exp(x - m) of the whole share in floats through the sum's reduction (the
     // output is that times one scale, no second exponential), beside the two packed rows.

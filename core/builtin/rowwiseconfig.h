@@ -1,7 +1,7 @@
-// The typed configuration of the row-wise family (softmax, layernorm, reduce): Strategy::params
-// parsed once into enums and integers, the way cutlass_library describes an operation, so the
-// constraints, the resource model and the generators never compare knob strings. Strings exist
-// only at the save/load boundary (fromStrategy/applyTo).
+// The typed configuration of the row-wise family (softmax, layernorm, rmsnorm, reduce):
+// Strategy::params parsed once into enums and integers, the way cutlass_library describes an
+// operation, so the constraints, the resource model and the generators never compare knob strings.
+// Strings exist only at the save/load boundary (fromStrategy/applyTo).
 #ifndef KEV_BUILTIN_ROWWISECONFIG_H
 #define KEV_BUILTIN_ROWWISECONFIG_H
 
@@ -17,7 +17,7 @@
 namespace kev::rowwise {
 
 // The task's op, from Task::op at the boundary.
-enum class RowOp { Softmax, LayerNorm, Reduce };
+enum class RowOp { Softmax, LayerNorm, Reduce, RmsNorm };
 // reduce's params.reduction.
 enum class Reduction { Sum, Max };
 // mapping: one warp per row (several rows per block) or the whole block on one row.
@@ -25,10 +25,11 @@ enum class Mapping { Warp, Block };
 // pipeline: one row at a time; the next row prefetched packed in registers; rows copied ahead
 // with cp.async into a shared-memory ring.
 enum class Pipeline { None, Prefetch, Async };
-// stats: maximum then sum / mean then variance; online softmax / Welford; sums of x - x[0] and of
-// its square in one pass (layernorm, prefetch).
+// stats: maximum then sum / mean then variance; online softmax / Welford (rmsnorm and reduce: their
+// one reduction); sums of x - x[0] and of its square in one pass (layernorm, prefetch).
 enum class Stats { TwoPass, OnePass, ShiftedOnePass };
-// weights: layernorm's W and B read per row, or kept packed in registers for all rows.
+// weights: layernorm's W and B (rmsnorm's W) read per row, or kept packed in registers for all
+// rows.
 enum class Weights { Load, Registers };
 
 std::optional<RowOp> rowOpOf(const QString& op);
@@ -48,6 +49,9 @@ struct RowwiseConfig {
     Pipeline pipeline = Pipeline::None;
     int depth = 4; // rows in flight with Pipeline::Async
     Weights weights = Weights::Load;
+    // Blocks of a thread block cluster (sm_90) that share one row: 1 (a row per block or warp),
+    // 2, 4 or 8 (rows too few to fill the GPU, each split into slices combined through DSMEM).
+    int split = 1;
     // Knob text that names none of the enum's values: the enum then holds its first value, so
     // the estimates stay defined, and the constraints report the text.
     struct Invalid {
@@ -64,6 +68,7 @@ struct RowwiseConfig {
     void applyTo(Strategy& s) const;
 
     bool persistent() const { return ctasPerSm > 0; }
+    bool splitsRows() const { return split > 1; }
     bool keepsWeights() const { return weights == Weights::Registers; }
     // Threads that share one row.
     int rowThreads() const { return mapping == Mapping::Block ? warps * 32 : 32; }
@@ -75,15 +80,18 @@ struct RowwiseConfig {
 struct RowTensors {
     RowOp op = RowOp::Softmax;
     Reduction reduction = Reduction::Sum;
-    QString x, y, w, b; // dtypes; w and b empty unless layernorm
+    QString x, y, w, b; // dtypes; w empty unless layernorm or rmsnorm, b unless layernorm
     int xBytes = 4;
 
-    // nullopt when the task is not softmax, layernorm or reduce.
+    // nullopt when the task is not softmax, layernorm, rmsnorm or reduce.
     static std::optional<RowTensors> fromTask(const Task& task);
     // Every tensor's dtype in the task's order, and those accessed with vectors (reduce's output
     // is one value per row).
     QStringList dtypes() const;
     QStringList vectorDtypes() const;
+    // The per-column tensors a row is scaled by, as the texts name them ("W and B", "W"; "" for
+    // none).
+    QString weightNames() const;
 };
 
 // The resource model shared by the constraints, the estimates and the defaults.
@@ -99,6 +107,8 @@ int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo
 // Why the configuration cannot run the task on the device (each message names the knob).
 QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, const Task& task,
                                const DeviceInfo& device);
+// The part of them a row split over a cluster adds.
+QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
 // The part of them the pipelines add, for rows of `n` elements (the defaults test a pipeline
 // with it).
 QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64 n,

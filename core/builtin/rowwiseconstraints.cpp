@@ -49,6 +49,36 @@ QStringList asyncProblems(const RowwiseConfig& c, const RowTensors& t, const Dev
 
 } // namespace
 
+QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
+    QStringList problems;
+    const int s = c.split;
+    if (s != 1 && s != 2 && s != 4 && s != 8)
+        problems << u"params.split=%1: blocks per row must be 1, 2, 4 or 8 (a portable thread "
+                    "block cluster has at most 8 blocks)"_s.arg(s);
+    if (s <= 1)
+        return problems;
+    if (device.ccMajor < 9)
+        problems << u"split=%1 shares a row between the blocks of a thread block cluster, which "
+                    "needs sm_90 or newer; device %2 is sm_%3%4 (use split=1)"_s.arg(s)
+                        .arg(device.name)
+                        .arg(device.ccMajor)
+                        .arg(device.ccMinor);
+    if (c.mapping != Mapping::Block || c.invalid.mapping)
+        problems << u"split=%1 splits a row over blocks: use mapping=block (a warp per row "
+                    "shares nothing between blocks)"_s.arg(s);
+    if (c.pipeline != Pipeline::None || c.invalid.pipeline)
+        problems << u"split=%1 streams each block's slice of the row: use pipeline=none"_s.arg(s);
+    if (c.ctasPerSm != 0)
+        problems << u"split=%1 launches one cluster per row (rows past the grid loop): use "
+                    "ctas_per_sm=0"_s.arg(s);
+    if (t.op != RowOp::Reduce && (c.stats != Stats::OnePass || c.invalid.stats))
+        problems << u"split=%1 combines each slice's %2 across the cluster: use "
+                    "stats=one_pass"_s.arg(s)
+                        .arg(t.op == RowOp::Softmax ? u"running maximum and sum"_s
+                                                    : u"Welford moments"_s);
+    return problems;
+}
+
 QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64 n,
                              const DeviceInfo& device) {
     QStringList problems;
@@ -67,8 +97,9 @@ QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64
         return problems;
     }
     if (c.pipeline == Pipeline::Prefetch && t.op == RowOp::Reduce) {
-        problems << u"pipeline=prefetch: implemented for layernorm and softmax only, not %1"_s.arg(
-            opName(t.op));
+        problems
+            << u"pipeline=prefetch: implemented for layernorm, rmsnorm and softmax only, not %1"_s
+                   .arg(opName(t.op));
         return problems;
     }
     if (t.op == RowOp::Softmax && c.keepsWeights())
@@ -135,7 +166,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                     "at most 64 fit without spilling"_s.arg(v)
                         .arg(c.vectorWidth)
                         .arg(cacheFloats(c, t))
-                        .arg(t.op == RowOp::LayerNorm ? u" (row, W and B)"_s : QString());
+                        .arg(t.op == RowOp::LayerNorm ? u" (row, W and B)"_s
+                             : t.op == RowOp::RmsNorm ? u" (row and W)"_s
+                                                      : QString());
     if (c.invalid.stats)
         problems << u"params.stats=\"%1\": must be one_pass, two_pass or shifted_one_pass"_s.arg(
             *c.invalid.stats);
@@ -146,6 +179,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                         opName(t.op), c.invalid.pipeline.value_or(pipelineName(c.pipeline)));
     else if (t.op == RowOp::Reduce && c.stats != Stats::OnePass)
         problems << u"stats=two_pass: a reduction reads its row once; use one_pass"_s;
+    else if (t.op == RowOp::RmsNorm && c.stats != Stats::OnePass)
+        problems << u"stats=%1: rmsnorm's only statistic is the mean square, one reduction over "
+                    "one read of the row; use one_pass"_s.arg(statsName(c.stats));
     const int k = c.ctasPerSm;
     if (k < 0 || k > 8)
         problems << u"params.ctas_per_sm=%1: must be 0 to 8"_s.arg(k);
@@ -154,6 +190,7 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
                     "persistent blocks cannot all be resident"_s.arg(k)
                         .arg(c.warps * 32);
     problems << pipelineProblems(c, t, task.n, device);
+    problems << splitProblems(c, t, device);
     const int regs = registerEstimate(c, t);
     if (qint64(regs) * c.warps * 32 > device.regsPerSm)
         problems << u"about %1 registers x %2 threads exceeds the %3 registers of an SM"_s.arg(regs)

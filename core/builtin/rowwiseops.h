@@ -1,8 +1,9 @@
 // The ops of the row-wise family over its shared generator (family_rowwise.cpp: knobs,
 // constraints, the row mapping, the file skeleton templates/rowwise/rowwise.cu): softmax,
-// layernorm and reduce each choose their default pipeline and statistics, describe them, and
-// render their kernels from their own template (rowwise_softmax.cpp, rowwise_layernorm.cpp,
-// rowwise_reduce.cpp). The measurements behind the defaults are in docs/benchmarks.md.
+// layernorm, rmsnorm and reduce each choose their default pipeline and statistics, describe them,
+// and render their kernels from their own template (rowwise_softmax.cpp, rowwise_layernorm.cpp,
+// rowwise_rmsnorm.cpp, rowwise_reduce.cpp). The measurements behind the defaults are in
+// docs/benchmarks.md.
 #ifndef KEV_BUILTIN_ROWWISEOPS_H
 #define KEV_BUILTIN_ROWWISEOPS_H
 
@@ -24,6 +25,9 @@ public:
     // Load, c.ctasPerSm 0 when called).
     virtual void tuneDefault(RowwiseConfig& c, const RowTensors& t, qint64 n,
                              const DeviceInfo& device) const = 0;
+    // The statistics of the one-row-at-a-time kernel the default falls back to when two packed
+    // rows do not fit the registers (two passes; rmsnorm's one reduction).
+    virtual Stats fallbackStats() const { return Stats::TwoPass; }
     // The statistics as the default's rationale and the file's header state them.
     virtual QString rationaleStats(const RowwiseConfig& c) const = 0;
     virtual QString headerStats(const RowwiseConfig& c) const = 0;
@@ -36,9 +40,10 @@ public:
 const RowOpGenerator& softmaxGenerator();
 const RowOpGenerator& layerNormGenerator();
 const RowOpGenerator& reduceGenerator();
+const RowOpGenerator& rmsNormGenerator();
 const RowOpGenerator& generatorFor(RowOp op);
 
-// "kept in registers" or "read per row" for layernorm's W and B.
+// "kept in registers" or "read per row" for layernorm's W and B (rmsnorm's W).
 QString weightsText(const RowwiseConfig& c, bool inRationale);
 
 } // namespace kev::rowwise

@@ -20,6 +20,6 @@ static_assert(static_cast<int>(Dtype::I8) == KEVOLVE_I8);
 static_assert(kOpGemm == KEVOLVE_OP_GEMM && kOpGemv == KEVOLVE_OP_GEMV &&
               kOpSoftmax == KEVOLVE_OP_SOFTMAX && kOpLayernorm == KEVOLVE_OP_LAYERNORM &&
               kOpReduce == KEVOLVE_OP_REDUCE && kOpElementwise == KEVOLVE_OP_ELEMENTWISE &&
-              kOpCustom == KEVOLVE_OP_CUSTOM);
+              kOpRmsnorm == KEVOLVE_OP_RMSNORM && kOpCustom == KEVOLVE_OP_CUSTOM);
 
 } // namespace kev::abi

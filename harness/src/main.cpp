@@ -4,10 +4,8 @@
 #include "serve.h"
 #include "supervisor.h"
 
-#ifdef KEVOLVE_HAVE_GPU_CHILD
 #include "gpu/run_one.h"
 #include "gpu/verifier.h"
-#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -247,7 +245,6 @@ int serveCommand(int argc, char** argv) {
 }
 
 int runOne(int argc, char** argv) {
-#ifdef KEVOLVE_HAVE_GPU_CHILD
     int resultFd = 3;
     for (int i = 2; i + 1 < argc; ++i) {
         if (std::strcmp(argv[i], "--result-fd") == 0)
@@ -255,16 +252,9 @@ int runOne(int argc, char** argv) {
     }
     closeDescriptorsExcept(descriptorArgs(argc, argv, {"--peer-in", "--peer-out"}, resultFd));
     return kev::gpu::runOne(argc, argv);
-#else
-    (void)argc;
-    (void)argv;
-    std::cerr << "kevolve-harness: this build has no GPU child (run-one)\n";
-    return 3;
-#endif
 }
 
 int verifyCommand(int argc, char** argv) {
-#ifdef KEVOLVE_HAVE_GPU_CHILD
     int resultFd = 3;
     for (int i = 2; i + 1 < argc; ++i) {
         if (std::strcmp(argv[i], "--result-fd") == 0)
@@ -272,12 +262,6 @@ int verifyCommand(int argc, char** argv) {
     }
     closeDescriptorsExcept(descriptorArgs(argc, argv, {"--runner-in", "--runner-out"}, resultFd));
     return kev::gpu::verify(argc, argv);
-#else
-    (void)argc;
-    (void)argv;
-    std::cerr << "kevolve-harness: this build has no GPU child (verify)\n";
-    return 3;
-#endif
 }
 
 } // namespace

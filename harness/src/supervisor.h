@@ -94,7 +94,13 @@ private:
                                                    const char* moduleLoading = "EAGER");
     std::unique_ptr<process::Process> spawnChild(Eval& e, const std::vector<std::string>& extraArgs,
                                                  const std::string& token, bool stdinPipe,
-                                                 double timeoutS);
+                                                 double timeoutS,
+                                                 const char* moduleLoading = "EAGER");
+    // The profiling child (run-one --profile): LAZY module loading, because it never times.
+    std::unique_ptr<process::Process> spawnProfileChild(Eval& e,
+                                                        const std::vector<std::string>& extraArgs,
+                                                        const std::string& token, bool stdinPipe,
+                                                        double timeoutS);
     void startProfiling(Eval& e);
     void releaseTiming(Eval& e);
     void handleProfileLine(Eval& e, process::Process& child, const std::string& line);

@@ -65,7 +65,7 @@ void Supervisor::startProfiling(Eval& e) {
         std::vector<std::string> args = {"--profile"};
         if (cached)
             args.push_back("--candidate-only");
-        e.proc = spawnChild(e, args, e.token, false, e.req.options.runTimeoutS);
+        e.proc = spawnProfileChild(e, args, e.token, false, e.req.options.runTimeoutS);
     }
     e.profileGo = std::chrono::steady_clock::now();
     e.state = Eval::State::Profiling;

@@ -11,6 +11,6 @@ constexpr int kMaxScalars = 4;
 constexpr int kF32 = 0, kF16 = 1, kBF16 = 2, kF64 = 3, kI32 = 4, kI8 = 5;
 
 constexpr int kOpGemm = 1, kOpGemv = 2, kOpSoftmax = 3, kOpLayernorm = 4, kOpReduce = 5,
-              kOpElementwise = 6, kOpCustom = 100;
+              kOpElementwise = 6, kOpRmsnorm = 7, kOpCustom = 100;
 
 } // namespace kev::abi

@@ -120,6 +120,11 @@ void validateLayernorm(const Task& task) {
     requireSameDtype(task, "Y", "X");
 }
 
+void validateRmsnorm(const Task& task) {
+    requireSameDtype(task, "W", "X");
+    requireSameDtype(task, "Y", "X");
+}
+
 void validateReduce(const Task& task) {
     if (task.dtype("Y") != Dtype::F32)
         fail("task.dtypes.Y", std::string("\"") + dtypeName(task.dtype("Y")) +
@@ -284,6 +289,32 @@ std::vector<OpSpec> makeRegistry() {
         return dimD(s, "N") * (bytesOf(t, "X") + bytesOf(t, "Y"));
     };
     ops.push_back(std::move(elementwise));
+
+    OpSpec rmsnorm;
+    rmsnorm.name = "rmsnorm";
+    rmsnorm.kevolveOp = abi::kOpRmsnorm;
+    rmsnorm.dims = {"M", "N"};
+    rmsnorm.inputs = {"X", "W"};
+    rmsnorm.outputs = {"Y"};
+    rmsnorm.tensorDtypes = floats;
+    rmsnorm.accumulateDtypes = {Dtype::F32};
+    rmsnorm.defaultLeadingDimMultiple = 8;
+    {
+        ParamSpec epsilon{"epsilon", numberParam(1e-6), {}};
+        epsilon.min = 0.0;
+        epsilon.minOpen = true;
+        epsilon.max = 1.0;
+        rmsnorm.params = {epsilon};
+    }
+    rmsnorm.validate = validateRmsnorm;
+    // Per element: the square and its sum, then the scale by rstd and by W.
+    rmsnorm.flops = [](const Task&, const Shape& s) { return 4.0 * dimD(s, "M") * dimD(s, "N"); };
+    rmsnorm.minBytes = [](const Task& t, const Shape& s) {
+        const double m = dimD(s, "M");
+        const double n = dimD(s, "N");
+        return m * n * (bytesOf(t, "X") + bytesOf(t, "Y")) + n * bytesOf(t, "W");
+    };
+    ops.push_back(std::move(rmsnorm));
 
     // Custom ops declare their dimensions, tensors, params and counts in the task; the counts
     // given are the timed shape's, and other shapes scale them by their element count.

@@ -22,6 +22,12 @@ double unitRoundoff(int kevolveDtype) {
     }
 }
 
+int gemmCheckVectors(int64_t m) {
+    if (m <= 0)
+        return 1;
+    return static_cast<int>(std::min<int64_t>(kMaxCheckVectors, (kCheckTerms + m - 1) / m));
+}
+
 Bounds floors(int outDtype, int accumulateDtype, int64_t k) {
     const double uOut = unitRoundoff(outDtype);
     const double uAcc = unitRoundoff(accumulateDtype);

@@ -40,6 +40,16 @@ struct Verdict {
 Verdict judge(const ErrorStats& candidate, const ErrorStats& reference, double multiple,
               const Bounds& floor);
 
+// The number of random sign vectors the GEMM per-sample check projects an output of m rows onto
+// (PROTOCOL.md, "output_check"): the check ||C V - A (B V)||_F / ||A (B V)||_F is a ratio of two
+// sums of m x vectors squares. With one vector and m = 1 it is the ratio of two Gaussians, a
+// Cauchy variable that exceeded 4 x the bound on about 2% of a correct kernel's samples, so every
+// M = 1 GEMM was judged incorrect within a few hundred samples; at least kCheckTerms terms make a
+// false alarm vanishingly rare (an F(32, 32) ratio beyond 16^2).
+inline constexpr int kCheckTerms = 32;
+inline constexpr int kMaxCheckVectors = 32;
+int gemmCheckVectors(int64_t m);
+
 // The rule as one sentence, for the report.
 std::string describeRule(double multiple, const Bounds& floor);
 

@@ -87,16 +87,11 @@ inline kev::Task memoryTask(const QString& name) {
     return task(QStringLiteral(KEV_BUILTIN_TASKS "/") + name + u".json"_s);
 }
 
-inline const QStringList kMemoryTasks{u"softmax_f32_test"_s,
-                                      u"softmax_f16_test"_s,
-                                      u"layernorm_bf16_test"_s,
-                                      u"layernorm_f32_test"_s,
-                                      u"reduce_max_f32_test"_s,
-                                      u"reduce_sum_f16_test"_s,
-                                      u"gemv_f16_test"_s,
-                                      u"gemv_t_f16_test"_s,
-                                      u"elementwise_gelu_f16_test"_s,
-                                      u"elementwise_silu_f32_test"_s};
+inline const QStringList kMemoryTasks{
+    u"softmax_f32_test"_s,    u"softmax_f16_test"_s,          u"layernorm_bf16_test"_s,
+    u"layernorm_f32_test"_s,  u"rmsnorm_bf16_test"_s,         u"rmsnorm_f32_test"_s,
+    u"reduce_max_f32_test"_s, u"reduce_sum_f16_test"_s,       u"gemv_f16_test"_s,
+    u"gemv_t_f16_test"_s,     u"elementwise_gelu_f16_test"_s, u"elementwise_silu_f32_test"_s};
 
 inline std::optional<kev::Task> parse(const QString& json, QString* error) {
     return kev::Task::fromJson(QJsonDocument::fromJson(json.toUtf8()).object(), error);

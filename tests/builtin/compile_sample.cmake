@@ -21,6 +21,8 @@ set(points
     "@softmax_f16_test|rowwise|strategy=softmax_prefetch_two_pass.json|1"
     "@softmax_f16_test|rowwise|strategy=softmax_prefetch_one_pass.json|1"
     "@layernorm_f32_test|rowwise|default|1"
+    "@rmsnorm_bf16_test|rowwise|sample|4"
+    "@rmsnorm_f32_test|rowwise|default|1"
     "@reduce_max_f32_test|rowwise|sample|2"
     "@reduce_sum_f16_test|rowwise|default|1"
     "@gemv_f16_test|gemv|default|1"

@@ -167,25 +167,30 @@ private slots:
         QFETCH(QJsonObject, profile);
         QFETCH(QString, bottleneck);
         QFETCH(QString, move);
-        kev::AgentContext ctx;
-        ctx.task = memoryTask(u"softmax_f16_test"_s);
-        ctx.device = kev::DeviceInfo::h200();
-        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
-        const kev::Strategy s = rowwise.defaultStrategy(ctx.task, ctx.device);
-        kev::EvaluationReport r = report(u"ok"_s, 1.05, spill, profile);
-        r.percentOfFloor = percentOfFloor;
-        const kev::ReviewFeedback fb = kev::reviewReport(ctx, s, rowwise.generate(s, ctx.task), r);
-        QCOMPARE(fb.bottleneckId, bottleneck);
-        QVERIFY(fb.bottleneckText.contains(u"DRAM floor"_s));
-        QVERIFY(fb.validate().isEmpty());
-        QVERIFY2(moveParams(fb).contains(move), qPrintable(moveParams(fb).join(u","_s)));
-        // Every suggested move names a knob of the family, so the planner can apply it.
-        QStringList knobs;
-        const auto specs = rowwise.parameters();
-        for (const kev::ParameterSpec& spec : specs)
-            knobs << spec.name;
-        for (const QString& p : moveParams(fb))
-            QVERIFY2(knobs.contains(p), qPrintable(p));
+        // The rules are the family's, the same for each of its ops (rmsnorm, the op added last,
+        // included).
+        for (const QString& taskName : {u"softmax_f16_test"_s, u"rmsnorm_bf16_test"_s}) {
+            kev::AgentContext ctx;
+            ctx.task = memoryTask(taskName);
+            ctx.device = kev::DeviceInfo::h200();
+            const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+            const kev::Strategy s = rowwise.defaultStrategy(ctx.task, ctx.device);
+            kev::EvaluationReport r = report(u"ok"_s, 1.05, spill, profile);
+            r.percentOfFloor = percentOfFloor;
+            const kev::ReviewFeedback fb =
+                kev::reviewReport(ctx, s, rowwise.generate(s, ctx.task), r);
+            QCOMPARE(fb.bottleneckId, bottleneck);
+            QVERIFY(fb.bottleneckText.contains(u"DRAM floor"_s));
+            QVERIFY(fb.validate().isEmpty());
+            QVERIFY2(moveParams(fb).contains(move), qPrintable(moveParams(fb).join(u","_s)));
+            // Every suggested move names a knob of the family, so the planner can apply it.
+            QStringList knobs;
+            const auto specs = rowwise.parameters();
+            for (const kev::ParameterSpec& spec : specs)
+                knobs << spec.name;
+            for (const QString& p : moveParams(fb))
+                QVERIFY2(knobs.contains(p), qPrintable(p));
+        }
     }
 
     // Reports recorded on the H200 carry the harness's counters under their Nsight Compute names

@@ -1,7 +1,10 @@
-// The families of issue 21: mma_smallm (small-M inference GEMMs, memory-bound on B) and
-// fma_warptile (SGEMM without TF32): what they support, their defaults on the library's tasks,
-// constraints that name the knob, and the code each configuration generates.
+// The families of issue 21: mma_smallm (small-M inference GEMMs, memory-bound on B), the small-M
+// configurations of wgmma_tma (split-K, deep rings) and fma_warptile (SGEMM without TF32): what
+// they support, their defaults on the library's tasks, constraints that name the knob, and the code
+// each configuration generates.
 #include "builtintest.h"
+
+#include <QDir>
 
 using namespace Qt::StringLiterals;
 using namespace kevtest;
@@ -196,11 +199,42 @@ private slots:
         QVERIFY(anyContains(f.constraints(s, t, h200), u"do not nest"_s));
 
         s = base;
-        s.blockK = 32;
+        s.blockK = 64;
         s.blockM = 256;
         s.blockN = 256;
         f.normalize(s);
         QVERIFY(anyContains(f.constraints(s, t, h200), u"shared memory"_s));
+
+        s = base;
+        s.blockK = 12; // float4 loads need pairs of k-quads
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockK must be a multiple of 8"_s));
+
+        s = base;
+        s.blockK = 16; // 8x8 with a 16-deep prefetch does not fit 128 registers
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"registers"_s));
+
+        s = base;
+        s.raster = u"diagonal"_s;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"raster"_s));
+
+        s = base;
+        s.params.insert(u"serpentine"_s, 2);
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"serpentine"_s));
+
+        s = base;
+        s.params.insert(u"cp_async"_s, 1);
+        s.stages = 5;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages=5"_s));
+        s.stages = 3;
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+        kev::DeviceInfo volta = h200;
+        volta.ccMajor = 7;
+        QVERIFY(anyContains(f.constraints(s, t, volta), u"cp.async"_s));
+        s.params.insert(u"cp_async"_s, 0); // register staging has exactly two buffers
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages=3"_s));
+        f.normalize(s);
+        QCOMPARE(s.stages, 2);
 
         s = base;
         s.params.insert(u"min_blocks"_s, 3);
@@ -222,6 +256,196 @@ private slots:
         QVERIFY(code.contains(u"float ra[2][THREAD_M];"_s)); // register double buffering
         QVERIFY(!code.contains(u"wmma"_s));
         QVERIFY(!code.contains(u"mma.sync"_s));
+        QVERIFY(!code.contains(u"cp.async"_s));
+        QVERIFY(code.contains(u"constexpr int STAGES = 2;"_s));
+        QVERIFY(code.contains(u"storeTile("_s));
+
+        s.params.insert(u"cp_async"_s, 1);
+        s.stages = 4;
+        const QString async = f.generate(s, t);
+        QVERIFY(!async.contains(u"#error"_s));
+        QVERIFY(async.contains(u"constexpr int STAGES = 4;"_s));
+        QVERIFY(async.contains(u"cp.async.ca.shared.global"_s)); // A, transposed on the copy
+        QVERIFY(async.contains(u"cp.async.cg.shared.global"_s)); // B, 16 bytes per copy
+        QVERIFY(async.contains(u"waitCopies<STAGES - 2>()"_s));
+        QVERIFY(!async.contains(u"storeTile("_s));
+        QVERIFY(async.contains(u"cp.async into 4 shared-memory buffers"_s));
+    }
+
+    // Hidden SGEMM tasks may have any M and any N, K that are multiples of 8: the default plan of
+    // every such shape (small and large outputs, odd M, N and K off the tiles) is feasible and
+    // generates one configuration; so is every feasible first move from it.
+    void warpTileFeasibleOverGeneratedShapes() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        const kev::Task base = task(u"gemm_fp32_fp32_4096"_s);
+        int shapes = 0;
+        for (int m : {1, 7, 100, 257, 1000, 2048, 4095, 8192, 12345}) {
+            for (int n : {8, 392, 1064, 4096, 16384}) {
+                for (int k : {8, 520, 4104, 8192}) {
+                    kev::Task t = base;
+                    t.m = m;
+                    t.n = n;
+                    t.k = k;
+                    const kev::Strategy s = f.defaultStrategy(t, h200);
+                    const QString where = u"M=%1 N=%2 K=%3"_s.arg(m).arg(n).arg(k);
+                    const QStringList problems = f.constraints(s, t, h200);
+                    QVERIFY2(problems.isEmpty(),
+                             qPrintable(where + u": "_s + problems.join(u"; "_s)));
+                    const QString code = f.generate(s, t);
+                    QVERIFY2(!code.contains(u"#error"_s) && !code.contains(u"${"_s),
+                             qPrintable(where));
+                    QVERIFY(code.contains(u"constexpr int BLOCK_M = %1;"_s.arg(s.blockM)));
+                    ++shapes;
+                }
+            }
+        }
+        QCOMPARE(shapes, 9 * 5 * 4);
+    }
+
+    // Every fma_warptile strategy of the inference sweep is feasible for the task its name gives
+    // (run.sh would otherwise fail on the GPU host, after the other kernels were generated).
+    void warpTileSweepStrategiesAreFeasible() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"fma_warptile"_s);
+        const QDir dir(QStringLiteral(KEV_BUILTIN_TASKS) + u"/../../inference/sweep/strategies"_s);
+        int checked = 0;
+        for (const QString& file : dir.entryList({u"*.json"_s}, QDir::Files)) {
+            QFile in(dir.filePath(file));
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            const QJsonObject json = QJsonDocument::fromJson(in.readAll()).object();
+            if (json.value(u"family"_s).toString() != f.id())
+                continue;
+            QString error;
+            const auto s = kev::Strategy::fromJson(json, &error);
+            QVERIFY2(s.has_value(), qPrintable(file + u": "_s + error));
+            const kev::Task t = task(file.section(u'.', 0, 0));
+            const QStringList problems = f.constraints(*s, t, h200);
+            QVERIFY2(problems.isEmpty(), qPrintable(file + u": "_s + problems.join(u"; "_s)));
+            QVERIFY(!f.generate(*s, t).contains(u"#error"_s));
+            ++checked;
+        }
+        QVERIFY(checked >= 8);
+    }
+
+    // The wgmma small-M default on the library's inference tasks and on shapes like the hidden
+    // ones (any M <= 256, N and K multiples of 8 off the tiles): feasible, every SM busy in the
+    // last round of work units for most of them, at least 8 k-blocks a split.
+    void wgmmaSmallMDefaultsFillTheGpu() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        QList<kev::Task> tasks;
+        for (const QString& name : kInferenceTasks)
+            tasks << task(name);
+        const kev::Task base = task(u"gemm_f16_m16_n12288_k4096"_s);
+        for (int m : {1, 3, 8, 17, 64, 65, 100, 128, 200, 256})
+            for (int n : {1000, 2048, 5120, 8200, 28672})
+                for (int k : {1032, 4096, 8192, 14336}) {
+                    kev::Task t = base;
+                    t.m = m;
+                    t.n = n;
+                    t.k = k;
+                    tasks << t;
+                }
+        int wellFilled = 0;
+        for (const kev::Task& t : tasks) {
+            const QString name = u"M=%1 N=%2 K=%3"_s.arg(t.m).arg(t.n).arg(t.k);
+            const kev::Strategy s = f.defaultStrategy(t, h200);
+            QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                     qPrintable(name + u": "_s + f.constraints(s, t, h200).join(u"; "_s)));
+            QVERIFY2(s.validate().isEmpty(), qPrintable(s.validate().join(u"; "_s)));
+            QVERIFY(s.rationale.contains(u"Small-M"_s));
+            QCOMPARE(s.blockM, t.m <= 64 ? 64 : 128);
+            const qint64 kBlocks = (t.k + 63) / 64;
+            if (s.splitK > 1)
+                QVERIFY2(kBlocks / s.splitK >= 8, qPrintable(name));
+            QCOMPARE(f.resources(s, t, h200).workspaceBytes,
+                     s.splitK > 1 ? qint64(s.splitK) * t.m * t.n * 4 : 0);
+            QVERIFY(s.stages >= 4);
+            const qint64 units =
+                ((t.m + s.blockM - 1) / s.blockM) * ((t.n + s.blockN - 1) / s.blockN) * s.splitK;
+            const qint64 rounds = (units + 131) / 132;
+            wellFilled += double(units) / double(rounds * 132) >= 0.75;
+            const QString code = f.generate(s, t);
+            // The one #error is the sm_90a guard; a template error would add another.
+            QCOMPARE(code.count(u"#error"_s), 1);
+            QVERIFY(!code.contains(u"${"_s));
+        }
+        // Only shapes too small to split (short K, few tiles) may leave a quarter of the SMs idle.
+        QVERIFY2(wellFilled >= tasks.size() * 3 / 4,
+                 qPrintable(u"%1 of %2"_s.arg(wellFilled).arg(tasks.size())));
+        // Decode: one token, 32 tiles of 64x128 without a split: K is split to fill the GPU.
+        const kev::Task decode = task(u"gemm_f16_m1_n4096_k4096"_s);
+        QVERIFY(f.defaultStrategy(decode, h200).splitK >= 2);
+        // Large M keeps the compute-bound default (128x256, TMA stores, no split).
+        const kev::Strategy big = f.defaultStrategy(task(u"gemm_fp16_fp32_4096"_s), h200);
+        QCOMPARE(big.blockN, 256);
+        QCOMPARE(big.splitK, 1);
+    }
+
+    void wgmmaSplitKGeneratesADeterministicReduction() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        const kev::Task t = task(u"gemm_bf16_m64_n4096_k4096"_s);
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        s.splitK = 4;
+        s.epilogue = u"direct"_s;
+        s.blockN = 64;
+        f.normalize(s);
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
+        const QString split = f.generate(s, t);
+        QVERIFY(split.contains(u"constexpr int kSplitK = 4;"_s));
+        QVERIFY(split.contains(u"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"_s));
+        QVERIFY(split.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(split.contains(u"reduceSplits"_s));
+        QVERIFY(split.contains(u"griddepcontrol.wait"_s));
+        QVERIFY(split.contains(u"cudaLaunchAttributeProgrammaticStreamSerialization"_s));
+        QVERIFY(!split.contains(u"atomicAdd"_s)); // the sum runs in split order
+        QCOMPARE(split.count(u"#error"_s), 1);    // the sm_90a guard only
+        s.splitK = 1;
+        const QString whole = f.generate(s, t);
+        QVERIFY(!whole.contains(u"kSplitK"_s));
+        QVERIFY(!whole.contains(u"reduceSplits"_s));
+        QVERIFY(!whole.contains(u"kevolve_workspace_bytes"_s));
+
+        // Split-K stores partials from registers: not with TMA stores, ping-pong or clusters.
+        s.splitK = 2;
+        s.epilogue = u"tma_store"_s;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"splitK: 2 needs"_s));
+        s.epilogue = u"direct"_s;
+        s.splitK = 32;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"splitK: 32"_s));
+        s.splitK = 1;
+        s.blockN = 96;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockN: 96"_s));
+        s.blockN = 64;
+        s.stages = 9;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages: 9"_s));
+    }
+
+    // The first plan of a small-M task: wgmma's small-M default on Hopper, mma_smallm before it;
+    // both say the task is judged by its share of the DRAM floor.
+    void plannerStartsSmallMOnTheirFamilies() {
+        for (const QString& name : kInferenceTasks) {
+            kev::AgentContext ctx;
+            ctx.device = kev::DeviceInfo::h200();
+            ctx.task = task(name);
+            QVERIFY(kev::knowledge::isMemoryBoundPlan(u"wgmma_tma"_s, ctx.task, ctx.device));
+            kev::PlannerSearch hopper;
+            QString error;
+            const auto first = hopper.next(ctx, &error);
+            QVERIFY2(first, qPrintable(error));
+            QCOMPARE(first->family, u"wgmma_tma"_s);
+            QVERIFY2(first->rationale.contains(u"DRAM floor"_s), qPrintable(first->rationale));
+            ctx.device.ccMajor = 8;
+            kev::PlannerSearch ampere;
+            const auto older = ampere.next(ctx, &error);
+            QVERIFY2(older, qPrintable(error));
+            QCOMPARE(older->family, u"mma_smallm"_s);
+        }
+        const kev::Task big = task(u"gemm_fp16_fp32_4096"_s);
+        QVERIFY(!kev::knowledge::isMemoryBoundPlan(u"wgmma_tma"_s, big, kev::DeviceInfo::h200()));
     }
 
     void neighboursStayConsistent() {

@@ -107,11 +107,10 @@ private slots:
 
     void memoryFamiliesServeOnlyTheirOps() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
-        const QHash<QString, QString> expected{{u"softmax"_s, u"rowwise"_s},
-                                               {u"layernorm"_s, u"rowwise"_s},
-                                               {u"reduce"_s, u"rowwise"_s},
-                                               {u"gemv"_s, u"gemv"_s},
-                                               {u"elementwise"_s, u"elementwise"_s}};
+        const QHash<QString, QString> expected{
+            {u"softmax"_s, u"rowwise"_s}, {u"layernorm"_s, u"rowwise"_s},
+            {u"rmsnorm"_s, u"rowwise"_s}, {u"reduce"_s, u"rowwise"_s},
+            {u"gemv"_s, u"gemv"_s},       {u"elementwise"_s, u"elementwise"_s}};
         for (const QString& name : kMemoryTasks) {
             const kev::Task t = memoryTask(name);
             const auto families = kev::FamilyRegistry::instance().supporting(t, h200);
@@ -176,7 +175,7 @@ private slots:
         QTest::newRow("prefetch reduce")
             << u"reduce_max_f32_test"_s << u"rowwise"_s << u"pipeline"_s
             << QJsonValue(u"prefetch"_s)
-            << u"pipeline=prefetch: implemented for layernorm and softmax only, not reduce"_s;
+            << u"pipeline=prefetch: implemented for layernorm, rmsnorm and softmax only, not reduce"_s;
         QTest::newRow("async softmax")
             << u"softmax_f16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"async"_s)
             << u"pipeline=async: implemented for layernorm only, not softmax"_s;
@@ -342,6 +341,88 @@ private slots:
         legacy.params.remove(u"pipeline"_s);
         legacy.params.remove(u"weights"_s);
         QVERIFY(rowwise.constraints(legacy, softmax, h200).isEmpty());
+    }
+
+    // rmsnorm is a typed mode of the shared generator: layernorm's plan without the mean, one
+    // statistic (one_pass is its only value) and W alone.
+    void rmsnormIsLayernormWithoutTheMean() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task bf16 = memoryTask(u"rmsnorm_bf16_test"_s);
+        const kev::Strategy p = rowwise.defaultStrategy(bf16, h200);
+        QCOMPARE(p.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+        QCOMPARE(p.params.value(u"weights"_s).toString(), u"registers"_s);
+        QCOMPARE(p.params.value(u"ctas_per_sm"_s).toInt(), 4);
+        QCOMPARE(p.params.value(u"stats"_s).toString(), u"one_pass"_s);
+        QCOMPARE(p.warps, 4);
+        QCOMPARE(p.vectorWidth, 4);
+        QCOMPARE(p.params.value(u"vectors_per_thread"_s).toInt(), 8);
+        QVERIFY2(rowwise.constraints(p, bf16, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(p, bf16, h200).join(u"; "_s)));
+        QVERIFY2(p.rationale.contains(u"Memory-bound rmsnorm"_s), qPrintable(p.rationale));
+        QVERIFY2(p.rationale.contains(u", W kept in registers"_s), qPrintable(p.rationale));
+        const QString code = rowwise.generate(p, bf16);
+        QVERIFY(code.contains(u"KEVOLVE_OP_RMSNORM"_s));
+        QVERIFY(code.contains(u"using ElemW = __nv_bfloat16;"_s));
+        QVERIFY(code.contains(u"if (N == CHUNK)\n        rmsNormRowsPrefetch<true><<<"_s));
+        QVERIFY(code.contains(u"loadWeights<FULL>(W, N, t, weights);"_s));
+        QVERIFY(code.contains(u"reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * "
+                              "sizeof(ElemW)) != 0"_s));
+        QVERIFY(code.contains(u"return 6; // epsilon"_s));
+        QVERIFY(!code.contains(u"ElemB"_s));
+        QVERIFY(!code.contains(u"layerNorm"_s));
+        QVERIFY(!code.contains(u"${"_s));
+        QVERIFY(!code.contains(u"#error"_s));
+
+        // W read per row instead of kept.
+        kev::Strategy load = p;
+        load.params.insert(u"weights"_s, u"load"_s);
+        QVERIFY(rowwise.constraints(load, bf16, h200).isEmpty());
+        const QString loadCode = rowwise.generate(load, bf16);
+        QVERIFY(!loadCode.contains(u"PackedWeights"_s));
+        QVERIFY(loadCode.contains(u"loadVec(W + col, w);"_s));
+
+        // The knob values rmsnorm does not implement are refused by name.
+        for (const QString& stats : {u"two_pass"_s, u"shifted_one_pass"_s}) {
+            kev::Strategy s = p;
+            s.params.insert(u"stats"_s, stats);
+            const QString problems = rowwise.constraints(s, bf16, h200).join(u"; "_s);
+            QVERIFY2(problems.contains(u"stats="_s + stats), qPrintable(problems));
+        }
+        kev::Strategy async = p;
+        async.params.insert(u"pipeline"_s, u"async"_s);
+        async.params.insert(u"depth"_s, 4);
+        QVERIFY(rowwise.constraints(async, bf16, h200)
+                    .join(u"; "_s)
+                    .contains(u"pipeline=async: implemented for layernorm only, not rmsnorm"_s));
+
+        // f32 rows: one row at a time, the row cached in registers.
+        const kev::Task f32 = memoryTask(u"rmsnorm_f32_test"_s);
+        const kev::Strategy fs = rowwise.defaultStrategy(f32, h200);
+        QCOMPARE(fs.params.value(u"pipeline"_s).toString(), u"none"_s);
+        QCOMPARE(fs.params.value(u"stats"_s).toString(), u"one_pass"_s);
+        QVERIFY(rowwise.constraints(fs, f32, h200).isEmpty());
+        const QString f32Code = rowwise.generate(fs, f32);
+        QVERIFY(f32Code.contains(u"rmsNormRows<<<grid, THREADS, 0, stream>>>"_s));
+        QVERIFY(!f32Code.contains(u"rmsNormRowsPrefetch"_s));
+
+        // Rows whose prefetch does not fit the registers (f16, 32768) and rows longer than the
+        // register cache (bf16, 65536) fall back to one row at a time with one-pass statistics.
+        for (const auto& [dtype, n] : {std::pair{u"f16"_s, 32768}, std::pair{u"bf16"_s, 65536}}) {
+            QString error;
+            const auto wide =
+                parse(uR"({"name": "wide", "op": "rmsnorm", "shape": {"M": 64, "N": %1},
+                     "dtypes": {"X": "%2", "W": "%2", "Y": "%2"}})"_s.arg(n)
+                          .arg(dtype),
+                      &error);
+            QVERIFY2(wide, qPrintable(error));
+            const kev::Strategy ws = rowwise.defaultStrategy(*wide, h200);
+            QCOMPARE(ws.params.value(u"pipeline"_s).toString(), u"none"_s);
+            QCOMPARE(ws.params.value(u"stats"_s).toString(), u"one_pass"_s);
+            // (Whether 1024 threads' registers fit is the shared default's matter, as for
+            // layernorm; the statistics are rmsnorm's.)
+            QVERIFY(!rowwise.constraints(ws, *wide, h200).join(u"; "_s).contains(u"stats="_s));
+        }
     }
 
     void memoryConstraintsRejectImpossiblePoints() { rejectKnob({}); }

@@ -78,6 +78,8 @@ private slots:
         QCOMPARE(rowOpOf(u"softmax"_s), std::optional(RowOp::Softmax));
         QCOMPARE(rowOpOf(u"layernorm"_s), std::optional(RowOp::LayerNorm));
         QCOMPARE(rowOpOf(u"reduce"_s), std::optional(RowOp::Reduce));
+        QCOMPARE(rowOpOf(u"rmsnorm"_s), std::optional(RowOp::RmsNorm));
+        QCOMPARE(opName(RowOp::RmsNorm), u"rmsnorm"_s);
         QVERIFY(!rowOpOf(u"gemm"_s));
         QCOMPARE(opName(RowOp::LayerNorm), u"layernorm"_s);
     }

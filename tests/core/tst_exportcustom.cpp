@@ -19,7 +19,7 @@ using namespace Qt::Literals::StringLiterals;
 
 namespace {
 
-const QString kExample = QStringLiteral(KEV_TEST_DATA "/../../../resources/examples/custom_op");
+const QString kExample = QStringLiteral(KEV_SOURCE_DIR "/resources/examples/custom_op");
 
 // A stand-in for kevolve-harness that resolves the task's reference as the harness does (relative
 // to the task file's folder) and records what it found.
@@ -54,7 +54,7 @@ Candidate okStep() {
     c.strategy.rationale = u"one warp per row"_s;
     c.source = QString::fromUtf8(readBytes(kExample + u"/candidate.cu"_s));
     QString error;
-    const auto report = readJsonObjectFile(QStringLiteral(KEV_TEST_DATA "/report_ok.json"), &error);
+    const auto report = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/report_ok_gemm_typed.json"), &error);
     if (!report)
         qFatal("%s", qPrintable(error));
     c.report = EvaluationReport::fromJson(*report, &error);

@@ -50,7 +50,7 @@ Candidate step(int version, const QJsonObject& report) {
 
 QJsonObject okReport(double speedup) {
     QString error;
-    auto json = readJsonObjectFile(QStringLiteral(KEV_TEST_DATA "/report_ok.json"), &error);
+    auto json = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/report_ok_gemm_typed.json"), &error);
     QJsonObject timing = json->value(QLatin1String("timing")).toObject();
     timing.insert(QStringLiteral("speedup_vs_reference"), speedup);
     json->insert(QStringLiteral("timing"), timing);
@@ -171,7 +171,7 @@ private slots:
     }
 
     void recordedH200ReportsParseAndExport() {
-        const QDir reports(QStringLiteral(KEV_TEST_DATA "/../../data/reports"));
+        const QDir reports(QStringLiteral(KEV_SOURCE_DIR "/tests/data/reports"));
         const QStringList files = reports.entryList({QStringLiteral("*.json")}, QDir::Files);
         if (files.isEmpty())
             QSKIP("no recorded reports in tests/data/reports");

@@ -24,7 +24,7 @@ QJsonObject headline() {
 }
 
 QString exampleDir() {
-    return QDir::cleanPath(QStringLiteral(KEV_TEST_DATA "/../../../resources/examples/custom_op"));
+    return QDir::cleanPath(QStringLiteral(KEV_SOURCE_DIR "/resources/examples/custom_op"));
 }
 
 QJsonObject customTask() {
@@ -65,7 +65,7 @@ private slots:
 
     // A task file added to resources/tasks but not to core/core.qrc never reaches the GUI or CLI.
     void everyTaskFileIsInTheLibrary() {
-        const QDir source(QStringLiteral(KEV_TEST_DATA "/../../../resources/tasks"));
+        const QDir source(QStringLiteral(KEV_SOURCE_DIR "/resources/tasks"));
         const QStringList files = source.entryList({QStringLiteral("*.json")}, QDir::Files);
         QVERIFY2(files.size() >= 16, qPrintable(source.absolutePath()));
         const QStringList embedded =
@@ -80,7 +80,8 @@ private slots:
         QStringList ops;
         for (const auto& t : tasks)
             ops << t.op;
-        for (const char* op : {"gemm", "gemv", "softmax", "layernorm", "reduce", "elementwise"})
+        for (const char* op :
+             {"gemm", "gemv", "softmax", "layernorm", "reduce", "elementwise", "rmsnorm"})
             QVERIFY2(ops.contains(QLatin1String(op)), op);
     }
 

@@ -18,7 +18,7 @@ namespace {
 
 QJsonObject fixture(const char* name) {
     QString error;
-    auto json = readJsonObjectFile(QStringLiteral(KEV_TEST_DATA "/") + QLatin1String(name), &error);
+    auto json = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/") + QLatin1String(name), &error);
     if (!json)
         qFatal("%s", qPrintable(error));
     return *json;
@@ -31,7 +31,7 @@ class TestValueTypes : public QObject {
 private slots:
     void parsesReport() {
         QString error;
-        const auto r = EvaluationReport::fromJson(fixture("report_ok.json"), &error);
+        const auto r = EvaluationReport::fromJson(fixture("report_ok_gemm_typed.json"), &error);
         QVERIFY2(r, qPrintable(error));
         QCOMPARE(r->status, EvaluationReport::Status::Ok);
         QVERIFY(r->timed);
@@ -51,13 +51,13 @@ private slots:
         QCOMPARE(r->samples[0].throttle, QStringList{QStringLiteral("sw_power_cap")});
         QCOMPARE(r->gpuName, QStringLiteral("NVIDIA H200"));
         QVERIFY(r->isTrustworthyResult());
-        QCOMPARE(r->toJson(), fixture("report_ok.json"));
+        QCOMPARE(r->toJson(), fixture("report_ok_gemm_typed.json"));
     }
 
     // Every part a panel, the engine or a prompt reads is typed when the report is parsed.
     void parsesTheReportsTypedParts() {
         QString error;
-        const auto r = EvaluationReport::fromJson(fixture("report_ok.json"), &error);
+        const auto r = EvaluationReport::fromJson(fixture("report_ok_gemm_typed.json"), &error);
         QVERIFY2(r, qPrintable(error));
         QCOMPARE(r->ruleChecks.size(), 1);
         QCOMPARE(r->ruleChecks[0].name, QStringLiteral("undefined_symbols"));
@@ -99,7 +99,7 @@ private slots:
     }
 
     void parsesRooflineErrorAndProfileParts() {
-        QJsonObject json = fixture("report_ok.json");
+        QJsonObject json = fixture("report_ok_gemm_typed.json");
         json.insert(QStringLiteral("roofline"),
                     QJsonObject{{QStringLiteral("floor_ms"), 0.1},
                                 {QStringLiteral("percent_of_floor"), 50.0},
@@ -157,7 +157,7 @@ private slots:
 
     void rejectsBadReports() {
         QString error;
-        QJsonObject json = fixture("report_ok.json");
+        QJsonObject json = fixture("report_ok_gemm_typed.json");
         json.insert(QStringLiteral("status"), QStringLiteral("great"));
         QVERIFY(!EvaluationReport::fromJson(json, &error));
         QCOMPARE(error, QStringLiteral("report.status: \"great\" is not a known status"));
@@ -170,7 +170,7 @@ private slots:
     }
 
     void suspiciousIsNotTrustworthy() {
-        QJsonObject json = fixture("report_ok.json");
+        QJsonObject json = fixture("report_ok_gemm_typed.json");
         json.insert(QStringLiteral("suspicious"), true);
         QString error;
         const auto r = EvaluationReport::fromJson(json, &error);
@@ -191,7 +191,7 @@ private slots:
         c.iteration = 4;
         c.beamIndex = 1;
         c.strategy.family = QStringLiteral("mma_sync");
-        c.report = EvaluationReport::fromJson(fixture("report_ok.json"), &error);
+        c.report = EvaluationReport::fromJson(fixture("report_ok_gemm_typed.json"), &error);
         c.decision = Decision{Decision::Kind::Rejected, QStringLiteral("too clever")};
         AgentTurn turn;
         turn.tokensIn = 10;
@@ -274,7 +274,7 @@ private slots:
     // The roofline bound travels with the step, and an index line without it still loads.
     void summaryCarriesTheBound() {
         QString error;
-        QJsonObject json = fixture("report_ok.json");
+        QJsonObject json = fixture("report_ok_gemm_typed.json");
         json.insert(QStringLiteral("roofline"),
                     QJsonObject{{QStringLiteral("floor_ms"), 0.13},
                                 {QStringLiteral("percent_of_floor"), 61.0},
@@ -300,7 +300,7 @@ private slots:
     }
 
     void deviceInfo() {
-        const DeviceInfo d = DeviceInfo::fromJson(fixture("report_ok.json")
+        const DeviceInfo d = DeviceInfo::fromJson(fixture("report_ok_gemm_typed.json")
                                                       .value(QLatin1String("environment"))
                                                       .toObject()
                                                       .value(QLatin1String("gpu"))

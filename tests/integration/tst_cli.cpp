@@ -384,6 +384,20 @@ private slots:
                      .toArray()
                      .size(),
                  3);
+        // The stage timeline: 3 steps x 4 stages, and the rate they were evaluated at.
+        const Result timeline = cli({QStringLiteral("show"), dir, QStringLiteral("--timeline")});
+        QCOMPARE(timeline.code, 0);
+        QVERIFY2(timeline.out.contains(QStringLiteral("3 candidates evaluated in")),
+                 qPrintable(timeline.out));
+        QVERIFY2(timeline.out.contains(QStringLiteral(" evaluate ")), qPrintable(timeline.out));
+        const QJsonObject timelineJson =
+            QJsonDocument::fromJson(cli({QStringLiteral("show"), dir, QStringLiteral("--timeline"),
+                                         QStringLiteral("--json")})
+                                        .out.toUtf8())
+                .object();
+        QCOMPARE(timelineJson.value(QLatin1String("timeline")).toArray().size(), 12);
+        QCOMPARE(timelineJson.value(QLatin1String("evaluated")).toInt(), 3);
+        QVERIFY(timelineJson.value(QLatin1String("per_minute")).toDouble() > 0);
 
         const QString outDir = path(QStringLiteral("export"));
         const Result ex = cli({QStringLiteral("export"), dir, QStringLiteral("--out"), outDir});

@@ -369,6 +369,24 @@ private slots:
         for (int i = 3; i < 6; ++i)
             QCOMPARE(steps[i].parentVersion, 2);
         QCOMPARE(run.iterations.first().at(1).toInt(), 2);
+        // Every step's stage timeline: the four stages in order, none open, the harness's delay
+        // inside the evaluation (a lower bound: a busy machine only lengthens it).
+        for (int v = 1; v <= 6; ++v) {
+            const auto c = store->loadCandidate(v, &error);
+            QVERIFY2(c, qPrintable(error));
+            QStringList stages;
+            for (const StageSpan& span : c->timeline) {
+                stages << span.stage;
+                QVERIFY(span.start.isValid());
+                QVERIFY(span.seconds >= 0);
+                if (span.stage == QLatin1String("evaluate"))
+                    QVERIFY2(span.seconds >= 0.19, qPrintable(QString::number(span.seconds)));
+            }
+            QCOMPARE(stages, (QStringList{QStringLiteral("plan"), QStringLiteral("code"),
+                                          QStringLiteral("evaluate"), QStringLiteral("review")}));
+            for (int i = 1; i < c->timeline.size(); ++i)
+                QVERIFY(c->timeline[i - 1].start <= c->timeline[i].start);
+        }
     }
 
     void stepModeApproveAndReject() {
@@ -642,6 +660,14 @@ private slots:
         QVERIFY(!first->report->compileLog.isEmpty());
         QVERIFY(first->source.contains(QStringLiteral("compile_error")));
         QCOMPARE(first->codeAttempts, 2);
+        QStringList stages;
+        for (const StageSpan& span : first->timeline)
+            stages << span.stage + (span.stage == QLatin1String("code") && !span.detail.isEmpty()
+                                        ? u' ' + span.detail
+                                        : QString());
+        QCOMPARE(stages, (QStringList{QStringLiteral("plan"), QStringLiteral("code"),
+                                      QStringLiteral("evaluate"), QStringLiteral("code attempt 2"),
+                                      QStringLiteral("review")}));
         QVERIFY(first->review);
         const AgentTurn& refusal = first->turns[2];
         QCOMPARE(refusal.role, QStringLiteral("coder"));

@@ -466,6 +466,14 @@ void TestPrompts::registryOpsStateTheirConvention_data() {
                                               u"args->scalars[0]: epsilon = "_s,
                                               u"W = inputs[1], B = inputs[2], Y = outputs[0]"_s,
                                               u"one-pass"_s};
+    QTest::newRow("rmsnorm") << u"rmsnorm_bf16_16384x4096"_s
+                             << QStringList{u"sqrt(mean_i + epsilon) * W[j]"_s,
+                                            u"args->inputs[1] = W, input: shape [N]"_s,
+                                            u"args->outputs[0] = Y, output: shape [M, N]"_s,
+                                            u"bf16 (__nv_bfloat16)"_s,
+                                            u"args->scalars[0]: epsilon = "_s,
+                                            u"huge offset"_s,
+                                            u"110% of the DRAM floor"_s};
     QTest::newRow("reduce max") << u"reduce_max_f32_16384x8192"_s
                                 << QStringList{u"max over j of X[i, j]"_s,
                                                u"args->outputs[0] = Y, output: shape [M]"_s,

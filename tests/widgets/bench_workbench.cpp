@@ -96,7 +96,7 @@ QString buildThousandSteps(const QTemporaryDir& root) {
     auto store = SessionStore::create(dir, test::headlineTask(), EngineSettings(), &error);
     if (!store)
         qFatal("%s", qPrintable(error));
-    const EvaluationReport ok = test::report(u"report_ok.json"_s);
+    const EvaluationReport ok = test::report(u"report_ok_gemm_panels.json"_s);
     const EvaluationReport compileError = test::report(u"report_compile_error.json"_s);
     const QString source = test::readText(u"kernel_a.cu"_s);
     for (int v = 1; v <= 1000; ++v) {

@@ -1,4 +1,5 @@
-// Loads the recorded reports and kernels under tests/widgets/data.
+// Loads the widget tests' kernels (tests/widgets/data) and the report fixtures shared with core and
+// llm (tests/data/reports/synthetic).
 #pragma once
 
 #include "core/evaluationreport.h"
@@ -15,16 +16,21 @@ inline QString dataPath(const QString& name) {
     return QStringLiteral(KEV_WIDGETS_DATA_DIR) + u'/' + name;
 }
 
-inline QString readText(const QString& name) {
-    QFile file(dataPath(name));
+inline QString readFile(const QString& path) {
+    QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         qFatal("cannot read fixture %s", qPrintable(file.fileName()));
     return QString::fromUtf8(file.readAll());
 }
 
+inline QString readText(const QString& name) {
+    return readFile(dataPath(name));
+}
+
 inline EvaluationReport report(const QString& name) {
     QJsonParseError parseError;
-    const auto doc = QJsonDocument::fromJson(readText(name).toUtf8(), &parseError);
+    const QString path = QStringLiteral(KEV_REPORT_FIXTURES) + u'/' + name;
+    const auto doc = QJsonDocument::fromJson(readFile(path).toUtf8(), &parseError);
     if (!doc.isObject())
         qFatal("fixture %s is not JSON: %s", qPrintable(name),
                qPrintable(parseError.errorString()));

@@ -55,6 +55,7 @@ typedef enum KevolveOp {
     KEVOLVE_OP_LAYERNORM = 4,
     KEVOLVE_OP_REDUCE = 5,
     KEVOLVE_OP_ELEMENTWISE = 6,
+    KEVOLVE_OP_RMSNORM = 7,
     KEVOLVE_OP_CUSTOM = 100
 } KevolveOp;
 
@@ -127,6 +128,8 @@ typedef struct KevolveArgs {
 //               over each row.
 //   elementwise dims {N}; inputs X (N); outputs Y (N); scalars {function}: 0 GELU (erf form),
 //               1 SiLU.
+//   rmsnorm     dims {M, N}; inputs X (M x N), W (N); outputs Y (M x N); scalars {epsilon}:
+//               Y = X / sqrt(mean(X^2) + epsilon) * W per row (no mean subtracted, no bias).
 //   custom      dims, inputs, outputs and scalars as the task declares them, in its order.
 //
 // Vectors and rows have stride {ld, 1} (matrices) or {1} (vectors); ld is a multiple of the task's
@@ -140,7 +143,8 @@ typedef struct KevolveArgs {
 #define KEVOLVE_GEMM_LDB(a) ((a)->inputs[1].stride[0])
 #define KEVOLVE_GEMM_LDC(a) ((a)->outputs[0].stride[0])
 
-// Accessors for the row-wise ops (softmax, layernorm, reduce) and GEMV: M rows of N elements.
+// Accessors for the row-wise ops (softmax, layernorm, rmsnorm, reduce) and GEMV: M rows of N
+// elements.
 #define KEVOLVE_ROWS(a) ((a)->dims[0])
 #define KEVOLVE_COLS(a) ((a)->dims[1])
 #define KEVOLVE_LDX(a) ((a)->inputs[0].stride[0])

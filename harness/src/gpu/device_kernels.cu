@@ -164,6 +164,43 @@ __global__ void matVecKernel(const void* x, int dtype, int64_t rows, int64_t col
     }
 }
 
+// matVecKernel for up to kMaxVectors right-hand sides: each lane keeps one partial sum per
+// vector in registers (the loops unroll fully; `vectors` is uniform, so the guards never diverge).
+constexpr int kMaxVectors = 32;
+
+__global__ void matVecsKernel(const void* x, int dtype, int64_t rows, int64_t cols, int64_t ld,
+                              const double* v, int vectors, double* y) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+    for (int64_t row = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+         row < rows; row += warps) {
+        double s[kMaxVectors];
+#pragma unroll
+        for (int j = 0; j < kMaxVectors; ++j) {
+            s[j] = 0;
+        }
+        for (int64_t c = lane; c < cols; c += 32) {
+            const double xv = loadAsDouble(x, dtype, row * ld + c);
+            const double* vc = v + c * vectors;
+#pragma unroll
+            for (int j = 0; j < kMaxVectors; ++j) {
+                if (j < vectors) {
+                    s[j] += xv * vc[j];
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < kMaxVectors; ++j) {
+            if (j < vectors) {
+                const double t = warpSum(s[j]);
+                if (lane == 0) {
+                    y[row * vectors + j] = t;
+                }
+            }
+        }
+    }
+}
+
 __global__ void signsKernel(double* v, int64_t n, uint64_t seed) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -310,6 +347,16 @@ cudaError_t errorStats(const MatrixView& out, const double* truth, const double*
 cudaError_t matVec(const MatrixView& x, const double* v, double* y, cudaStream_t stream) {
     matVecKernel<<<gridFor(x.rows * 32, 256), 256, 0, stream>>>(x.data, x.dtype, x.rows, x.cols,
                                                                 x.ld, v, y);
+    return cudaGetLastError();
+}
+
+cudaError_t matVecs(const MatrixView& x, const double* v, int vectors, double* y,
+                    cudaStream_t stream) {
+    if (vectors < 1 || vectors > kMaxVectors) {
+        return cudaErrorInvalidValue;
+    }
+    matVecsKernel<<<gridFor(x.rows * 32, 256), 256, 0, stream>>>(x.data, x.dtype, x.rows, x.cols,
+                                                                 x.ld, v, vectors, y);
     return cudaGetLastError();
 }
 

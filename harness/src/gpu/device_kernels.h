@@ -44,6 +44,10 @@ cudaError_t errorStats(const MatrixView& out, const double* truth, const double*
 
 // y = X v in fp64 (one warp per row).
 cudaError_t matVec(const MatrixView& x, const double* v, double* y, cudaStream_t stream);
+// Y = X V in fp64 for `vectors` (1..32) columns in one pass over X: V is cols x vectors and Y
+// rows x vectors, both row-major (element (c, j) at c * vectors + j).
+cudaError_t matVecs(const MatrixView& x, const double* v, int vectors, double* y,
+                    cudaStream_t stream);
 cudaError_t matVecDense(const double* x, int64_t rows, int64_t cols, const double* v, double* y,
                         cudaStream_t stream);
 cudaError_t randomSigns(double* v, int64_t n, uint64_t seed, cudaStream_t stream);

@@ -76,6 +76,7 @@ private:
     WorkspaceFn m_refWorkspaceBytes = nullptr;
     DeviceBuffer m_truth, m_scale, m_a64, m_b64;
     DeviceBuffer m_vecN, m_vecK, m_vecM1, m_vecM2, m_acc;
+    int m_checkVectors = 1; // sign vectors of the per-sample check (tolerance::gemmCheckVectors)
     KevolveArgs m_args{};
 };
 

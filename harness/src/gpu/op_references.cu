@@ -128,6 +128,29 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// One pass for the mean square (its terms are never negative, so nothing cancels), one for the
+// output. A zero row gives 0 * rsqrt(epsilon) = 0; a NaN makes the row NaN; an infinite element
+// gives rstd 0, as x / sqrt(inf) does.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    rmsnormKernel(const T* x, const T* w, T* y, int64_t rows, int64_t cols, int64_t ldx,
+                  int64_t ldy, float epsilon) {
+    const float n = static_cast<float>(cols);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T* xr = x + row * ldx;
+        T* yr = y + row * ldy;
+        float q = 0.0f;
+        for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
+            const float v = toFloat(xr[c]);
+            q += v * v;
+        }
+        const float rstd = 1.0f / sqrtf(blockReduce(q, Sum{}, 0.0f) / n + epsilon);
+        for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
+            yr[c] = fromFloat<T>(toFloat(xr[c]) * rstd * toFloat(w[c]));
+        }
+    }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     reduceKernel(const T* x, float* y, int64_t rows, int64_t cols, int64_t ldx, bool max) {
@@ -250,6 +273,15 @@ void launchOpReference(const KevolveArgs& a, cublasHandle_t cublas, cudaStream_t
                 static_cast<const T*>(x.data), static_cast<const T*>(a.inputs[1].data),
                 static_cast<const T*>(a.inputs[2].data), static_cast<T*>(y.data), rows, a.dims[1],
                 x.stride[0], y.stride[0], static_cast<float>(a.scalars[0]));
+        });
+        break;
+    case KEVOLVE_OP_RMSNORM:
+        byDtype(x.dtype, [&](auto tag) {
+            using T = decltype(tag);
+            rmsnormKernel<T><<<blocksFor(rows), kThreads, 0, stream>>>(
+                static_cast<const T*>(x.data), static_cast<const T*>(a.inputs[1].data),
+                static_cast<T*>(y.data), rows, a.dims[1], x.stride[0], y.stride[0],
+                static_cast<float>(a.scalars[0]));
         });
         break;
     case KEVOLVE_OP_REDUCE:

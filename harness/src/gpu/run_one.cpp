@@ -379,6 +379,9 @@ json::Value Evaluation::profile() {
             m_bench->fill(0, InputCase{}, link::secureRandom64() & ((uint64_t{1} << 53) - 1));
             m_bench->poison(Side::Reference);
             KEV_CUDA(cudaStreamSynchronize(m_stream));
+            // Unprofiled first: this child loads modules lazily (supervisor.cpp), and a module
+            // load inside the profiled range would be counted as the reference's.
+            reference();
             r = prof.profile(reference, &referenceError);
             lap("reference_s");
             json::Value line = json::Value::object();
@@ -410,6 +413,7 @@ json::Value Evaluation::profile() {
             result["metrics"] = profiler::metricsUnavailable(why);
         } else {
             std::string candidateError;
+            candidate(); // unprofiled first, like the reference's
             const std::vector<profiler::Range> c = prof.profile(candidate, &candidateError);
             lap("candidate_s");
             result["metrics"] = profiler::metricsJson(prof, c, candidateError, r, referenceError);

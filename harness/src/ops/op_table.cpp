@@ -8,7 +8,7 @@ namespace kev::ops {
 const std::vector<const Op*>& opTable() {
     static const std::vector<const Op*> table = {
         &gemmOp(),   &gemvOp(),        &softmaxOp(), &layernormOp(),
-        &reduceOp(), &elementwiseOp(), &customOp(),
+        &reduceOp(), &elementwiseOp(), &rmsnormOp(), &customOp(),
     };
     return table;
 }

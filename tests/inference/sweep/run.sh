@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Inference-GEMM and SGEMM sweep (issue 21): the mma_smallm default of every small-M inference task,
+# Inference-GEMM and SGEMM sweep (issue 21): the mma_smallm and wgmma_tma (small-M: split-K, deep
+# ring) defaults of every small-M inference task,
 # the fma_warptile default of both SGEMM tasks, the older families' defaults as controls
 # (mma_sync_splitk on the M=128 task, fma_regblock on SGEMM 4096), and every strategy in
 # strategies/ (TASK.NAME.json), generated with kev-builtin-gen and evaluated in ONE
 # `kevolve-harness serve` (scripts/serve_batch.py --check --no-profile: every validation shape
-# first, then interleaved timing against cuBLAS with the L2 flushed). 30 kernels.
+# first, then interleaved timing against cuBLAS with the L2 flushed). 66 kernels.
 #
 #   tests/inference/sweep/run.sh generate DIR   # here: needs kev-builtin-gen (Qt), no GPU
-#   tests/inference/sweep/run.sh compile DIR    # nvcc -arch=sm_90a, ptxas -v: registers, spills
+#   tests/inference/sweep/run.sh compile DIR    # nvcc for sm_90a, ptxas -v: registers, spills
 #   tests/inference/sweep/run.sh evaluate DIR   # the GPU host: one line per kernel
 #
 # GEN (default build/ci/tests/builtin/kev-builtin-gen), HARNESS (build/ci/harness/kevolve-harness)
@@ -48,6 +49,7 @@ generate)
     }
     for t in $inference_tasks; do
         one "$dir/$t.default.cu" "$t" mma_smallm
+        one "$dir/$t.wgmma_default.cu" "$t" wgmma_tma
     done
     one "$dir/gemm_f16_m128_n12288_k4096.control_splitk.cu" gemm_f16_m128_n12288_k4096 \
         mma_sync_splitk
@@ -66,8 +68,8 @@ compile)
     nvcc=${NVCC:-nvcc}
     status=0
     for k in "$dir"/*.cu; do
-        log=$("$nvcc" -std=c++17 -O3 -arch=sm_90a -Xptxas -v -I"$root/harness/include" -c "$k" \
-              -o /dev/null 2>&1) || { echo "FAIL $(basename "$k")"; echo "$log"; status=1; continue; }
+        log=$("$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v \
+              -I"$root/harness/include" -c "$k" -o /dev/null 2>&1) || { echo "FAIL $(basename "$k")"; echo "$log"; status=1; continue; }
         regs=$(grep -o 'Used [0-9]* registers' <<<"$log" | awk '{print $2}' | paste -sd/)
         spills=$(grep -o '[0-9]* bytes spill stores' <<<"$log" | awk '{s+=$1} END {print s+0}')
         stack=$(grep -o '[0-9]* bytes stack frame' <<<"$log" | awk '{s+=$1} END {print s+0}')

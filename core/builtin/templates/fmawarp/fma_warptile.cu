@@ -1,5 +1,7 @@
 ${# fmawarp/fma_warptile.cu: the fma_warptile family (family_fmawarp.cpp). Values: HEADER, INCLUDES,}
-${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, OUTPUT_HELPERS, CHECKS.}
+${# OUT_T, BLOCK_M/N/K, WARP_M/N, THREAD_M/N, MIN_BLOCKS, GROUP_M, SERPENTINE, STAGES,}
+${# OUTPUT_HELPERS, CHECKS. Condition ASYNC: cp.async copies into STAGES shared buffers (sm_80+)}
+${# instead of loads through registers into two.}
 ${HEADER}
 #include <kevolve/abi.h>
 ${INCLUDES}#include <stdint.h>
@@ -15,6 +17,8 @@ constexpr int WARP_M = ${WARP_M};
 constexpr int WARP_N = ${WARP_N};
 constexpr int THREAD_M = ${THREAD_M}; // rows of C per thread, in groups of 4
 constexpr int THREAD_N = ${THREAD_N}; // columns of C per thread, in groups of 4
+constexpr int GROUP_M = ${GROUP_M};   // block rows per raster group (1: row-major raster)
+constexpr bool SERPENTINE = ${SERPENTINE}; // FMA order of the outer product (see the main loop)
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
 // Lanes of a warp form a LANES_M x LANES_N grid over the warp tile. A lane's 4-row groups lie
@@ -26,43 +30,110 @@ constexpr int LANES_N = WARP_N / THREAD_N;
 constexpr int GROUP_STRIDE_M = WARP_M / (THREAD_M / 4);
 constexpr int GROUP_STRIDE_N = WARP_N / (THREAD_N / 4);
 static_assert(LANES_M * LANES_N == 32, "a warp's lanes must tile the warp tile exactly");
+static_assert(BLOCK_K % 8 == 0, "A's loads pair two float4s of a row (BLOCK_K a multiple of 8)");
 // A is stored transposed (k, m) so a lane's rows are one float4; 4 floats of padding per row put
-// the 4 scalar stores of a loaded A vector into different banks.
+// the scalar stores of a warp's A vectors (16 rows x 2 k-quads) into 32 different banks.
 constexpr int A_ROW = BLOCK_M + 4;
 constexpr int B_ROW = BLOCK_N;
-constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+constexpr int A_STAGE = BLOCK_K * A_ROW; // floats of one shared-memory buffer of A
+constexpr int B_STAGE = BLOCK_K * B_ROW;
+${if ASYNC}
+constexpr int STAGES = ${STAGES}; // shared-memory buffers, STAGES - 1 k-tiles in flight
+${else}
+constexpr int STAGES = 2;
+${endif}
+constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
 constexpr int B_VECS = BLOCK_K * BLOCK_N / 4 / THREADS;
 static_assert(BLOCK_M * BLOCK_K % (4 * THREADS) == 0, "A tile must split evenly over threads");
 static_assert(BLOCK_K * BLOCK_N % (4 * THREADS) == 0, "B tile must split evenly over threads");
 
 ${OUTPUT_HELPERS}
+// C = alpha * x + beta * C at columns col .. col + 3 of `row`: one 128-bit store for f32 C. N is a
+// multiple of 4 and col of 4, so col < N means all four columns are inside.
+__device__ __forceinline__ void epilogueQuad(Output* __restrict__ C, long long ldc, int M, int N,
+                                             int row, int col, const float* x, float alpha,
+                                             float beta)
+{
+    if (row >= M || col >= N)
+        return;
+    if constexpr (sizeof(Output) == 4) {
+        float* p = reinterpret_cast<float*>(C + row * ldc + col);
+        float4 v = make_float4(alpha * x[0], alpha * x[1], alpha * x[2], alpha * x[3]);
+        if (beta != 0.0f) {
+            const float4 old = *reinterpret_cast<const float4*>(p);
+            v.x += beta * old.x;
+            v.y += beta * old.y;
+            v.z += beta * old.z;
+            v.w += beta * old.w;
+        }
+        *reinterpret_cast<float4*>(p) = v;
+    } else {
+        epiloguePair(C, ldc, M, N, row, col, x[0], x[1], alpha, beta);
+        epiloguePair(C, ldc, M, N, row, col + 2, x[2], x[3], alpha, beta);
+    }
+}
+
+__device__ __forceinline__ void bCoord(int i, int tid, int& k, int& col)
+{
+    const int id = tid + i * THREADS;
+    k = id / (BLOCK_N / 4);
+    col = (id % (BLOCK_N / 4)) * 4;
+}
+
+// The block's view of A and B for the k-tile loads. Addresses are recomputed per k-tile from
+// these few values instead of kept as a pointer per vector: that costs a few integer instructions
+// per k-tile and saves the registers that let 8x8 per thread fit 128 (two blocks per SM).
+struct TileSource {
+    const float* __restrict__ A;
+    const float* __restrict__ B;
+    int M;
+    int N;
+    int K;
+    long long lda;
+    long long ldb;
+    int rowBase;
+    int colBase;
+};
+
+${if !ASYNC}
+constexpr int A_VECS = BLOCK_M * BLOCK_K / 4 / THREADS; // float4 global loads per thread
+
+// Where the i-th A vector of thread `tid` lies in the block tile. Lane pairs read the two halves
+// of 32 bytes of one row (one full sector), 16 rows per warp; further k-quads come from further
+// passes. The transposed shared stores of a warp then hit 16 rows x 2 quads = 32 banks.
+__device__ __forceinline__ void aCoord(int i, int tid, int& row, int& kq)
+{
+    const int id = tid + i * THREADS;
+    const int rest = id >> 1;
+    row = rest % BLOCK_M;
+    kq = ((id & 1) + 2 * (rest / BLOCK_M)) * 4;
+}
+
 // Reads the k-tile at k0 into registers, one float4 per load, zeros outside M, N and K. K and N
 // are multiples of 4 (the alignment rule), so a vector is wholly inside or wholly outside.
-__device__ __forceinline__ void fetchTile(float4 (&a)[A_VECS], float4 (&b)[B_VECS],
-                                          const float* __restrict__ A,
-                                          const float* __restrict__ B, int M, int N, int K,
-                                          long long lda, long long ldb, int rowBase, int colBase,
-                                          int k0, int tid)
+__device__ __forceinline__ void fetchTile(const TileSource& src, float4 (&a)[A_VECS],
+                                          float4 (&b)[B_VECS], int k0, int tid)
 {
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
     for (int i = 0; i < A_VECS; ++i) {
-        const int id = tid + i * THREADS;
-        const int row = id / (BLOCK_K / 4);
-        const int k = (id % (BLOCK_K / 4)) * 4;
-        const int gRow = rowBase + row;
-        const int gK = k0 + k;
-        a[i] = gRow < M && gK < K ? __ldg(reinterpret_cast<const float4*>(A + gRow * lda + gK))
-                                  : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        int row, kq;
+        aCoord(i, tid, row, kq);
+        const int gRow = src.rowBase + row;
+        const int gK = k0 + kq;
+        a[i] = gRow < src.M && gK < src.K
+                   ? __ldg(reinterpret_cast<const float4*>(src.A + gRow * src.lda + gK))
+                   : zero;
     }
 #pragma unroll
     for (int i = 0; i < B_VECS; ++i) {
-        const int id = tid + i * THREADS;
-        const int k = id / (BLOCK_N / 4);
-        const int col = (id % (BLOCK_N / 4)) * 4;
+        int k, col;
+        bCoord(i, tid, k, col);
         const int gK = k0 + k;
-        const int gCol = colBase + col;
-        b[i] = gK < K && gCol < N ? __ldg(reinterpret_cast<const float4*>(B + gK * ldb + gCol))
-                                  : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const int gCol = src.colBase + col;
+        b[i] = gK < src.K && gCol < src.N
+                   ? __ldg(reinterpret_cast<const float4*>(src.B + gK * src.ldb + gCol))
+                   : zero;
     }
 }
 
@@ -71,22 +142,83 @@ __device__ __forceinline__ void storeTile(float* sA, float* sB, const float4 (&a
 {
 #pragma unroll
     for (int i = 0; i < A_VECS; ++i) {
-        const int id = tid + i * THREADS;
-        const int row = id / (BLOCK_K / 4);
-        const int k = (id % (BLOCK_K / 4)) * 4;
-        sA[(k + 0) * A_ROW + row] = a[i].x;
-        sA[(k + 1) * A_ROW + row] = a[i].y;
-        sA[(k + 2) * A_ROW + row] = a[i].z;
-        sA[(k + 3) * A_ROW + row] = a[i].w;
+        int row, kq;
+        aCoord(i, tid, row, kq);
+        sA[(kq + 0) * A_ROW + row] = a[i].x;
+        sA[(kq + 1) * A_ROW + row] = a[i].y;
+        sA[(kq + 2) * A_ROW + row] = a[i].z;
+        sA[(kq + 3) * A_ROW + row] = a[i].w;
     }
 #pragma unroll
     for (int i = 0; i < B_VECS; ++i) {
-        const int id = tid + i * THREADS;
-        const int k = id / (BLOCK_N / 4);
-        const int col = (id % (BLOCK_N / 4)) * 4;
+        int k, col;
+        bCoord(i, tid, k, col);
         *reinterpret_cast<float4*>(sB + k * B_ROW + col) = b[i];
     }
 }
+
+${endif}
+${if ASYNC}
+// 4-byte copies of A per thread and k-tile. A lands transposed element by element: lanes take 8
+// consecutive k of 4 rows (32 bytes of each row, one sector) and, with A_ROW = 4 mod 32 floats,
+// write 32 different banks.
+constexpr int A_COPIES = BLOCK_M * BLOCK_K / THREADS;
+static_assert(BLOCK_M * BLOCK_K % THREADS == 0 && THREADS % 8 == 0, "A copies must split evenly");
+
+// cp.async with a source size: 0 bytes read fill the destination with zeros (outside M, N, K).
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool inside)
+{
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                 "r"(inside ? 4 : 0));
+}
+
+__device__ __forceinline__ void copy16(float* dst, const float* src, bool inside)
+{
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(inside ? 16 : 0));
+}
+
+__device__ __forceinline__ void commitCopies()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// Waits until at most PENDING of this thread's copy groups are still in flight.
+template <int PENDING>
+__device__ __forceinline__ void waitCopies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+}
+
+// Starts the copies of the k-tile at k0 into one stage's buffers. Copies outside the matrix read
+// nothing (a zero fill) from the matrix's first element, a valid address.
+__device__ __forceinline__ void issueTile(const TileSource& src, float* sA, float* sB, int k0,
+                                          int tid)
+{
+#pragma unroll
+    for (int i = 0; i < A_COPIES; ++i) {
+        const int id = tid + i * THREADS;
+        const int rest = id >> 3;
+        const int row = rest % BLOCK_M;
+        const int k = (rest / BLOCK_M) * 8 + (id & 7);
+        const int gRow = src.rowBase + row;
+        const int gK = k0 + k;
+        const bool inside = gRow < src.M && gK < src.K;
+        copy4(sA + k * A_ROW + row, inside ? src.A + gRow * src.lda + gK : src.A, inside);
+    }
+#pragma unroll
+    for (int i = 0; i < B_VECS; ++i) {
+        int k, col;
+        bCoord(i, tid, k, col);
+        const int gK = k0 + k;
+        const int gCol = src.colBase + col;
+        const bool inside = gK < src.K && gCol < src.N;
+        copy16(sB + k * B_ROW + col, inside ? src.B + gK * src.ldb + gCol : src.B, inside);
+    }
+}
+${endif}
 
 // The fragments of one k step: this lane's THREAD_M values of A and THREAD_N values of B, one
 // float4 shared load per 4-group.
@@ -114,16 +246,55 @@ __device__ __forceinline__ void loadFragments(const float* sA, const float* sB, 
     }
 }
 
+// acc += ra x rb. SERPENTINE walks odd rows backwards, so consecutive FMAs share an operand across
+// row changes too (more operand-reuse-cache hits; ptxas allocates registers differently).
+__device__ __forceinline__ void outerProduct(float (&acc)[THREAD_M][THREAD_N],
+                                             const float (&ra)[THREAD_M],
+                                             const float (&rb)[THREAD_N])
+{
+#pragma unroll
+    for (int i = 0; i < THREAD_M; ++i) {
+#pragma unroll
+        for (int jj = 0; jj < THREAD_N; ++jj) {
+            const int j = SERPENTINE && (i & 1) ? THREAD_N - 1 - jj : jj;
+            acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+    }
+}
+
+// The block's tile of C. With GROUP_M > 1, consecutive blocks walk down GROUP_M block rows before
+// moving one block column right, so the blocks resident at once share their A and B panels in L2.
+__device__ __forceinline__ void tileOf(int M, int N, int& tileM, int& tileN)
+{
+    const int tilesN = (N + BLOCK_N - 1) / BLOCK_N;
+    const int id = static_cast<int>(blockIdx.x);
+    if constexpr (GROUP_M == 1) {
+        tileM = id / tilesN;
+        tileN = id % tilesN;
+    } else {
+        const int tilesM = (M + BLOCK_M - 1) / BLOCK_M;
+        const int perGroup = GROUP_M * tilesN;
+        const int firstM = (id / perGroup) * GROUP_M;
+        const int rows = min(tilesM - firstM, GROUP_M);
+        const int r = id % perGroup;
+        tileM = firstM + r % rows;
+        tileN = r / rows;
+    }
+}
+
 __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
     gemmFmaWarpTile(const float* __restrict__ A, const float* __restrict__ B,
                     Output* __restrict__ C, int M, int N, int K, long long lda, long long ldb,
                     long long ldc, float alpha, float beta)
 {
-    __shared__ __align__(16) float sA[2][BLOCK_K * A_ROW];
-    __shared__ __align__(16) float sB[2][BLOCK_K * B_ROW];
+    extern __shared__ float4 smem[];
+    float* const sA = reinterpret_cast<float*>(smem); // [STAGES][A_STAGE]
+    float* const sB = sA + STAGES * A_STAGE;           // [STAGES][B_STAGE]
 
-    const int rowBase = blockIdx.y * BLOCK_M;
-    const int colBase = blockIdx.x * BLOCK_N;
+    int tileM, tileN;
+    tileOf(M, N, tileM, tileN);
+    const int rowBase = tileM * BLOCK_M;
+    const int colBase = tileN * BLOCK_N;
     const int tid = threadIdx.x;
     const int warp = tid >> 5;
     const int lane = tid & 31;
@@ -131,43 +302,90 @@ __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
     const int aBase = (warp / WARPS_N) * WARP_M + (lane / LANES_N) * 4;
     const int bBase = (warp % WARPS_N) * WARP_N + (lane % LANES_N) * 4;
 
+    const TileSource src{A, B, M, N, K, lda, ldb, rowBase, colBase};
     float acc[THREAD_M][THREAD_N] = {};
-    float4 a[A_VECS];
-    float4 b[B_VECS];
     // Register double buffering: the fragments of step k + 1 are read from shared memory while
-    // the FMAs of step k run.
+    // the FMAs of step k run; the last step of a k-tile reads the first fragments of the next one.
     float ra[2][THREAD_M];
     float rb[2][THREAD_N];
     const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
+${if ASYNC}
 
-    fetchTile(a, b, A, B, M, N, K, lda, ldb, rowBase, colBase, 0, tid);
-    storeTile(sA[0], sB[0], a, b, tid);
+    // STAGES - 1 k-tiles in flight. Every thread commits one group per k-tile (empty past the
+    // end), so "k-tile t + 1 has landed" is always "at most STAGES - 2 groups pending".
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < numKTiles)
+            issueTile(src, sA + st * A_STAGE, sB + st * B_STAGE, st * BLOCK_K, tid);
+        commitCopies();
+    }
+    waitCopies<STAGES - 2>();
     __syncthreads();
+    loadFragments(sA, sB, 0, aBase, bBase, ra[0], rb[0]);
 
+    int readStage = 0;
+    int writeStage = STAGES - 1;
     for (int t = 0; t < numKTiles; ++t) {
-        const int buf = t & 1;
-        // The next k-tile goes to registers now and to the other buffer after the FMAs; nobody
-        // reads that buffer since the barrier that ended the previous iteration.
+        const float* const curA = sA + readStage * A_STAGE;
+        const float* const curB = sB + readStage * B_STAGE;
+        // k-tile t + STAGES - 1 goes to the buffer k-tile t - 1 used: every read of it came
+        // before the barrier that made k-tile t visible.
+        if (t + STAGES - 1 < numKTiles)
+            issueTile(src, sA + writeStage * A_STAGE, sB + writeStage * B_STAGE,
+                      (t + STAGES - 1) * BLOCK_K, tid);
+        commitCopies();
+        writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
+        readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
+        // `more` is uniform, so the barrier below is reached by all threads or none.
         const bool more = t + 1 < numKTiles;
-        if (more)
-            fetchTile(a, b, A, B, M, N, K, lda, ldb, rowBase, colBase, (t + 1) * BLOCK_K, tid);
-        loadFragments(sA[buf], sB[buf], 0, aBase, bBase, ra[0], rb[0]);
 #pragma unroll
         for (int k = 0; k < BLOCK_K; ++k) {
-            if (k + 1 < BLOCK_K)
-                loadFragments(sA[buf], sB[buf], k + 1, aBase, bBase, ra[(k + 1) & 1],
-                              rb[(k + 1) & 1]);
-#pragma unroll
-            for (int i = 0; i < THREAD_M; ++i) {
-#pragma unroll
-                for (int j = 0; j < THREAD_N; ++j)
-                    acc[i][j] = fmaf(ra[k & 1][i], rb[k & 1][j], acc[i][j]);
+            if (k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+            } else if (more) {
+                waitCopies<STAGES - 2>();
+                __syncthreads();
+                loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
+                              ra[0], rb[0]);
             }
+            outerProduct(acc, ra[k & 1], rb[k & 1]);
         }
-        if (more)
-            storeTile(sA[buf ^ 1], sB[buf ^ 1], a, b, tid);
-        __syncthreads();
     }
+    // No copy is in flight past the end (the groups past the last k-tile are empty).
+${else}
+    float4 a[A_VECS];
+    float4 b[B_VECS];
+
+    fetchTile(src, a, b, 0, tid);
+    storeTile(sA, sB, a, b, tid);
+    __syncthreads();
+    loadFragments(sA, sB, 0, aBase, bBase, ra[0], rb[0]);
+
+    for (int t = 0; t < numKTiles; ++t) {
+        const int cur = t & 1;
+        const float* const curA = sA + cur * A_STAGE;
+        const float* const curB = sB + cur * B_STAGE;
+        // The next k-tile goes to registers now and to the other buffer at the last step. Nobody
+        // reads that buffer any more: its last reads came before the barrier of the previous
+        // k-tile's last step. `more` is uniform, so the barrier below is reached by all or none.
+        const bool more = t + 1 < numKTiles;
+        if (more)
+            fetchTile(src, a, b, (t + 1) * BLOCK_K, tid);
+#pragma unroll
+        for (int k = 0; k < BLOCK_K; ++k) {
+            if (k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(k + 1) & 1], rb[(k + 1) & 1]);
+            } else if (more) {
+                float* const nextA = sA + (cur ^ 1) * A_STAGE;
+                float* const nextB = sB + (cur ^ 1) * B_STAGE;
+                storeTile(nextA, nextB, a, b, tid);
+                __syncthreads();
+                loadFragments(nextA, nextB, 0, aBase, bBase, ra[0], rb[0]);
+            }
+            outerProduct(acc, ra[k & 1], rb[k & 1]);
+        }
+    }
+${endif}
 
 #pragma unroll
     for (int i = 0; i < THREAD_M; ++i) {
@@ -175,10 +393,7 @@ __global__ void __launch_bounds__(THREADS, ${MIN_BLOCKS})
 #pragma unroll
         for (int g = 0; g < THREAD_N / 4; ++g) {
             const int col = colBase + bBase + g * GROUP_STRIDE_N;
-            epiloguePair(C, ldc, M, N, row, col, acc[i][g * 4], acc[i][g * 4 + 1], alpha,
-                         beta);
-            epiloguePair(C, ldc, M, N, row, col + 2, acc[i][g * 4 + 2], acc[i][g * 4 + 3], alpha,
-                         beta);
+            epilogueQuad(C, ldc, M, N, row, col, &acc[i][g * 4], alpha, beta);
         }
     }
 }
@@ -191,9 +406,16 @@ ${CHECKS}
     const int M = static_cast<int>(KEVOLVE_GEMM_M(args));
     const int N = static_cast<int>(KEVOLVE_GEMM_N(args));
     const int K = static_cast<int>(KEVOLVE_GEMM_K(args));
-    const dim3 grid(static_cast<unsigned>((N + BLOCK_N - 1) / BLOCK_N),
-                    static_cast<unsigned>((M + BLOCK_M - 1) / BLOCK_M));
-    gemmFmaWarpTile<<<grid, THREADS, 0, stream>>>(
+    const long long tiles =
+        static_cast<long long>((M + BLOCK_M - 1) / BLOCK_M) * ((N + BLOCK_N - 1) / BLOCK_N);
+    if (tiles > 0x7fffffffLL)
+        return 6;
+    // Above 48 KiB the kernel must opt in to the larger dynamic shared memory.
+    if (SMEM_BYTES > 48 * 1024 &&
+        cudaFuncSetAttribute(gemmFmaWarpTile, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             SMEM_BYTES) != cudaSuccess)
+        return 4;
+    gemmFmaWarpTile<<<static_cast<unsigned>(tiles), THREADS, SMEM_BYTES, stream>>>(
         static_cast<const float*>(args->inputs[0].data),
         static_cast<const float*>(args->inputs[1].data), static_cast<Output*>(args->outputs[0].data),
         M, N, K, KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args), KEVOLVE_GEMM_LDC(args),

@@ -1,9 +1,10 @@
 ${# rowwise/rowwise.cu: the file skeleton of the row-wise family (family_rowwise.cpp): includes, knobs}
-${# as constants, the row reduction, chunk loads and stores, and kevolve_launch for softmax, layernorm}
-${# and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
+${# as constants, the row reduction, chunk loads and stores, and kevolve_launch for softmax, layernorm,}
+${# rmsnorm and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
 ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
-${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, REDUCE, MAX,}
-${# PREFETCH, ASYNC, ONE_ROW (pipeline none).}
+${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
+${# PREFETCH, ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
+${# rowwise/split.cu).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}
@@ -13,6 +14,9 @@ ${if BF16}
 #include <cuda_bf16.h>
 ${endif}
 #include <stdint.h>
+${if SPLIT}
+#include <cooperative_groups.h>
+${endif}
 
 namespace {
 
@@ -21,6 +25,9 @@ using ElemY = ${ELEM_Y};
 ${if LAYERNORM}
 using ElemW = ${ELEM_W};
 using ElemB = ${ELEM_B};
+${endif}
+${if RMSNORM}
+using ElemW = ${ELEM_W};
 ${endif}
 
 ${ELEMENTS}
@@ -126,11 +133,18 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 ${KERNEL}
+${if SPLIT}
+${SPLIT_KERNEL}
+${endif}
 } // namespace
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
 {
 ${CHECKS}${if LAYERNORM}    if (!(args->scalars[0] > 0.0))
+        return 6; // epsilon
+${endif}
+${if RMSNORM}
+    if (!(args->scalars[0] > 0.0))
         return 6; // epsilon
 ${endif}
 ${if REDUCE}
@@ -152,9 +166,37 @@ ${if LAYERNORM}
         reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
         reinterpret_cast<uintptr_t>(args->inputs[2].data) % (VEC * sizeof(ElemB)) != 0 ||
 ${endif}
+${if RMSNORM}
+        reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
+${endif}
         reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
 ${endif}
         return 4;
+${if SPLIT}
+    // A cluster of SPLIT blocks per row, in launches of at most 2^28 rows (the grid's limit).
+    for (long long first = 0; first < M; first += (1LL << 28)) {
+        const long long grid = min(M - first, 1LL << 28) * SPLIT;
+${if SOFTMAX}
+        softmaxRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
+            KEVOLVE_LDY(args));
+${endif}
+${if LAYERNORM}
+        layerNormRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N, ldx,
+            KEVOLVE_LDY(args), static_cast<float>(args->scalars[0]));
+${endif}
+${if REDUCE}
+        reduceRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<ElemY*>(args->outputs[0].data) + first, N, ldx);
+${endif}
+    }
+${else}
     const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
 ${if PERSISTENT}
     // Persistent: at most CTAS_PER_SM blocks per SM (all resident) loop over the rows,
@@ -249,10 +291,41 @@ ${if ONE_ROW}
         static_cast<float>(args->scalars[0]));
 ${endif}
 ${endif}
+${if RMSNORM}
+${if PREFETCH}
+    // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
+    // elements without bounds tests); longer rows stream.
+    if (N == CHUNK)
+        rmsNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    else if (N <= CHUNK)
+        rmsNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    else
+        rmsNormRows<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+${else}
+    rmsNormRows<<<grid, THREADS, 0, stream>>>(
+        static_cast<const ElemX*>(args->inputs[0].data),
+        static_cast<const ElemW*>(args->inputs[1].data),
+        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+        static_cast<float>(args->scalars[0]));
+${endif}
+${endif}
 ${if REDUCE}
     reduceRows<<<grid, THREADS, 0, stream>>>(
         static_cast<const ElemX*>(args->inputs[0].data),
         static_cast<ElemY*>(args->outputs[0].data), M, N, ldx);
+${endif}
 ${endif}
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

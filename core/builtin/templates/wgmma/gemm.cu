@@ -1,7 +1,8 @@
 ${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comment. Values: IN_T,}
 ${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER, PING_PONG, TMA_STORE, TMAP_TYPE,}
 ${# TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
-${# ABI_A/B/C. Conditions: BF16, GROUPED, N128, N192, N256 (the wgmma tile width).}
+${# ABI_A/B/C, WGMMA_TILE (wgmma/wgmma_tile.cu), SPLIT and SPLIT_K_CODE (wgmma/splitk.cu).}
+${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set).}
 #include <kevolve/abi.h>
 
 #include <cuda_fp16.h>
@@ -35,6 +36,12 @@ constexpr bool kTmaStore = ${TMA_STORE}; // epilogue through shared memory and T
 ${if GROUPED}
 constexpr int kGroupM = ${GROUP_M}; // tile rows per raster group
 constexpr int kGroupUnits = kGroupM / kCluster > 0 ? kGroupM / kCluster : 1;
+${endif}
+${if SPLIT_K}
+// Blocks sharing one output tile along K (wgmma/splitk.cu).
+constexpr int kSplitK = ${SPLIT};
+static_assert(!kPingPong && !kTmaStore && kCluster == 1,
+              "split-K runs cooperative, with the direct epilogue and without clusters");
 ${endif}
 constexpr int kProducerRegs = ${PRODUCER_REGS};
 constexpr int kConsumerRegs = ${CONSUMER_REGS};
@@ -82,6 +89,10 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
+${if SPLIT_K}
+    float* partials; // `splits` fp32 slices of M x N in the workspace
+    int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
+${endif}
 };
 
 ${if GROUPED}
@@ -227,130 +238,20 @@ __device__ inline void wgmmaWait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-${if N128}
-// D (64 x 128, fp32) = A (64 x 16, K-major) * B (16 x 128, N-major) + (scaleD ? D : 0).
-__device__ inline void wgmmaTile(float (&d)[64], uint64_t descA, uint64_t descB, int scaleD) {
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "setp.ne.b32 p, %66, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.${MMA_TYPE}.${MMA_TYPE} {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, "
-                 "%8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, "
-                 "%24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, "
-                 "%40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, "
-                 "%56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, 1;\n\t}"
-                 :
-                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(descA), "l"(descB), "r"(scaleD));
-}
-${endif}
-${if N192}
-// D (64 x 192, fp32) = A (64 x 16, K-major) * B (16 x 192, N-major) + (scaleD ? D : 0).
-__device__ inline void wgmmaTile(float (&d)[96], uint64_t descA, uint64_t descB, int scaleD) {
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "setp.ne.b32 p, %98, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.${MMA_TYPE}.${MMA_TYPE} {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, "
-                 "%8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, "
-                 "%24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, "
-                 "%40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, "
-                 "%56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, "
-                 "%72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, "
-                 "%88, %89, %90, %91, %92, %93, %94, %95"
-                 "}, %96, %97, p, 1, 1, 0, 1;\n\t}"
-                 :
-                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-                   "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-                   "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
-                   "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-                 : "l"(descA), "l"(descB), "r"(scaleD));
-}
-${endif}
-${if N256}
-// D (64 x 256, fp32) = A (64 x 16, K-major) * B (16 x 256, N-major) + (scaleD ? D : 0).
-__device__ inline void wgmmaTile(float (&d)[128], uint64_t descA, uint64_t descB, int scaleD) {
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "setp.ne.b32 p, %130, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.${MMA_TYPE}.${MMA_TYPE} {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, "
-                 "%8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, "
-                 "%24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, "
-                 "%40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, "
-                 "%56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, "
-                 "%72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, "
-                 "%88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, "
-                 "%104, %105, %106, %107, %108, %109, %110, %111, "
-                 "%112, %113, %114, %115, %116, %117, %118, %119, "
-                 "%120, %121, %122, %123, %124, %125, %126, %127"
-                 "}, %128, %129, p, 1, 1, 0, 1;\n\t}"
-                 :
-                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-                   "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-                   "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
-                   "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]),
-                   "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
-                   "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
-                   "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
-                   "+f"(d[126]), "+f"(d[127])
-                 : "l"(descA), "l"(descB), "r"(scaleD));
-}
-${endif}
-
+${WGMMA_TILE}
 ${STORE_PAIR}
+${if SPLIT_K}
+${SPLIT_K_CODE}
+${endif}
 struct Schedule {
     int unitsM; // cluster units (kCluster tiles stacked along M) per column of units
     int tilesN;
+${if SPLIT_K}
+    int units; // work units: cluster units times the splits of each
+    int splits;
+${else}
     int units;
+${endif}
     int kBlocks;
     int first;  // this CTA's cluster's first unit
     int stride; // clusters in the grid
@@ -362,13 +263,38 @@ __device__ inline Schedule schedule(const Problem& p) {
     const int tilesM = (p.m + kTileM - 1) / kTileM;
     s.unitsM = (tilesM + kCluster - 1) / kCluster;
     s.tilesN = (p.n + kTileN - 1) / kTileN;
+${if SPLIT_K}
+    s.splits = p.splits;
+    s.units = s.unitsM * s.tilesN * s.splits;
+${else}
     s.units = s.unitsM * s.tilesN;
+${endif}
     s.kBlocks = (p.k + kTileK - 1) / kTileK;
     s.first = blockIdx.x / kCluster;
     s.stride = gridDim.x / kCluster;
     s.rank = kCluster == 1 ? 0 : int(clusterRank());
     return s;
 }
+${if SPLIT_K}
+
+// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks.
+struct Work {
+    TileCoord unit;
+    int split;
+    int kBegin;
+    int kEnd;
+};
+
+__device__ inline Work work(const Schedule& sc, int unit) {
+    Work w;
+    const int tileUnit = unit / sc.splits;
+    w.split = unit - tileUnit * sc.splits;
+    w.unit = unitCoord(tileUnit, sc.unitsM, sc.tilesN);
+    w.kBegin = w.split * sc.kBlocks / sc.splits;
+    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
+    return w;
+}
+${endif}
 
 __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
                                uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
@@ -377,9 +303,16 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
     constexpr uint32_t kOwnChunks = kBChunks / kCluster;
     uint32_t it = 0;
     for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+${if SPLIT_K}
+        const Work w = work(sc, unit);
+        const TileCoord uc = w.unit;
+        const int tileM = uc.m * kCluster + sc.rank;
+        for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
+${else}
         const TileCoord uc = unitCoord(unit, sc.unitsM, sc.tilesN);
         const int tileM = uc.m * kCluster + sc.rank;
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
+${endif}
             const uint32_t s = it % kStages;
             // The first pass over the ring finds every slot free: parity 1 names the phase before
             // the barrier's initial phase 0, which counts as complete.
@@ -519,6 +452,18 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     const uint64_t descB0 = matrixDescriptor(smemB, kBChunkBytes, 1024);
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
+${if SPLIT_K}
+    // The ring position carries over from tile to tile: splits differ in k-blocks by one.
+    uint32_t ring = 0;
+    (void)firstTile;
+    (void)tileStep;
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+        const Work w = work(sc, unit);
+        const TileCoord tc = {w.unit.m * kCluster + sc.rank, w.unit.n};
+        uint32_t it = ring;
+        const int kBegin = w.kBegin;
+        const int kEnd = w.kEnd;
+${else}
     for (int j = firstTile, unit = sc.first + firstTile * sc.stride; unit < sc.units;
          j += tileStep, unit += tileStep * sc.stride) {
         const TileCoord uc = unitCoord(unit, sc.unitsM, sc.tilesN);
@@ -529,7 +474,12 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
                 waitTurn(group);
             }
         }
+${endif}
+${if SPLIT_K}
+        for (int kb = kBegin; kb < kEnd; ++kb, ++it) {
+${else}
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
+${endif}
             const uint32_t st = it % kStages;
             mbarWait(fullBars + 8 * st, (it / kStages) & 1);
             // This stage's descriptors: the base descriptors plus the stage offset in 16-byte units
@@ -543,14 +493,22 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
 #pragma unroll
                 for (int s = 0; s < kSlices; ++s) {
                     wgmmaTile(acc[s], da + ((s * 64 * 128 + kk * 32) >> 4), db + ((kk * 2048) >> 4),
+${if SPLIT_K}
+                              (kb > kBegin || kk > 0) ? 1 : 0);
+${else}
                               (kb > 0 || kk > 0) ? 1 : 0);
+${endif}
                 }
             }
             wgmmaCommit();
             // Keep this block's MMAs in flight; the previous block's are done, so its slot goes
             // back to the producer(s) (one arrival per consumer warp and CTA).
             wgmmaWait<1>();
+${if SPLIT_K}
+            if (kb > kBegin) {
+${else}
             if (kb > 0) {
+${endif}
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
@@ -563,11 +521,16 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
         }
         wgmmaWait<0>();
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
+${if SPLIT_K}
+        ring = it;
+        storePartials(acc, p, tc, group, w.split);
+${else}
         if constexpr (kTmaStore) {
             storeTileTma(acc, mapC, smemC, p, tc, group);
         } else {
             storeTile(acc, p, tc, group);
         }
+${endif}
     }
     if constexpr (kTmaStore) {
         // Shared memory must outlive the bulk stores that read it.
@@ -604,6 +567,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncthreads();
     }
 
+${if SPLIT_K}
+    // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+${endif}
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
         if (threadIdx.x == 0) {
@@ -635,6 +602,9 @@ enum LaunchError {
     kLaunch = 6,
     kTensorMapC = 7,
     kNoClusterFits = 8,
+${if SPLIT_K}
+    kWorkspace = 9,
+${endif}
 };
 
 int encodeMap(const KevolveServices* services, CUtensorMap* map, CUtensorMapDataType type,
@@ -651,6 +621,14 @@ int encodeMap(const KevolveServices* services, CUtensorMap* map, CUtensorMapData
 }
 
 } // namespace
+${if SPLIT_K}
+
+// Split-K partials: kSplitK fp32 slices of M x N.
+extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
+    return uint64_t(kSplitK) * uint64_t(KEVOLVE_GEMM_M(args)) * uint64_t(KEVOLVE_GEMM_N(args)) *
+           sizeof(float);
+}
+${endif}
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream) {
     if (args == nullptr || args->abi_version != KEVOLVE_ABI_VERSION ||
@@ -703,11 +681,24 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     p.ldc = ldc;
     p.alpha = float(args->scalars[0]);
     p.beta = float(args->scalars[1]);
+${if SPLIT_K}
+    const int64_t kBlocks = (k + kTileK - 1) / kTileK;
+    p.splits = int(kBlocks < kSplitK ? kBlocks : kSplitK);
+    if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
+        return kWorkspace;
+    }
+    p.partials = static_cast<float*>(args->workspace);
+${endif}
 
     // Persistent grid: at most one CTA per SM; each cluster walks units (kCluster tiles stacked
     // along M) gridDim.x / kCluster apart.
+${if SPLIT_K}
+    const int64_t units = ((m + int64_t(kTileM) * kCluster - 1) / (int64_t(kTileM) * kCluster)) *
+                          ((n + kTileN - 1) / kTileN) * p.splits;
+${else}
     const int64_t units = ((m + int64_t(kTileM) * kCluster - 1) / (int64_t(kTileM) * kCluster)) *
                           ((n + kTileN - 1) / kTileN);
+${endif}
     cudaLaunchConfig_t config = {};
     config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = kSmemBytes;
@@ -745,6 +736,26 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     const int64_t rounds = (units + clusters - 1) / clusters;
     clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
+${if SPLIT_K}
+    if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {
+        return kLaunch;
+    }
+    // The reduction as a programmatic dependent launch (reduceSplits waits for the GEMM).
+    cudaLaunchConfig_t reduce = {};
+    const int64_t quads = m * n / 4;
+    const int64_t maxBlocks = 8 * (args->device.sm_count > 0 ? args->device.sm_count : 1);
+    const int64_t blocks = (quads + 255) / 256;
+    reduce.gridDim = dim3(unsigned(blocks < maxBlocks ? blocks : maxBlocks));
+    reduce.blockDim = dim3(256);
+    reduce.stream = stream;
+    cudaLaunchAttribute dependent;
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    reduce.attrs = &dependent;
+    reduce.numAttrs = 1;
+    return cudaLaunchKernelEx(&reduce, reduceSplits, p) == cudaSuccess ? 0 : kLaunch;
+${else}
     return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
                                                                                       : kLaunch;
+${endif}
 }

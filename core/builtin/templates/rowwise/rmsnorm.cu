@@ -1,0 +1,207 @@
+${# rowwise/rmsnorm.cu: the rmsnorm kernels (rowwise_rmsnorm.cpp), the skeleton's KERNEL.}
+${# Conditions: PREFETCH (persistent grid, the next row prefetched packed), KEEP_WEIGHTS (W packed}
+${# in registers for all of a block's rows). Value: PACKED (rowwise/packed.cu, with PREFETCH).}
+
+// y = x * rstd * w for one chunk in registers. W is read one vector at a time, so only the row
+// stays live in registers (more rows in flight).
+__device__ __forceinline__ void scaleChunk(const ElemW* __restrict__ W, long long N, long long base,
+                                           int t, float rstd, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        float w[VEC];
+        if (col + VEC <= N)
+            loadVec(W + col, w);
+        else
+            loadTail(W + col, N - col, 0.0f, w);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            v[j][i] = v[j][i] * rstd * w[i];
+    }
+}
+
+// This thread's sum of squares of one chunk; columns past N hold 0 and add nothing. The terms are
+// never negative, so nothing cancels: one pass in fp32 holds what the row needs.
+__device__ __forceinline__ float chunkSquares(const float (&v)[VPT][VEC])
+{
+    float q[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        q[i] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            q[i] = fmaf(v[j][i], v[j][i], q[i]);
+    return combineLanes(q, [](float a, float b) { return a + b; });
+}
+
+__global__ void __launch_bounds__(THREADS)
+    rmsNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W, ElemY* __restrict__ Y,
+                long long M, long long N, long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
+        const ElemX* x = X + row * ldx;
+        ElemY* y = Y + row * ldy;
+        if (N <= CHUNK) {
+            // The row fits in registers: one read and one write, the DRAM floor.
+            float v[VPT][VEC];
+            loadChunk(x, N, 0, t, 0.0f, v);
+            // A zero row gives 0 / sqrt(epsilon) = 0; epsilon > 0 is checked at launch.
+            const float rstd = 1.0f / sqrtf(rowReduce(chunkSquares(v), sumOf, phase) / count + epsilon);
+            scaleChunk(W, N, 0, t, rstd, v);
+            storeChunk(y, N, 0, t, v);
+        } else {
+            // Longer than the register cache: the mean square in one read, then the output.
+            float squares = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, 0.0f, v);
+                squares += chunkSquares(v);
+            }
+            const float rstd = 1.0f / sqrtf(rowReduce(squares, sumOf, phase) / count + epsilon);
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, 0.0f, v);
+                scaleChunk(W, N, base, t, rstd, v);
+                storeChunk(y, N, base, t, v);
+            }
+        }
+    }
+}
+${if PREFETCH}
+${PACKED}
+// A thread's share of a row that fits in registers, still packed (converted on use, so two rows
+// fit). Columns past N hold 0.
+struct PackedRow {
+    RawX v[VPT];
+};
+
+// Issues the loads of row x and returns without waiting for them. FULL: N == CHUNK, every vector
+// lies inside the row (no bounds tests, constant offsets).
+template <bool FULL>
+__device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (FULL)
+            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
+        else
+            loadPackedVec(x + col, N - col, ElemX(0.0f), r.v[j]);
+    }
+}
+
+__device__ __forceinline__ void keepPacked(PackedRow& r)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+        keepPacked(r.v[j]);
+}
+${if KEEP_WEIGHTS}
+
+using RawW = Raw<VEC * sizeof(ElemW)>::type;
+
+// W for this thread's columns, loaded once per block and kept packed for all its rows (columns
+// past N read as 0).
+struct PackedWeights {
+    RawW w[VPT];
+};
+template <bool FULL>
+__device__ __forceinline__ void loadWeights(const ElemW* W, long long N, int t, PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (FULL)
+            p.w[j] = *reinterpret_cast<const RawW*>(W + col);
+        else
+            loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
+    }
+}
+
+__device__ __forceinline__ void keepPacked(PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+        keepPacked(p.w[j]);
+}
+${endif}
+
+// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
+// register cache to the row.
+template <bool FULL>
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+    rmsNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                        ElemY* __restrict__ Y, long long M, long long N, long long ldx,
+                        long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
+    long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+${if KEEP_WEIGHTS}
+    PackedWeights weights;
+    loadWeights<FULL>(W, N, t, weights);
+${endif}
+    PackedRow current;
+    if (row < M)
+        loadRow<FULL>(X + row * ldx, N, t, current);
+    for (; row < M; row += step) {
+        // The next row's loads go out first and are waited for only when it becomes current.
+        PackedRow next;
+        if (row + step < M)
+            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
+${if KEEP_WEIGHTS}
+        keepPacked(weights);
+${endif}
+        float q[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            q[i] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            float v[VEC];
+            unpackVec<ElemX>(current.v[j], v);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                q[i] = fmaf(v[i], v[i], q[i]);
+        }
+        const float squares = rowReduce(combineLanes(q, sumOf), sumOf, phase);
+        const float rstd = 1.0f / sqrtf(squares / count + epsilon);
+        ElemY* y = Y + row * ldy;
+        keepPacked(current);
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            float v[VEC];
+            unpackVec<ElemX>(current.v[j], v);
+            float w[VEC];
+${if KEEP_WEIGHTS}
+            unpackVec<ElemW>(weights.w[j], w);
+${else}
+            if (FULL || col + VEC <= N)
+                loadVec(W + col, w);
+            else
+                loadTail(W + col, N - col, 0.0f, w);
+${endif}
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                v[i] = v[i] * rstd * w[i];
+            if (FULL || col + VEC <= N)
+                storeVec(y + col, v);
+            else
+                storeTail(y + col, N - col, v);
+        }
+        current = next;
+    }
+}
+${endif}

@@ -1,0 +1,560 @@
+// expect: ok
+// task: layernorm_f16_32768x1536.json
+// Kevolve built-in kernel, family rowwise (generated; edit freely).
+// Task: layernorm_f16_32768x1536 (layernorm 32768x1536 f16->f16).
+// Strategy: one block per row (64 threads per block), 4-element vectors, 8 vectors per thread in registers (rows up to 2048 elements are read once), shifted one-pass statistics (sums of x - x[0] and its square, one reduction), a persistent grid of 4 blocks per SM, the next row prefetched (packed) before the current row's reductions, W and B kept in registers.
+// Rationale:
+//   Memory-bound layernorm: rows of 1536 need a block to stay in registers: 2 warps x 8 vectors
+//   of 4 elements per thread cache up to 2048 elements, so the row is read once; 4-element
+//   vectors (8-byte accesses where the alignment allows); the sums of x - x[0] and of its square
+//   in one pass over the row in registers; a persistent grid of 4 blocks per SM (as many as the
+//   registers hold), each loading its next row before reducing the current one (about 12 KB of
+//   loads in flight per SM), W and B kept in registers.
+
+#include <kevolve/abi.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace {
+
+using ElemX = __half;
+using ElemY = __half;
+using ElemW = __half;
+using ElemB = __half;
+
+__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+
+// The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
+template <int Bytes> struct Raw;
+template <> struct Raw<2> { using type = unsigned short; };
+template <> struct Raw<4> { using type = unsigned int; };
+template <> struct Raw<8> { using type = uint2; };
+template <> struct Raw<16> { using type = uint4; };
+
+constexpr int VEC = 4; // elements per access
+
+// VEC elements at p, which is aligned to VEC * sizeof(T), in one access.
+template <typename T> __device__ __forceinline__ void loadVec(const T* p, float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    const R raw = *reinterpret_cast<const R*>(p);
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+template <typename T> __device__ __forceinline__ void storeVec(T* p, const float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        fromFloat(v[i], e[i]);
+    R raw;
+    memcpy(&raw, e, sizeof(R));
+    *reinterpret_cast<R*>(p) = raw;
+}
+
+// The last, partial vector of a row: `valid` (< VEC) elements exist, the rest read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadTail(const T* p, long long valid, float fill, float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = i < valid ? toFloat(p[i]) : fill;
+}
+
+template <typename T>
+__device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        if (i < valid)
+            fromFloat(v[i], p[i]);
+    }
+}
+
+constexpr int WARPS = 2;
+constexpr int THREADS = WARPS * 32;
+// Threads that share one row: the whole block (one row per block).
+constexpr int ROW_THREADS = THREADS;
+constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
+constexpr int VPT = 8;                     // vectors per thread held in registers
+constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
+// Blocks per SM of the persistent grid.
+[[maybe_unused]] constexpr int CTAS_PER_SM = 4;
+[[maybe_unused]] constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float shuffleDown(float v, int offset)
+{
+    return __shfl_down_sync(0xffffffffu, v, offset);
+}
+[[maybe_unused]] __device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+// The block combines its values: within each warp by shuffles, then the warps' results in a fixed
+// order, so every thread gets the same bits. The warps' results alternate between two buffers
+// (phase flips on every call), so one barrier per reduction suffices: a warp can write the next
+// reduction's buffer only after every warp has passed this one's barrier, and the reduction after
+// that, which reuses this buffer, only after every warp has finished reading it.
+template <typename T, typename F>
+__device__ __forceinline__ T rowReduce(T v, F combine, int& phase)
+{
+    __shared__ T partial[2][WARPS];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    T* buffer = partial[phase];
+    phase ^= 1;
+    if ((threadIdx.x & 31) == 0)
+        buffer[threadIdx.x / 32] = v;
+    __syncthreads();
+    T r = buffer[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        r = combine(r, buffer[w]);
+    return r;
+}
+
+// Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
+// threads read neighbouring vectors (coalesced). Columns at or past N read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadChunk(const T* row, long long N, long long base, int t,
+                                          float fill, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            loadVec(row + col, v[j]);
+        else
+            loadTail(row + col, N - col, fill, v[j]);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void storeChunk(T* row, long long N, long long base, int t,
+                                           const float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            storeVec(row + col, v[j]);
+        else
+            storeTail(row + col, N - col, v[j]);
+    }
+}
+
+// a[0..VEC) combined pairwise: log2(VEC) dependent steps instead of VEC - 1. Per-lane
+// accumulators of this shape keep the hot loops' chains of dependent adds short.
+template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[VEC], F combine)
+{
+#pragma unroll
+    for (int w = VEC / 2; w > 0; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            a[i] = combine(a[i], a[i + w]);
+    return a[0];
+}
+
+// Elements of vector j of thread t that lie inside the row (0..VEC).
+[[maybe_unused]] __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+{
+    const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+    return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+}
+
+// y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d. W and B
+// are read one vector at a time, so only the row stays live in registers (more rows in flight).
+__device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
+                                               const ElemB* __restrict__ B, long long N,
+                                               long long base, int t, float mean, float rstd,
+                                               float (&d)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        float w[VEC];
+        float b[VEC];
+        if (col + VEC <= N) {
+            loadVec(W + col, w);
+            loadVec(B + col, b);
+        } else {
+            loadTail(W + col, N - col, 0.0f, w);
+            loadTail(B + col, N - col, 0.0f, b);
+        }
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            d[j][i] = fmaf((d[j][i] - mean) * rstd, w[i], b[i]);
+    }
+}
+
+// Loads a chunk as x - shift (columns past N give 0).
+__device__ __forceinline__ void loadShifted(const ElemX* x, long long N, long long base, int t,
+                                            float shift, float (&d)[VPT][VEC])
+{
+    loadChunk(x, N, base, t, shift, d);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            d[j][i] -= shift;
+}
+
+__global__ void __launch_bounds__(THREADS)
+    layerNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                  const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M, long long N,
+                  long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
+        const ElemX* x = X + row * ldx;
+        ElemY* y = Y + row * ldy;
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(x[0]);
+        if (N <= CHUNK) {
+            // The row fits in registers: one read and one write, the DRAM floor.
+            float d[VPT][VEC];
+            loadShifted(x, N, 0, t, shift, d);
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    sum += d[j][i];
+            const float mean = rowReduce(sum, sumOf, phase) / count;
+            float squares = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j) {
+                const int valid = validIn(N, 0, j, t);
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) {
+                    const float e = i < valid ? d[j][i] - mean : 0.0f;
+                    squares = fmaf(e, e, squares);
+                }
+            }
+            const float variance = rowReduce(squares, sumOf, phase) / count;
+            const float rstd = 1.0f / sqrtf(variance + epsilon);
+            normalizeChunk(W, B, N, 0, t, mean, rstd, d);
+            storeChunk(y, N, 0, t, d);
+        } else {
+            // Longer than the register cache: mean, then variance around it, then the output.
+            float sum = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        sum += d[j][i];
+            }
+            const float mean = rowReduce(sum, sumOf, phase) / count;
+            float squares = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j) {
+                    const int valid = validIn(N, base, j, t);
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i) {
+                        const float e = i < valid ? d[j][i] - mean : 0.0f;
+                        squares = fmaf(e, e, squares);
+                    }
+                }
+            }
+            const float variance = rowReduce(squares, sumOf, phase) / count;
+            const float rstd = 1.0f / sqrtf(variance + epsilon);
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+                normalizeChunk(W, B, N, base, t, mean, rstd, d);
+                storeChunk(y, N, base, t, d);
+            }
+        }
+    }
+}
+
+using RawX = Raw<VEC * sizeof(ElemX)>::type;
+using RawW = Raw<VEC * sizeof(ElemW)>::type;
+using RawB = Raw<VEC * sizeof(ElemB)>::type;
+
+// VEC elements of p[0..valid) packed, the rest `fill`; vectors inside the row take one access.
+template <typename T, typename R>
+__device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fill, R& out)
+{
+    if (valid >= VEC) {
+        out = *reinterpret_cast<const R*>(p);
+        return;
+    }
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        e[i] = i < valid ? p[i] : fill;
+    memcpy(&out, e, sizeof(R));
+}
+
+template <typename T, typename R>
+__device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
+{
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+// An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
+// converted again where needed: otherwise the compiler keeps the floats of the first conversion
+// (the current row across its three passes, W and B across all rows), which take twice the
+// registers of the packed data and spill.
+template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
+{
+    if constexpr (sizeof(R) % 4 == 0) {
+        unsigned int words[sizeof(R) / 4];
+        memcpy(words, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            asm volatile("" : "+r"(words[k]));
+        memcpy(&raw, words, sizeof(R));
+    } else {
+        unsigned short half;
+        memcpy(&half, &raw, sizeof(R));
+        asm volatile("" : "+h"(half));
+        memcpy(&raw, &half, sizeof(R));
+    }
+}
+
+// A thread's share of a row that fits in registers, still packed (converted on use, so two rows
+// fit), and the row's first element, the shift of its statistics.
+struct PackedRow {
+    RawX v[VPT];
+    ElemX first;
+};
+
+// Issues the loads of row x and returns without waiting for them. Columns past N read as x[0], so
+// their deviation from the shift is exactly 0. FULL: N == CHUNK, every vector lies inside the row
+// (no bounds tests, constant offsets).
+template <bool FULL>
+__device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
+{
+    r.first = x[0];
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (FULL)
+            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
+        else
+            loadPackedVec(x + col, N - col, r.first, r.v[j]);
+    }
+}
+
+[[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+        keepPacked(r.v[j]);
+}
+
+// x - shift of vector j.
+__device__ __forceinline__ void deviations(const PackedRow& r, int j, float shift, float (&d)[VEC])
+{
+    unpackVec<ElemX>(r.v[j], d);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        d[i] -= shift;
+}
+
+// The sums of d and of d * d, reduced together (a struct of this file, so that rowReduce finds its
+// shuffles by argument-dependent lookup, as it does for float).
+struct ShiftedSums {
+    float d;
+    float dd;
+};
+__device__ __forceinline__ ShiftedSums shuffleDown(ShiftedSums v, int offset)
+{
+    return {shuffleDown(v.d, offset), shuffleDown(v.dd, offset)};
+}
+[[maybe_unused]] __device__ __forceinline__ ShiftedSums shuffleFirst(ShiftedSums v)
+{
+    return {shuffleFirst(v.d), shuffleFirst(v.dd)};
+}
+
+// W and B for this thread's columns, loaded once per block and kept packed for all its rows
+// (columns past N read as 0).
+struct PackedWeights {
+    RawW w[VPT];
+    RawB b[VPT];
+};
+template <bool FULL>
+__device__ __forceinline__ void loadWeights(const ElemW* W, const ElemB* B, long long N, int t,
+                                            PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (FULL) {
+            p.w[j] = *reinterpret_cast<const RawW*>(W + col);
+            p.b[j] = *reinterpret_cast<const RawB*>(B + col);
+        } else {
+            loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
+            loadPackedVec(B + col, N - col, ElemB(0.0f), p.b[j]);
+        }
+    }
+}
+
+__device__ __forceinline__ void keepPacked(PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        keepPacked(p.w[j]);
+        keepPacked(p.b[j]);
+    }
+}
+
+// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
+// register cache to the row.
+template <bool FULL>
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+    layerNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                          const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
+                          long long N, long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto sumsOf = [](ShiftedSums a, ShiftedSums b) {
+        return ShiftedSums{a.d + b.d, a.dd + b.dd};
+    };
+    const float count = static_cast<float>(N);
+    const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
+    long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+    PackedWeights weights;
+    loadWeights<FULL>(W, B, N, t, weights);
+    PackedRow current;
+    if (row < M)
+        loadRow<FULL>(X + row * ldx, N, t, current);
+    for (; row < M; row += step) {
+        // The next row's loads go out first and are waited for only when it becomes current.
+        PackedRow next;
+        if (row + step < M)
+            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(current.first);
+        keepPacked(weights);
+        float sumD[VEC];
+        float sumDD[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            sumD[i] = sumDD[i] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            float d[VEC];
+            deviations(current, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                sumD[i] += d[i];
+                sumDD[i] = fmaf(d[i], d[i], sumDD[i]);
+            }
+        }
+        ShiftedSums sums{combineLanes(sumD, [](float a, float b) { return a + b; }),
+                         combineLanes(sumDD, [](float a, float b) { return a + b; })};
+        sums = rowReduce(sums, sumsOf, phase);
+        const float mean = sums.d / count;
+        const float variance = fmaxf(0.0f, (sums.dd - sums.d * mean) / count);
+        const float rstd = 1.0f / sqrtf(variance + epsilon);
+        ElemY* y = Y + row * ldy;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            float d[VEC];
+            deviations(current, j, shift, d);
+            float w[VEC];
+            float b[VEC];
+            unpackVec<ElemW>(weights.w[j], w);
+            unpackVec<ElemB>(weights.b[j], b);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
+            if (FULL || col + VEC <= N)
+                storeVec(y + col, d);
+            else
+                storeTail(y + col, N - col, d);
+        }
+        current = next;
+    }
+}
+
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+    // This file was generated for one task; refuse any other so a mismatch is an error.
+    if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != KEVOLVE_OP_LAYERNORM ||
+        args->num_inputs != 3 || args->num_outputs != 1)
+        return 1;
+    if (args->inputs[0].dtype != KEVOLVE_F16 ||
+        args->inputs[1].dtype != KEVOLVE_F16 ||
+        args->inputs[2].dtype != KEVOLVE_F16 ||
+        args->outputs[0].dtype != KEVOLVE_F16)
+        return 2;
+    if (args->inputs[0].stride[args->inputs[0].rank - 1] != 1 ||
+        args->inputs[1].stride[args->inputs[1].rank - 1] != 1 ||
+        args->inputs[2].stride[args->inputs[2].rank - 1] != 1 ||
+        args->outputs[0].stride[args->outputs[0].rank - 1] != 1)
+        return 3;
+    if (!(args->scalars[0] > 0.0))
+        return 6; // epsilon
+
+    const long long M = KEVOLVE_ROWS(args);
+    const long long N = KEVOLVE_COLS(args);
+    const long long ldx = KEVOLVE_LDX(args);
+    // Vector accesses need every row to start on a VEC-element boundary.
+    if (ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[2].data) % (VEC * sizeof(ElemB)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
+        return 4;
+    const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
+    // Persistent: at most CTAS_PER_SM blocks per SM (all resident) loop over the rows,
+    // as few as finish in the same number of rounds, so the last round is full
+    // (16384 rows on 4 x 132 blocks: 32 rows on each of 512, not 31 or 32 on 528).
+    const long long slots = max(1LL, min(rowGroups, static_cast<long long>(CTAS_PER_SM) *
+                                                     args->device.sm_count));
+    const long long rounds = max(1LL, (rowGroups + slots - 1) / slots);
+    const long long grid = (rowGroups + rounds - 1) / rounds;
+    // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
+    // elements without bounds tests); longer rows stream.
+    if (N == CHUNK)
+        layerNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    else if (N <= CHUNK)
+        layerNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    else
+        layerNormRows<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}

@@ -1,0 +1,325 @@
+// expect: ok
+// task: reduce_max_f16_64x128256.json
+// Kevolve built-in kernel, family rowwise (generated; edit freely).
+// Task: reduce_max_f16_64x128256 (reduce max 64x128256 f16->f32).
+// Strategy: one block per row (256 threads per block), 8-element vectors, 4 vectors per thread in registers (rows up to 8192 elements are read once), fp32 accumulators per register slot, each row split over a cluster of 4 blocks (slices combined through distributed shared memory).
+// Rationale:
+//   Memory-bound reduce: reduce: rows of 128256 are longer than 16 of a warp's chunks, so one
+//   block (8 warps, one barrier per row) reads each row, several vectors in flight per thread;
+//   8-element vectors (16-byte accesses where the alignment allows); fp32 accumulation; one
+//   block per row group; 64 rows give too few blocks for 132 SMs, so each row is split over a
+//   cluster of 4 blocks (slices of about 32064 elements, each streamed in chunks), their
+//   statistics combined through distributed shared memory in a fixed order.
+
+#include <kevolve/abi.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <cooperative_groups.h>
+
+namespace {
+
+using ElemX = __half;
+using ElemY = float;
+
+__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+__device__ __forceinline__ float toFloat(float x) { return x; }
+__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+
+// The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
+template <int Bytes> struct Raw;
+template <> struct Raw<2> { using type = unsigned short; };
+template <> struct Raw<4> { using type = unsigned int; };
+template <> struct Raw<8> { using type = uint2; };
+template <> struct Raw<16> { using type = uint4; };
+
+constexpr int VEC = 8; // elements per access
+
+// VEC elements at p, which is aligned to VEC * sizeof(T), in one access.
+template <typename T> __device__ __forceinline__ void loadVec(const T* p, float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    const R raw = *reinterpret_cast<const R*>(p);
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+template <typename T> __device__ __forceinline__ void storeVec(T* p, const float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        fromFloat(v[i], e[i]);
+    R raw;
+    memcpy(&raw, e, sizeof(R));
+    *reinterpret_cast<R*>(p) = raw;
+}
+
+// The last, partial vector of a row: `valid` (< VEC) elements exist, the rest read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadTail(const T* p, long long valid, float fill, float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = i < valid ? toFloat(p[i]) : fill;
+}
+
+template <typename T>
+__device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        if (i < valid)
+            fromFloat(v[i], p[i]);
+    }
+}
+
+constexpr int WARPS = 8;
+constexpr int THREADS = WARPS * 32;
+// Threads that share one row: the whole block (one row per block).
+constexpr int ROW_THREADS = THREADS;
+constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
+constexpr int VPT = 4;                     // vectors per thread held in registers
+constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
+// 0: one block per ROWS_PER_CTA rows (no persistent grid).
+[[maybe_unused]] constexpr int CTAS_PER_SM = 0;
+[[maybe_unused]] constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float shuffleDown(float v, int offset)
+{
+    return __shfl_down_sync(0xffffffffu, v, offset);
+}
+[[maybe_unused]] __device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+// The block combines its values: within each warp by shuffles, then the warps' results in a fixed
+// order, so every thread gets the same bits. The warps' results alternate between two buffers
+// (phase flips on every call), so one barrier per reduction suffices: a warp can write the next
+// reduction's buffer only after every warp has passed this one's barrier, and the reduction after
+// that, which reuses this buffer, only after every warp has finished reading it.
+template <typename T, typename F>
+__device__ __forceinline__ T rowReduce(T v, F combine, int& phase)
+{
+    __shared__ T partial[2][WARPS];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    T* buffer = partial[phase];
+    phase ^= 1;
+    if ((threadIdx.x & 31) == 0)
+        buffer[threadIdx.x / 32] = v;
+    __syncthreads();
+    T r = buffer[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        r = combine(r, buffer[w]);
+    return r;
+}
+
+// Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
+// threads read neighbouring vectors (coalesced). Columns at or past N read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadChunk(const T* row, long long N, long long base, int t,
+                                          float fill, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            loadVec(row + col, v[j]);
+        else
+            loadTail(row + col, N - col, fill, v[j]);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void storeChunk(T* row, long long N, long long base, int t,
+                                           const float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            storeVec(row + col, v[j]);
+        else
+            storeTail(row + col, N - col, v[j]);
+    }
+}
+
+// a[0..VEC) combined pairwise: log2(VEC) dependent steps instead of VEC - 1. Per-lane
+// accumulators of this shape keep the hot loops' chains of dependent adds short.
+template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[VEC], F combine)
+{
+#pragma unroll
+    for (int w = VEC / 2; w > 0; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            a[i] = combine(a[i], a[i + w]);
+    return a[0];
+}
+
+// Elements of vector j of thread t that lie inside the row (0..VEC).
+[[maybe_unused]] __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+{
+    const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+    return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+}
+
+// The larger of a and b, NaN when either is (fmaxf would drop the NaN).
+__device__ __forceinline__ float maxPropagatingNaN(float a, float b)
+{
+    return (a != a || a > b) ? a : b;
+}
+
+__global__ void __launch_bounds__(THREADS)
+    reduceRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
+               long long ldx)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto combine = [](float a, float b) { return maxPropagatingNaN(a, b); };
+    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
+        const ElemX* x = X + row * ldx;
+        // One accumulator per register slot: VPT * VEC independent chains, short enough that the
+        // fp32 rounding error stays small for long rows.
+        float acc[VPT][VEC];
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                acc[j][i] = -INFINITY;
+        for (long long base = 0; base < N; base += CHUNK) {
+            float v[VPT][VEC];
+            loadChunk(x, N, base, t, -INFINITY, v);
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    acc[j][i] = combine(acc[j][i], v[j][i]);
+        }
+        float r = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                r = combine(r, acc[j][i]);
+        r = rowReduce(r, combine, phase);
+        if (t == 0)
+            fromFloat(r, Y[row]);
+    }
+}
+
+
+// Too few rows to fill the GPU: each row is split over the SPLIT blocks of a cluster. Block r of the
+// cluster takes the r-th slice of the row (a whole number of vectors, so its accesses stay aligned;
+// the last slices of a short row may be empty), computes its slice's statistics, and publishes them
+// in its shared memory. After the cluster's barrier every block reads the SPLIT partials through
+// distributed shared memory in rank order, so all blocks combine the same values in the same order:
+// the same bits in every block and in every run (no atomics). A slice that fits the registers is
+// read once; a longer one is read again for the output, from L2. One row per cluster, no loop over
+// rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
+constexpr int SPLIT = 4;
+
+// The elements of a slice: N / SPLIT rounded up to whole vectors.
+__device__ __forceinline__ long long sliceLength(long long N)
+{
+    const long long perBlock = (N + SPLIT - 1) / SPLIT;
+    return (perBlock + VEC - 1) / VEC * VEC;
+}
+
+// The cluster's partials combined in rank order (every block gets the same bits). The second
+// barrier keeps each block's partial alive (and unchanged) until every block has read it.
+template <typename T, typename F> __device__ __forceinline__ T clusterCombine(T* mine, F combine)
+{
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    cluster.sync();
+    T total = *cluster.map_shared_rank(mine, 0);
+#pragma unroll
+    for (int r = 1; r < SPLIT; ++r)
+        total = combine(total, *cluster.map_shared_rank(mine, r));
+    cluster.sync();
+    return total;
+}
+
+__global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
+    reduceRowsSplit(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N,
+                    long long ldx)
+{
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    __shared__ float published;
+    const int t = threadIdx.x;
+    int phase = 0; // the block reduction's buffer
+    const auto combine = [](float a, float b) { return maxPropagatingNaN(a, b); };
+    const long long slice = sliceLength(N);
+    const long long begin = min(N, static_cast<long long>(cluster.block_rank()) * slice);
+    const long long n = min(slice, N - begin);
+    // One row per cluster; the launch covers the rows (in batches of at most 2^28 rows).
+    const long long row = blockIdx.x / SPLIT;
+    const ElemX* x = X + row * ldx + begin;
+    // One accumulator per register slot, as reduceRows.
+    float acc[VPT][VEC];
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            acc[j][i] = -INFINITY;
+    for (long long base = 0; base < n; base += CHUNK) {
+        float v[VPT][VEC];
+        loadChunk(x, n, base, t, -INFINITY, v);
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                acc[j][i] = combine(acc[j][i], v[j][i]);
+    }
+    float r = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            r = combine(r, acc[j][i]);
+    r = rowReduce(r, combine, phase);
+    if (t == 0)
+        published = r;
+    r = clusterCombine(&published, combine);
+    if (t == 0 && cluster.block_rank() == 0)
+        fromFloat(r, Y[row]);
+}
+
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+    // This file was generated for one task; refuse any other so a mismatch is an error.
+    if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != KEVOLVE_OP_REDUCE ||
+        args->num_inputs != 1 || args->num_outputs != 1)
+        return 1;
+    if (args->inputs[0].dtype != KEVOLVE_F16 ||
+        args->outputs[0].dtype != KEVOLVE_F32)
+        return 2;
+    if (args->inputs[0].stride[args->inputs[0].rank - 1] != 1 ||
+        args->outputs[0].stride[args->outputs[0].rank - 1] != 1)
+        return 3;
+    if (args->scalars[0] != 1)
+        return 6; // generated for reduction "max" only
+
+    const long long M = KEVOLVE_ROWS(args);
+    const long long N = KEVOLVE_COLS(args);
+    const long long ldx = KEVOLVE_LDX(args);
+    // Vector accesses need every row to start on a VEC-element boundary.
+    if (ldx % VEC != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0)
+        return 4;
+    // A cluster of SPLIT blocks per row, in launches of at most 2^28 rows (the grid's limit).
+    for (long long first = 0; first < M; first += (1LL << 28)) {
+        const long long grid = min(M - first, 1LL << 28) * SPLIT;
+        reduceRowsSplit<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+            static_cast<ElemY*>(args->outputs[0].data) + first, N, ldx);
+    }
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}

@@ -1,0 +1,277 @@
+// expect: ok
+// task: rmsnorm_f32_test.json
+// Kevolve built-in kernel, family rowwise (generated; edit freely).
+// Task: rmsnorm_f32_test (rmsnorm 8192x5120 f32->f32).
+// Strategy: one block per row (256 threads per block), 4-element vectors, 8 vectors per thread in registers (rows up to 8192 elements are read once), one-pass mean square (fp32 sum of squares, one reduction), one block per row group.
+// Rationale:
+//   Memory-bound rmsnorm: rows of 5120 need a block to stay in registers: 8 warps x 8 vectors of
+//   4 elements per thread cache up to 8192 elements, so the row is read once; 4-element vectors
+//   (16-byte accesses where the alignment allows); the mean square in one fp32 reduction (its
+//   terms never cancel), then x times 1/sqrt(mean square + epsilon) times W; one block per row
+//   group.
+
+#include <kevolve/abi.h>
+#include <stdint.h>
+
+namespace {
+
+using ElemX = float;
+using ElemY = float;
+using ElemW = float;
+
+__device__ __forceinline__ float toFloat(float x) { return x; }
+__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+
+// The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
+template <int Bytes> struct Raw;
+template <> struct Raw<2> { using type = unsigned short; };
+template <> struct Raw<4> { using type = unsigned int; };
+template <> struct Raw<8> { using type = uint2; };
+template <> struct Raw<16> { using type = uint4; };
+
+constexpr int VEC = 4; // elements per access
+
+// VEC elements at p, which is aligned to VEC * sizeof(T), in one access.
+template <typename T> __device__ __forceinline__ void loadVec(const T* p, float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    const R raw = *reinterpret_cast<const R*>(p);
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+template <typename T> __device__ __forceinline__ void storeVec(T* p, const float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        fromFloat(v[i], e[i]);
+    R raw;
+    memcpy(&raw, e, sizeof(R));
+    *reinterpret_cast<R*>(p) = raw;
+}
+
+// The last, partial vector of a row: `valid` (< VEC) elements exist, the rest read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadTail(const T* p, long long valid, float fill, float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = i < valid ? toFloat(p[i]) : fill;
+}
+
+template <typename T>
+__device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        if (i < valid)
+            fromFloat(v[i], p[i]);
+    }
+}
+
+constexpr int WARPS = 8;
+constexpr int THREADS = WARPS * 32;
+// Threads that share one row: the whole block (one row per block).
+constexpr int ROW_THREADS = THREADS;
+constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
+constexpr int VPT = 8;                     // vectors per thread held in registers
+constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
+// 0: one block per ROWS_PER_CTA rows (no persistent grid).
+[[maybe_unused]] constexpr int CTAS_PER_SM = 0;
+[[maybe_unused]] constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float shuffleDown(float v, int offset)
+{
+    return __shfl_down_sync(0xffffffffu, v, offset);
+}
+[[maybe_unused]] __device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+// The block combines its values: within each warp by shuffles, then the warps' results in a fixed
+// order, so every thread gets the same bits. The warps' results alternate between two buffers
+// (phase flips on every call), so one barrier per reduction suffices: a warp can write the next
+// reduction's buffer only after every warp has passed this one's barrier, and the reduction after
+// that, which reuses this buffer, only after every warp has finished reading it.
+template <typename T, typename F>
+__device__ __forceinline__ T rowReduce(T v, F combine, int& phase)
+{
+    __shared__ T partial[2][WARPS];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    T* buffer = partial[phase];
+    phase ^= 1;
+    if ((threadIdx.x & 31) == 0)
+        buffer[threadIdx.x / 32] = v;
+    __syncthreads();
+    T r = buffer[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        r = combine(r, buffer[w]);
+    return r;
+}
+
+// Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
+// threads read neighbouring vectors (coalesced). Columns at or past N read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadChunk(const T* row, long long N, long long base, int t,
+                                          float fill, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            loadVec(row + col, v[j]);
+        else
+            loadTail(row + col, N - col, fill, v[j]);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void storeChunk(T* row, long long N, long long base, int t,
+                                           const float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            storeVec(row + col, v[j]);
+        else
+            storeTail(row + col, N - col, v[j]);
+    }
+}
+
+// a[0..VEC) combined pairwise: log2(VEC) dependent steps instead of VEC - 1. Per-lane
+// accumulators of this shape keep the hot loops' chains of dependent adds short.
+template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[VEC], F combine)
+{
+#pragma unroll
+    for (int w = VEC / 2; w > 0; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            a[i] = combine(a[i], a[i + w]);
+    return a[0];
+}
+
+// Elements of vector j of thread t that lie inside the row (0..VEC).
+[[maybe_unused]] __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+{
+    const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+    return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+}
+
+// y = x * rstd * w for one chunk in registers. W is read one vector at a time, so only the row
+// stays live in registers (more rows in flight).
+__device__ __forceinline__ void scaleChunk(const ElemW* __restrict__ W, long long N, long long base,
+                                           int t, float rstd, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        float w[VEC];
+        if (col + VEC <= N)
+            loadVec(W + col, w);
+        else
+            loadTail(W + col, N - col, 0.0f, w);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            v[j][i] = v[j][i] * rstd * w[i];
+    }
+}
+
+// This thread's sum of squares of one chunk; columns past N hold 0 and add nothing. The terms are
+// never negative, so nothing cancels: one pass in fp32 holds what the row needs.
+__device__ __forceinline__ float chunkSquares(const float (&v)[VPT][VEC])
+{
+    float q[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        q[i] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            q[i] = fmaf(v[j][i], v[j][i], q[i]);
+    return combineLanes(q, [](float a, float b) { return a + b; });
+}
+
+__global__ void __launch_bounds__(THREADS)
+    rmsNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W, ElemY* __restrict__ Y,
+                long long M, long long N, long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
+        const ElemX* x = X + row * ldx;
+        ElemY* y = Y + row * ldy;
+        if (N <= CHUNK) {
+            // The row fits in registers: one read and one write, the DRAM floor.
+            float v[VPT][VEC];
+            loadChunk(x, N, 0, t, 0.0f, v);
+            // A zero row gives 0 / sqrt(epsilon) = 0; epsilon > 0 is checked at launch.
+            const float rstd = 1.0f / sqrtf(rowReduce(chunkSquares(v), sumOf, phase) / count + epsilon);
+            scaleChunk(W, N, 0, t, rstd, v);
+            storeChunk(y, N, 0, t, v);
+        } else {
+            // Longer than the register cache: the mean square in one read, then the output.
+            float squares = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, 0.0f, v);
+                squares += chunkSquares(v);
+            }
+            const float rstd = 1.0f / sqrtf(rowReduce(squares, sumOf, phase) / count + epsilon);
+            for (long long base = 0; base < N; base += CHUNK) {
+                float v[VPT][VEC];
+                loadChunk(x, N, base, t, 0.0f, v);
+                scaleChunk(W, N, base, t, rstd, v);
+                storeChunk(y, N, base, t, v);
+            }
+        }
+    }
+}
+
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+    // This file was generated for one task; refuse any other so a mismatch is an error.
+    if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != KEVOLVE_OP_RMSNORM ||
+        args->num_inputs != 2 || args->num_outputs != 1)
+        return 1;
+    if (args->inputs[0].dtype != KEVOLVE_F32 ||
+        args->inputs[1].dtype != KEVOLVE_F32 ||
+        args->outputs[0].dtype != KEVOLVE_F32)
+        return 2;
+    if (args->inputs[0].stride[args->inputs[0].rank - 1] != 1 ||
+        args->inputs[1].stride[args->inputs[1].rank - 1] != 1 ||
+        args->outputs[0].stride[args->outputs[0].rank - 1] != 1)
+        return 3;
+    if (!(args->scalars[0] > 0.0))
+        return 6; // epsilon
+
+    const long long M = KEVOLVE_ROWS(args);
+    const long long N = KEVOLVE_COLS(args);
+    const long long ldx = KEVOLVE_LDX(args);
+    // Vector accesses need every row to start on a VEC-element boundary.
+    if (ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
+        return 4;
+    const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
+    const long long grid = min(rowGroups, 2147483647LL);
+    rmsNormRows<<<grid, THREADS, 0, stream>>>(
+        static_cast<const ElemX*>(args->inputs[0].data),
+        static_cast<const ElemW*>(args->inputs[1].data),
+        static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+        static_cast<float>(args->scalars[0]));
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}

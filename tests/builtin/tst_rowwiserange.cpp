@@ -1,0 +1,200 @@
+// Every task of a row-wise op gets a kernel (issue 18): tasks generated across the ops' whole
+// shape range (1 to 65536 rows, rows of 1 to 262144 elements, odd lengths, unaligned rows, f32,
+// f16 and bf16) each get a feasible first plan from the planner, and its code generates. The
+// compile of a sample of them with nvcc is tests/builtin/long_rows_compile.cmake.
+#include "builtintest.h"
+
+#include <QJsonDocument>
+
+using namespace Qt::StringLiterals;
+using namespace kevtest;
+
+namespace {
+
+// A task file's JSON for op (softmax, layernorm, reduce_sum, reduce_max) of dtype over M x N
+// rows aligned to `align` elements.
+kev::Task rowTask(const QString& op, const QString& dtype, qint64 m, qint64 n, int align) {
+    const bool layerNorm = op == u"layernorm";
+    const bool reduce = op.startsWith(u"reduce"_s);
+    // Reductions write f32 whatever they read.
+    QJsonObject dtypes{
+        {u"X"_s, dtype}, {u"Y"_s, reduce ? u"f32"_s : dtype}, {u"accumulate"_s, u"f32"_s}};
+    if (layerNorm) {
+        dtypes.insert(u"W"_s, dtype);
+        dtypes.insert(u"B"_s, dtype);
+    }
+    QJsonObject params;
+    if (layerNorm)
+        params.insert(u"epsilon"_s, 1e-5);
+    if (reduce)
+        params.insert(u"reduction"_s, op.mid(7));
+    const QJsonObject json{
+        {u"schema_version"_s, 1},
+        {u"name"_s, u"%1_%2_%3x%4_a%5"_s.arg(op, dtype).arg(m).arg(n).arg(align)},
+        {u"op"_s, reduce ? u"reduce"_s : op},
+        {u"dtypes"_s, dtypes},
+        {u"shape"_s, QJsonObject{{u"M"_s, m}, {u"N"_s, n}}},
+        {u"validation_shapes"_s, QJsonArray{QJsonObject{{u"M"_s, 3}, {u"N"_s, 1}}}},
+        {u"params"_s, params},
+        {u"alignment"_s, QJsonObject{{u"leading_dim_multiple"_s, align}}},
+    };
+    QString error;
+    const auto task = kev::Task::fromJson(json, &error);
+    if (!task)
+        qFatal("generated task %s: %s", qPrintable(json.value(u"name"_s).toString()),
+               qPrintable(error));
+    return *task;
+}
+
+const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"reduce_sum"_s, u"reduce_max"_s};
+const QStringList kDtypes{u"f32"_s, u"f16"_s, u"bf16"_s};
+const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536};
+const QList<qint64> kCols{1,    2,     7,     31,    32,    100,   1000,   1536,   3080,   4097,
+                          8192, 16384, 32000, 32001, 50257, 65536, 128256, 151936, 200000, 262144};
+
+// An sm_80 part: no thread block clusters.
+kev::DeviceInfo a100() {
+    kev::DeviceInfo d = kev::DeviceInfo::h200();
+    d.name = u"NVIDIA A100-SXM4-80GB"_s;
+    d.ccMajor = 8;
+    d.ccMinor = 0;
+    d.smCount = 108;
+    d.smemPerBlockOptin = 166912;
+    d.smemPerSm = 167936;
+    return d;
+}
+
+kev::Strategy withParam(kev::Strategy s, const QString& name, const QJsonValue& value) {
+    s.params.insert(name, value);
+    return s;
+}
+
+} // namespace
+
+class TstRowwiseRange : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The planner's first plan of every generated task is the rowwise family, feasible on the
+    // H200, and generates a kernel for the task's op.
+    void everyTaskHasAFeasibleFirstPlan_data() {
+        QTest::addColumn<kev::DeviceInfo>("device");
+        QTest::newRow("H200 (clusters)") << kev::DeviceInfo::h200();
+        QTest::newRow("A100 (no clusters)") << a100();
+    }
+
+    void everyTaskHasAFeasibleFirstPlan() {
+        QFETCH(kev::DeviceInfo, device);
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        int tasks = 0;
+        QStringList failures;
+        for (const QString& op : kOps) {
+            for (const QString& dtype : kDtypes) {
+                for (const qint64 m : kRows) {
+                    for (const qint64 n : kCols) {
+                        for (const int align : {1, 8}) {
+                            kev::AgentContext ctx;
+                            ctx.device = device;
+                            ctx.task = rowTask(op, dtype, m, n, align);
+                            ++tasks;
+                            QString error;
+                            kev::PlannerSearch planner;
+                            const auto first = planner.next(ctx, &error);
+                            if (!first) {
+                                failures << ctx.task.name + u": "_s + error;
+                                continue;
+                            }
+                            if (first->family != u"rowwise") {
+                                failures << ctx.task.name + u": family "_s + first->family;
+                                continue;
+                            }
+                            const QStringList problems =
+                                rowwise.constraints(*first, ctx.task, device);
+                            if (!problems.isEmpty()) {
+                                failures << ctx.task.name + u": "_s + problems.join(u"; "_s);
+                                continue;
+                            }
+                            const QString code = rowwise.generate(*first, ctx.task);
+                            if (!code.contains(u"kevolve_launch"_s) || code.contains(u"${"_s))
+                                failures << ctx.task.name + u": generated code incomplete"_s;
+                        }
+                    }
+                }
+            }
+        }
+        QVERIFY2(failures.isEmpty(),
+                 qPrintable(u"%1 of %2 tasks:\n"_s.arg(failures.size()).arg(tasks) +
+                            failures.mid(0, 20).join(u"\n"_s)));
+        QCOMPARE(tasks, kOps.size() * kDtypes.size() * kRows.size() * kCols.size() * 2);
+    }
+
+    // A row longer than the registers cache streams with statistics that read it once: online
+    // softmax and Welford layernorm (the two-pass kernels would read it twice before the output).
+    void longRowsStreamWithOnePassStatistics() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        for (const QString& op : {u"softmax"_s, u"layernorm"_s}) {
+            for (const QString& dtype : kDtypes) {
+                const kev::Task t = rowTask(op, dtype, 4096, 128256, 8);
+                const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+                QCOMPARE(s.params.value(u"stats"_s).toString(), u"one_pass"_s);
+                QCOMPARE(s.params.value(u"mapping"_s).toString(), u"block"_s);
+                QVERIFY2(s.rationale.contains(u"stream"_s), qPrintable(s.rationale));
+            }
+        }
+    }
+
+    // Rows too few to give every SM a block share a row between the blocks of a cluster on
+    // sm_90, as many blocks as stay resident at once; many rows, or no clusters, keep a block
+    // per row.
+    void fewLongRowsSplitOverACluster() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const auto splitOf = [&](const kev::Task& t, const kev::DeviceInfo& d) {
+            const kev::Strategy s = rowwise.defaultStrategy(t, d);
+            return s.params.value(u"split"_s).toInt(1);
+        };
+        // One row of 128256: 8 slices of 16032 elements, each in the registers of its block.
+        const kev::Task one = rowTask(u"softmax"_s, u"f16"_s, 1, 128256, 8);
+        QCOMPARE(splitOf(one, h200), 8);
+        const kev::Strategy s = rowwise.defaultStrategy(one, h200);
+        QVERIFY2(s.rationale.contains(u"read once"_s), qPrintable(s.rationale));
+        QVERIFY(rowwise.generate(s, one).contains(u"__cluster_dims__(SPLIT, 1, 1)"_s));
+        // 32 rows: 4 blocks per row fill 128 of the 132 SMs (8 would need two waves).
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 32, 128256, 8), h200), 4);
+        QCOMPARE(splitOf(rowTask(u"layernorm"_s, u"bf16"_s, 4, 65536, 8), h200), 8);
+        QCOMPARE(splitOf(rowTask(u"reduce_sum"_s, u"f32"_s, 1, 262144, 8), h200), 8);
+        // Enough rows, short rows, or no clusters: no split.
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 4096, 128256, 8), h200), 1);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 1, 1000, 8), h200), 1);
+        QCOMPARE(splitOf(one, a100()), 1);
+        QVERIFY(!rowwise.defaultStrategy(one, a100()).params.contains(u"split"_s));
+    }
+
+    // Each knob combination the split cannot run names the knob and what to use instead.
+    void splitConstraintsNameTheKnob() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task t = rowTask(u"softmax"_s, u"f16"_s, 1, 128256, 8);
+        const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        QVERIFY(rowwise.constraints(s, t, h200).isEmpty());
+        const auto problems = [&](const kev::Strategy& x, const kev::DeviceInfo& d) {
+            return rowwise.constraints(x, t, d).join(u"; "_s);
+        };
+        QVERIFY(problems(withParam(s, u"split"_s, 3), h200).contains(u"params.split=3"_s));
+        QVERIFY(problems(withParam(s, u"split"_s, 16), h200).contains(u"at most 8"_s));
+        QVERIFY(problems(s, a100()).contains(u"sm_90"_s));
+        QVERIFY(problems(withParam(s, u"stats"_s, u"two_pass"_s), h200)
+                    .contains(u"use stats=one_pass"_s));
+        kev::Strategy warp = withParam(s, u"mapping"_s, u"warp"_s);
+        QVERIFY(problems(warp, h200).contains(u"use mapping=block"_s));
+        QVERIFY(problems(withParam(s, u"ctas_per_sm"_s, 2), h200).contains(u"ctas_per_sm=0"_s));
+        // Saved and loaded, the knob stays; a strategy without it reads as split=1.
+        kev::Strategy bare = s;
+        bare.params.remove(u"split"_s);
+        QVERIFY(!rowwise.generate(bare, t).contains(u"__cluster_dims__"_s));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRowwiseRange)
+#include "tst_rowwiserange.moc"

@@ -24,6 +24,10 @@ namespace {
 
 QAtomicInteger<quint64> g_connections;
 
+// How far (in octaves of shape, plus the device's penalty) a person's decision carries: a
+// rejection on M=64 speaks for M=128 or 32 on the same GPU, not for M=8192.
+constexpr double kDecisionReach = 2.0;
+
 // Version 1: the measurements and their decisions. Version 2 added the origin of a step (an agent
 // or a person's edit), the edit itself and the Kevolve version, and an index for the nearest-task
 // query. Each entry of kMigrations takes the schema one version up; a new store is version 1
@@ -362,7 +366,8 @@ KnowledgeHints KnowledgeStore::hints(const TaskFeatures& task, int maxTasks, int
         const auto distance = featureDistance(task, r.task);
         if (!distance)
             continue;
-        if (r.decision == u"rejected" || r.decision == u"edited_approved")
+        if ((r.decision == u"rejected" || r.decision == u"edited_approved") &&
+            *distance <= kDecisionReach)
             decided.append({*distance, r});
         if (r.status != u"ok" || !r.speedup || *r.speedup <= 0 || r.decision == u"rejected" ||
             r.decision == u"edited")

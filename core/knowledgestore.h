@@ -95,7 +95,8 @@ public:
 
     // For a task on a device: the best trustworthy configurations (not rejected) of the
     // `maxTasks` nearest solved tasks, `perTask` each, and the human decisions (rejections,
-    // edited-and-approved kernels) on tasks of the same op and types, nearest first.
+    // edited-and-approved kernels) on tasks of the same op and types within two octaves
+    // (featureDistance), nearest first.
     KnowledgeHints hints(const TaskFeatures& task, int maxTasks = 3, int perTask = 2,
                          int maxDecisions = 8) const;
 

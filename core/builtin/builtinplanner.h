@@ -46,6 +46,9 @@ private:
     // The knowledge store's best configuration of the nearest solved task that fits this one
     // (refit.h), for the first plan of a session (builtinplanner_knowledge.cpp).
     std::optional<Strategy> fromKnowledge(const AgentContext& context);
+    std::optional<Strategy> fromPrior(const AgentContext& context,
+                                      const QVector<const KernelFamily*>& families,
+                                      const KnowledgePrior& prior);
     // The rejection whose region (kRejectedRadius around the rejected plan) holds `s`, if any.
     const KnowledgeDecision* rejectedRegion(const KernelFamily& family, const Strategy& s,
                                             const AgentContext& context) const;

@@ -15,34 +15,64 @@ namespace kev {
 
 std::optional<Strategy> PlannerSearch::fromKnowledge(const AgentContext& context) {
     const auto families = FamilyRegistry::instance().supporting(context.task, context.device);
-    for (const KnowledgePrior& prior : context.knowledge.priors) {
-        const KernelFamily* family = nullptr;
-        for (const KernelFamily* f : families) {
-            if (f->id() == prior.plan.family)
-                family = f;
+    // A point another slot holds (or this session measured) is taken: the next prior comes
+    // first, and only then the points around a taken one (the second pass).
+    const auto taken = [&](const Strategy& plan) {
+        const QString k = key(plan);
+        if (m_scores.contains(k) || m_pending.contains(k))
+            return true;
+        for (const Strategy& other : context.otherSlotPlans) {
+            if (key(other) == k)
+                return true;
         }
-        if (!family)
-            continue; // a family this build lacks, or one that cannot run this task here
-        int moves = 0;
-        auto s = refitToTask(
-            *family, prior.plan, context.task, context.device,
-            [&](const Strategy& point) { return usable(*family, point, context); }, &moves);
-        if (!s)
-            continue;
-        const QString refit =
-            moves == 0 ? u"it fits this task as it is"_s
-                       : u"re-fitted to this task's shape by the family's feasibility rules in "
-                         "%1 move(s), to %2"_s.arg(moves)
-                             .arg(s->summary());
-        s->rationale = u"Start from the knowledge store: the best configuration %1 (task "
-                       "distance %2 octaves); %3."_s.arg(prior.citation())
-                           .arg(prior.distance, 0, 'f', 2)
-                           .arg(refit);
-        if (context.beamIndex > 0)
-            s->rationale = u"Beam slot %1: "_s.arg(context.beamIndex + 1) + s->rationale;
-        return s;
+        return false;
+    };
+    for (int pass = 0; pass < 2; ++pass) {
+        for (const KnowledgePrior& prior : context.knowledge.priors) {
+            if (pass == 0 && taken(prior.plan))
+                continue;
+            if (auto s = fromPrior(context, families, prior))
+                return s;
+        }
     }
     return std::nullopt;
+}
+
+std::optional<Strategy> PlannerSearch::fromPrior(const AgentContext& context,
+                                                 const QVector<const KernelFamily*>& families,
+                                                 const KnowledgePrior& prior) {
+    const KernelFamily* family = nullptr;
+    for (const KernelFamily* f : families) {
+        if (f->id() == prior.plan.family)
+            family = f;
+    }
+    if (!family)
+        return std::nullopt; // a family this build lacks, or one that cannot run the task here
+    int moves = 0;
+    auto s = refitToTask(
+        *family, prior.plan, context.task, context.device,
+        [&](const Strategy& point) { return usable(*family, point, context); }, &moves);
+    if (!s)
+        return std::nullopt;
+    Strategy exact = prior.plan;
+    family->normalize(exact);
+    const bool fits = family->constraints(exact, context.task, context.device).isEmpty();
+    QString refit = u"it fits this task as it is"_s;
+    if (moves > 0 && fits)
+        refit = u"that point is taken (measured, held by another slot or in a rejected region), "
+                "so its nearest free neighbour, %1 move(s) away: %2"_s.arg(moves)
+                    .arg(s->summary());
+    else if (moves > 0)
+        refit = u"re-fitted to this task's shape by the family's feasibility rules in %1 "
+                "move(s), to %2"_s.arg(moves)
+                    .arg(s->summary());
+    s->rationale = u"Start from the knowledge store: the best configuration %1 (task "
+                   "distance %2 octaves); %3."_s.arg(prior.citation())
+                       .arg(prior.distance, 0, 'f', 2)
+                       .arg(refit);
+    if (context.beamIndex > 0)
+        s->rationale = u"Beam slot %1: "_s.arg(context.beamIndex + 1) + s->rationale;
+    return s;
 }
 
 double PlannerSearch::knowledgeValue(const QString& familyId, const AgentContext& context) const {

@@ -101,14 +101,17 @@ private slots:
         const auto without = fresh.next(c, &error);
         QVERIFY2(without, qPrintable(error));
 
-        // The store's best point differs from where the planner starts on its own (wgmma's
-        // small-M default on Hopper: the stored point has a shallower ring).
-        const KernelFamily& wgmma = family(u"wgmma_tma"_s);
-        Strategy best = wgmma.defaultStrategy(c.task, c.device);
-        best.stages = 3;
-        wgmma.normalize(best);
-        QVERIFY(wgmma.constraints(best, c.task, c.device).isEmpty());
-        QVERIFY(keyOf(best, c) != keyOf(*without, c));
+        // The store's best point differs from where the planner starts on its own.
+        Strategy best;
+        for (const KernelFamily* f : FamilyRegistry::instance().supporting(c.task, c.device)) {
+            const Strategy s = f->defaultStrategy(c.task, c.device);
+            if (f->constraints(s, c.task, c.device).isEmpty() &&
+                keyOf(s, c) != keyOf(*without, c)) {
+                best = s;
+                break;
+            }
+        }
+        QVERIFY(!best.family.isEmpty());
         c.knowledge.priors << prior(best, 1.12, u"gemm_f16_m64_n4096_k11008"_s);
         PlannerSearch planner;
         const auto plan = planner.next(c, &error);
@@ -121,6 +124,39 @@ private slots:
                  qPrintable(plan->rationale));
         // The bandit believes the family at what the nearby task measured.
         planner.record(*plan, 0.0);
+    }
+
+    void beamSlotsTakeTheNextPriors() {
+        AgentContext c;
+        c.task = task(u"gemm_f16_m128_n12288_k4096"_s);
+        c.device = DeviceInfo::h200();
+        c.beamWidth = 2;
+        const Strategy first = family(u"wgmma_tma"_s).defaultStrategy(c.task, c.device);
+        const Strategy second = family(u"mma_sync"_s).defaultStrategy(c.task, c.device);
+        c.knowledge.priors << prior(first, 1.12, u"gemm_f16_m64_n12288_k4096"_s)
+                           << prior(second, 1.01, u"gemm_f16_m64_n12288_k4096"_s);
+        PlannerSearch slot0;
+        PlannerSearch slot1;
+        QString error;
+        const auto a = slot0.next(c, &error);
+        QVERIFY2(a, qPrintable(error));
+        c.beamIndex = 1;
+        c.otherSlotPlans << *a;
+        const auto b = slot1.next(c, &error);
+        QVERIFY2(b, qPrintable(error));
+        QCOMPARE(keyOf(*a, c), keyOf(first, c));
+        QCOMPARE(keyOf(*b, c), keyOf(second, c));
+        QVERIFY2(b->rationale.startsWith(u"Beam slot 2: Start from the knowledge store"_s),
+                 qPrintable(b->rationale));
+        // A third slot finds both taken: the nearest free neighbour of the best one.
+        c.beamIndex = 2;
+        c.otherSlotPlans << *b;
+        PlannerSearch slot2;
+        const auto third = slot2.next(c, &error);
+        QVERIFY2(third, qPrintable(error));
+        QVERIFY(keyOf(*third, c) != keyOf(first, c) && keyOf(*third, c) != keyOf(second, c));
+        QVERIFY2(third->rationale.contains(u"its nearest free neighbour, 1 move(s) away"_s),
+                 qPrintable(third->rationale));
     }
 
     void aPriorThatDoesNotFitIsRefitted() {

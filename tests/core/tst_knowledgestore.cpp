@@ -424,6 +424,10 @@ private slots:
         };
         for (const auto& r : rows)
             QVERIFY2(store->record(r, &error), qPrintable(error));
+        // A rejection on a far task does not carry here.
+        QVERIFY(store->record(record(u"far"_s, 2, features(u"gemm_m8192"_s, 8192, 4096, 11008), 64,
+                                     1.0, u"rejected"_s),
+                              &error));
         KnowledgeRecord failed =
             record(u"mid"_s, 1, features(u"gemm_m96"_s, 96, 4096, 11008), 32, 0);
         failed.status = u"incorrect"_s;

@@ -453,6 +453,8 @@ std::optional<Strategy> PlannerSearch::next(const AgentContext& context, QString
         else if (m_pending.isEmpty() && !(chosen = firstPlan(context, error)))
             return std::nullopt;
     }
+    if (!chosen && context.beamIndex == 0)
+        chosen = ownStartAfterKnowledge(context);
     if (!chosen && context.parentStrategy && context.beamIndex == 0)
         chosen = fromFeedback(context, *context.parentStrategy);
     if (!chosen) {

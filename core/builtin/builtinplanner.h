@@ -46,6 +46,8 @@ private:
     // The knowledge store's best configuration of the nearest solved task that fits this one
     // (refit.h), for the first plan of a session (builtinplanner_knowledge.cpp).
     std::optional<Strategy> fromKnowledge(const AgentContext& context);
+    // The second step of a session whose first came from the store: the task's own first plan.
+    std::optional<Strategy> ownStartAfterKnowledge(const AgentContext& context);
     std::optional<Strategy> fromPrior(const AgentContext& context,
                                       const QVector<const KernelFamily*>& families,
                                       const KnowledgePrior& prior);

@@ -75,6 +75,32 @@ std::optional<Strategy> PlannerSearch::fromPrior(const AgentContext& context,
     return s;
 }
 
+std::optional<Strategy> PlannerSearch::ownStartAfterKnowledge(const AgentContext& context) {
+    // The first step came from the store; the second measures where this task starts on its own
+    // (the family model), so both priors are tried before the local search narrows. The nearest
+    // task can sit in another regime: at M = 256 the M = 128 task's best tile ran at 0.65x cuBLAS
+    // on the H200, the M = 256 default at 0.9-1.0x (docs/benchmarks.md, session 7).
+    if (m_scores.size() != 1 || context.knowledge.priors.isEmpty())
+        return std::nullopt;
+    QString ignored;
+    std::optional<Strategy> own = firstPlan(context, &ignored);
+    if (!own)
+        return std::nullopt;
+    const QString k = key(*own);
+    if (m_scores.contains(k) || m_pending.contains(k))
+        return std::nullopt;
+    for (const KernelFamily* f :
+         FamilyRegistry::instance().supporting(context.task, context.device)) {
+        if (f->id() == own->family && !usable(*f, *own, context))
+            return std::nullopt; // in a rejected region: the ordinary search takes over
+    }
+    own->rationale = u"The first step started from the knowledge store; this one measures the "
+                     "task's own starting point, so that both the nearest task's best and the "
+                     "family model are tried before the local search. "_s +
+                     own->rationale;
+    return own;
+}
+
 double PlannerSearch::knowledgeValue(const QString& familyId, const AgentContext& context) const {
     double best = -1;
     for (const KnowledgePrior& prior : context.knowledge.priors) {

@@ -126,6 +126,48 @@ private slots:
         planner.record(*plan, 0.0);
     }
 
+    void secondStepMeasuresTheTasksOwnStart() {
+        // The nearest task can sit in another regime (M = 128's best tile ran at 0.65x cuBLAS at
+        // M = 256 on the H200): after the store's point, the task's own first plan is measured.
+        AgentContext c;
+        c.task = task(u"gemm_f16_m128_n12288_k4096"_s);
+        c.device = DeviceInfo::h200();
+        QString error;
+        PlannerSearch fresh;
+        const auto own = fresh.next(c, &error);
+        QVERIFY2(own, qPrintable(error));
+        Strategy stored;
+        for (const KernelFamily* f : FamilyRegistry::instance().supporting(c.task, c.device)) {
+            const Strategy s = f->defaultStrategy(c.task, c.device);
+            if (f->constraints(s, c.task, c.device).isEmpty() && keyOf(s, c) != keyOf(*own, c)) {
+                stored = s;
+                break;
+            }
+        }
+        QVERIFY(!stored.family.isEmpty());
+        c.knowledge.priors << prior(stored, 1.12, u"gemm_f16_m64_n4096_k11008"_s);
+        PlannerSearch planner;
+        c.iteration = 1;
+        const auto first = planner.next(c, &error);
+        QVERIFY2(first, qPrintable(error));
+        QCOMPARE(keyOf(*first, c), keyOf(stored, c));
+        planner.record(*first, 0.6);
+        c.parentStrategy = *first;
+        c.iteration = 2;
+        const auto second = planner.next(c, &error);
+        QVERIFY2(second, qPrintable(error));
+        QCOMPARE(keyOf(*second, c), keyOf(*own, c));
+        QVERIFY2(second->rationale.contains(u"measures the task's own starting point"_s),
+                 qPrintable(second->rationale));
+        // Only once: the third step is the ordinary search, never the first two points again.
+        planner.record(*second, 0.7);
+        c.parentStrategy = *second;
+        c.iteration = 3;
+        const auto third = planner.next(c, &error);
+        QVERIFY2(third, qPrintable(error));
+        QVERIFY(keyOf(*third, c) != keyOf(*own, c) && keyOf(*third, c) != keyOf(stored, c));
+    }
+
     void beamSlotsTakeTheNextPriors() {
         AgentContext c;
         c.task = task(u"gemm_f16_m128_n12288_k4096"_s);

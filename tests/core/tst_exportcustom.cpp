@@ -54,7 +54,8 @@ Candidate okStep() {
     c.strategy.rationale = u"one warp per row"_s;
     c.source = QString::fromUtf8(readBytes(kExample + u"/candidate.cu"_s));
     QString error;
-    const auto report = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/report_ok_gemm_typed.json"), &error);
+    const auto report = readJsonObjectFile(
+        QStringLiteral(KEV_REPORT_FIXTURES "/report_ok_gemm_typed.json"), &error);
     if (!report)
         qFatal("%s", qPrintable(error));
     c.report = EvaluationReport::fromJson(*report, &error);

@@ -50,7 +50,8 @@ Candidate step(int version, const QJsonObject& report) {
 
 QJsonObject okReport(double speedup) {
     QString error;
-    auto json = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/report_ok_gemm_typed.json"), &error);
+    auto json = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/report_ok_gemm_typed.json"),
+                                   &error);
     QJsonObject timing = json->value(QLatin1String("timing")).toObject();
     timing.insert(QStringLiteral("speedup_vs_reference"), speedup);
     json->insert(QStringLiteral("timing"), timing);

@@ -18,7 +18,8 @@ namespace {
 
 QJsonObject fixture(const char* name) {
     QString error;
-    auto json = readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/") + QLatin1String(name), &error);
+    auto json =
+        readJsonObjectFile(QStringLiteral(KEV_REPORT_FIXTURES "/") + QLatin1String(name), &error);
     if (!json)
         qFatal("%s", qPrintable(error));
     return *json;

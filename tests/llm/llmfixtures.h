@@ -50,7 +50,10 @@ inline Strategy fixedStrategy() {
 inline EvaluationReport fixedReport() {
     QString error;
     const auto object = parseJsonObject(
-        readText(QStringLiteral(KEV_SOURCE_DIR "/tests/data/reports/synthetic/report_ok_gemm_prompt.json")).toUtf8(), &error);
+        readText(QStringLiteral(KEV_SOURCE_DIR
+                                "/tests/data/reports/synthetic/report_ok_gemm_prompt.json"))
+            .toUtf8(),
+        &error);
     const auto report = object ? EvaluationReport::fromJson(*object, &error) : std::nullopt;
     if (!report)
         qFatal("%s", qPrintable(error));

@@ -443,7 +443,8 @@ void PanelsTest::gateAndTimelineNameTheReference() {
     const auto gemmChecks = HonestyView::checksOf(report(u"report_ok_gemm_panels.json"_s));
     const auto* gemm = findCheck(gemmChecks, u"suspicious"_s);
     QVERIFY2(gemm->evidence.contains(u"0.874× cuBLAS"_s), qPrintable(gemm->evidence));
-    const auto checks = HonestyView::checksOf(report(u"report_ok_gemm_panels.json"_s), u"harness reference"_s);
+    const auto checks =
+        HonestyView::checksOf(report(u"report_ok_gemm_panels.json"_s), u"harness reference"_s);
     const auto* softmax = findCheck(checks, u"suspicious"_s);
     QVERIFY2(softmax->evidence.contains(u"60.8 % of the DRAM roofline floor"_s),
              qPrintable(softmax->evidence));

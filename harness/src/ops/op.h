@@ -4,8 +4,8 @@
 // inputs and edge cases, its fp64 truth and the hooks of the correctness rule. The generic code
 // (ops.cpp, generate.cpp, truth.cpp, rule.cpp) dispatches through opFor() and knows no op by name.
 // The task side of an op (dimensions, dtypes, params, validation, counts) is its OpSpec in
-// task_registry.cpp; opTable() and opRegistry() list the same ops (tests/harness/tst_ops.cpp checks it).
-// docs/adding-an-op.md lists every step of adding one.
+// task_registry.cpp; opTable() and opRegistry() list the same ops (tests/harness/tst_ops.cpp checks
+// it). docs/adding-an-op.md lists every step of adding one.
 #include "ops/ops.h"
 
 #include <array>

@@ -245,8 +245,10 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // split-K 4 at M = 16, N = 12288), and not every SM needed (96 CTAs of 128x128 at M = 128,
     // N = 12288 beat 384 split units). The model: each round moves its units' bytes (their B
     // strip, their partials) at the DRAM rate shared by the round's CTAs, a CTA pulling at most
-    // a 96th of it; a split costs the reduction's launch and pass; 64-column tiles (64-row TMA
-    // boxes of 128 bytes) run about 10% slower per byte.
+    // a 96th of it; a split costs the reduction's launch and pass. (A 10% penalty on 64-column
+    // tiles, from the first sweep, is gone: in the second, with the L2 left clean, 64-column
+    // tiles with split-K 2 beat the model's 128-column split-K 3 at N = 4096 by 5-7%: bf16
+    // M = 64 0.910x vs 0.853x, bf16 M = 128 0.967x vs 0.913x cuBLAS.)
     WgmmaParams best;
     best.blockM = task.m <= 64 ? 64 : task.m <= 128 ? 128 : 256;
     best.consumerWarpgroups = task.m <= 64 ? 1 : 2;
@@ -282,8 +284,6 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                 (split > 1 ? 8.0 * std::min<qint64>(task.m, best.blockM) * blockN : 0.0);
             const double rate = std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
             double time = double(rounds) * unitBytes / rate + (split > 1 ? reductionS : 0.0);
-            if (blockN == 64)
-                time *= 1.1;
             // Ties go to the wider tile and the smaller split (checked first).
             if (bestTime == 0 || time < bestTime * 0.98) {
                 bestTime = time;

@@ -27,7 +27,8 @@ export KEVOLVE_HARNESS_INCLUDE=${KEVOLVE_HARNESS_INCLUDE:-$root/harness/include}
 status=0
 for t in "${tasks[@]}"; do
     start=$(date +%s)
-    if "$cli" run --task "$t" --backend builtin --iterations "$steps" \
+    # --knowledge off: fresh sessions, as the done-when asks (an empty knowledge store).
+    if "$cli" run --task "$t" --backend builtin --iterations "$steps" --knowledge off \
         --harness "$harness serve" > "$dir/$t.log" 2>&1; then
         :
     else

@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -88,8 +89,14 @@ public:
         }
         const QJsonValue value = parent.value(key);
         const double d = value.toDouble(-1);
-        if (!value.isDouble() || d != static_cast<double>(static_cast<qint64>(d))) {
-            fail(path + u'.' + key + QStringLiteral(": expected an integer"));
+        // Range first: converting a double outside qint64's range is undefined behaviour (found
+        // by fuzz_task_core with a 37-digit dimension).
+        constexpr double kExact = 9007199254740992.0; // 2^53: every integer below is exact
+        if (!value.isDouble() || !(std::fabs(d) <= kExact) || d != std::floor(d)) {
+            fail(path + u'.' + key + QStringLiteral(": expected an integer") +
+                 (value.isDouble() && std::isfinite(d) && d == std::floor(d)
+                      ? QStringLiteral(" of at most 2^53")
+                      : QString()));
             return 0;
         }
         if (d < 1) {

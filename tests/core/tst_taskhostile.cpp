@@ -127,6 +127,22 @@ private slots:
             QVERIFY2(!Task::fromJson(json, &objectError), qPrintable(field));
     }
 
+    // Found by fuzz_task_core: a 37-digit dimension of a non-GEMM task was converted to an
+    // integer before its range was checked (undefined behaviour under UBSan).
+    void hugeDimensionsOfEveryOpAreRefused() {
+        QFile file(QStringLiteral(":/tasks/gemv_f32_8192.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        for (const double huge : {4.1e36, 9.3e18, -1e300}) {
+            json.insert(
+                QStringLiteral("validation_shapes"),
+                QJsonArray{QJsonObject{{QStringLiteral("M"), 33}, {QStringLiteral("N"), huge}}});
+            QString error;
+            QVERIFY(!Task::fromJson(json, &error));
+            QVERIFY2(error.contains(QStringLiteral("validation_shapes")), qPrintable(error));
+        }
+    }
+
     // Found by fuzz_task_core: the harness's rules were applied to GEMM tasks only, so a reduce
     // task with a name the harness refuses passed Task::fromJson.
     void everyOpGetsTheHarnessRules() {

@@ -89,11 +89,9 @@ std::optional<Strategy> PlannerSearch::ownStartAfterKnowledge(const AgentContext
     const QString k = key(*own);
     if (m_scores.contains(k) || m_pending.contains(k))
         return std::nullopt;
-    for (const KernelFamily* f :
-         FamilyRegistry::instance().supporting(context.task, context.device)) {
-        if (f->id() == own->family && !usable(*f, *own, context))
-            return std::nullopt; // in a rejected region: the ordinary search takes over
-    }
+    const KernelFamily* family = FamilyRegistry::instance().find(own->family);
+    if (family && !usable(*family, *own, context))
+        return std::nullopt; // in a rejected region: the ordinary search takes over
     own->rationale = u"The first step started from the knowledge store; this one measures the "
                      "task's own starting point, so that both the nearest task's best and the "
                      "family model are tried before the local search. "_s +

@@ -162,27 +162,27 @@ RoundResult Timer::runRound(int round, const Launch& candidate, const Launch& re
             options.seed + (static_cast<uint64_t>(round) << 32) + static_cast<uint64_t>(q) * 4;
         bool expired[4] = {false, false, false, false};
         double checks[4] = {0, 0, 0, 0};
-        rec.c[0] = sample(candidate, true, rec.inputSet, base, options, &checks[0], &expired[0],
-                          &rec.cWall[0]);
+        const auto candidateSample = [&](int i, int slot) {
+            rec.c[i] = sample(candidate, true, rec.inputSet, base + slot, options, &checks[slot],
+                              &expired[slot], &rec.cWall[i]);
+        };
+        const auto referenceSample = [&](int i, int slot) {
+            rec.r[i] = sample(reference, false, rec.inputSet, base + slot, options, &checks[slot],
+                              &expired[slot], &rec.rWall[i]);
+        };
+        candidateSample(0, 0);
+        referenceSample(0, 1);
         if (m_remote) {
             // Two processes: every sample must follow a switch between their GPU contexts. In
             // ABBA order the second reference sample was the only one that did not, and it ran
             // 0.5-1.1% faster than the first in 20 of 20 A/A evaluations on the H200 (session 7,
             // docs/benchmarks.md): the A/A ratio read 0.99. Alternating keeps them alike; the
             // drift over one quad (about 2 ms) is far below the noise.
-            rec.r[0] = sample(reference, false, rec.inputSet, base + 1, options, &checks[1],
-                              &expired[1], &rec.rWall[0]);
-            rec.c[1] = sample(candidate, true, rec.inputSet, base + 3, options, &checks[3],
-                              &expired[3], &rec.cWall[1]);
-            rec.r[1] = sample(reference, false, rec.inputSet, base + 2, options, &checks[2],
-                              &expired[2], &rec.rWall[1]);
+            candidateSample(1, 3);
+            referenceSample(1, 2);
         } else {
-            rec.r[0] = sample(reference, false, rec.inputSet, base + 1, options, &checks[1],
-                              &expired[1], &rec.rWall[0]);
-            rec.r[1] = sample(reference, false, rec.inputSet, base + 2, options, &checks[2],
-                              &expired[2], &rec.rWall[1]);
-            rec.c[1] = sample(candidate, true, rec.inputSet, base + 3, options, &checks[3],
-                              &expired[3], &rec.cWall[1]);
+            referenceSample(1, 2);
+            candidateSample(1, 3);
         }
         rec.checkCandidate = std::max(checks[0], checks[3]);
         rec.checkReference = std::max(checks[1], checks[2]);

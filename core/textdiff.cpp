@@ -1,9 +1,11 @@
 #include "textdiff.h"
 
+#include <dtl/dtl.hpp>
+
 #include <QStringList>
-#include <QVector>
 
 #include <algorithm>
+#include <vector>
 
 using namespace Qt::StringLiterals;
 
@@ -11,62 +13,90 @@ namespace kev {
 
 namespace {
 
+std::vector<QString> lines(const QString& text) {
+    QStringList list = text.split(u'\n');
+    // A final newline does not start another line.
+    if (!list.isEmpty() && list.last().isEmpty())
+        list.removeLast();
+    return std::vector<QString>(list.begin(), list.end());
+}
+
+// The shortest edit script, deletions before additions where lines are replaced.
+auto editScript(const std::vector<QString>& a, const std::vector<QString>& b) {
+    dtl::Diff<QString> diff(a, b, true);
+    diff.compose();
+    return diff.getSes().getSequence();
+}
+
 struct Edit {
-    char op; // ' ', '-', '+'
-    qsizetype beforeLine;
-    qsizetype afterLine;
+    char op;              // ' ', '-', '+'
+    qsizetype beforeLine; // 0-based position in `before` (where an added line goes)
+    qsizetype afterLine;  // 0-based position in `after`
     QString text;
 };
 
 } // namespace
 
+QVector<DiffRow> diffLines(const QString& left, const QString& right) {
+    const std::vector<QString> a = lines(left);
+    const std::vector<QString> b = lines(right);
+    const auto sequence = editScript(a, b);
+
+    QVector<DiffRow> rows;
+    QVector<DiffRow> removed;
+    QVector<DiffRow> added;
+    const auto flush = [&] {
+        const qsizetype paired = std::min(removed.size(), added.size());
+        for (qsizetype i = 0; i < paired; ++i)
+            rows.append({DiffRow::Kind::Changed, removed[i].leftLine, added[i].rightLine,
+                         removed[i].left, added[i].right});
+        for (qsizetype i = paired; i < removed.size(); ++i)
+            rows.append(removed[i]);
+        for (qsizetype i = paired; i < added.size(); ++i)
+            rows.append(added[i]);
+        removed.clear();
+        added.clear();
+    };
+    for (const auto& [text, info] : sequence) {
+        switch (info.type) {
+        case dtl::SES_DELETE:
+            removed.append({DiffRow::Kind::Removed, int(info.beforeIdx), 0, text, QString()});
+            break;
+        case dtl::SES_ADD:
+            added.append({DiffRow::Kind::Added, 0, int(info.afterIdx), QString(), text});
+            break;
+        default:
+            flush();
+            rows.append({DiffRow::Kind::Same, int(info.beforeIdx), int(info.afterIdx), text, text});
+            break;
+        }
+    }
+    flush();
+    return rows;
+}
+
 QString lineDiff(const QString& before, const QString& after, int context) {
-    const QStringList a = before.split(u'\n');
-    const QStringList b = after.split(u'\n');
-    if (a == b)
+    const QStringList beforeLines = before.split(u'\n');
+    const QStringList afterLines = after.split(u'\n');
+    if (beforeLines == afterLines)
         return {};
-    // The common head and tail are cut first, so an edit in a long file costs little.
-    qsizetype head = 0;
-    while (head < a.size() && head < b.size() && a.at(head) == b.at(head))
-        ++head;
-    qsizetype tail = 0;
-    while (tail < a.size() - head && tail < b.size() - head &&
-           a.at(a.size() - 1 - tail) == b.at(b.size() - 1 - tail))
-        ++tail;
-    const qsizetype n = a.size() - head - tail;
-    const qsizetype m = b.size() - head - tail;
-    if ((n + 1) * (m + 1) > 4'000'000)
-        return u"@@ %1 lines replaced by %2 lines (too large to compare line by line) @@"_s.arg(n)
-            .arg(m);
-    // Longest common subsequence of the middle parts.
-    QVector<int> lcs((n + 1) * (m + 1), 0);
-    const auto at = [&](qsizetype i, qsizetype j) -> int& { return lcs[i * (m + 1) + j]; };
-    for (qsizetype i = n - 1; i >= 0; --i) {
-        for (qsizetype j = m - 1; j >= 0; --j) {
-            at(i, j) = a.at(head + i) == b.at(head + j) ? at(i + 1, j + 1) + 1
-                                                        : std::max(at(i + 1, j), at(i, j + 1));
-        }
-    }
     QVector<Edit> edits;
-    for (qsizetype i = 0; i < head; ++i)
-        edits.append({' ', i, i, a.at(i)});
-    qsizetype i = 0;
-    qsizetype j = 0;
-    while (i < n || j < m) {
-        if (i < n && j < m && a.at(head + i) == b.at(head + j)) {
-            edits.append({' ', head + i, head + j, a.at(head + i)});
-            ++i;
-            ++j;
-        } else if (i < n && (j == m || at(i + 1, j) >= at(i, j + 1))) {
-            edits.append({'-', head + i, head + j, a.at(head + i)});
-            ++i;
-        } else {
-            edits.append({'+', head + i, head + j, b.at(head + j)});
-            ++j;
+    qsizetype ai = 0;
+    qsizetype bi = 0;
+    for (const auto& [text, info] : editScript({beforeLines.begin(), beforeLines.end()},
+                                               {afterLines.begin(), afterLines.end()})) {
+        switch (info.type) {
+        case dtl::SES_DELETE:
+            edits.append({'-', ai++, bi, text});
+            break;
+        case dtl::SES_ADD:
+            edits.append({'+', ai, bi++, text});
+            break;
+        default:
+            edits.append({' ', ai++, bi++, text});
+            break;
         }
     }
-    for (qsizetype t = 0; t < tail; ++t)
-        edits.append({' ', a.size() - tail + t, b.size() - tail + t, a.at(a.size() - tail + t)});
 
     QStringList out;
     qsizetype k = 0;

@@ -470,6 +470,9 @@ std::optional<std::string> implausibleTiming(const std::vector<TimingClaim>& can
         return std::string(buf);
     }
     if (hidden > allowed) {
+        if (figures) {
+            figures->statistical = true;
+        }
         std::snprintf(buf, sizeof buf,
                       "the runner's candidate samples took %.4f ms of wall-clock time beyond their "
                       "claimed %.4f ms (median), against %.4f ms beyond the event time in the "

@@ -117,6 +117,11 @@ struct TimingFigures {
     double calibrationMs = 0; // median wall - event time of the verifier's own samples
     double hiddenMs = 0;      // excessMs - calibrationMs
     double allowedMs = 0;     // absoluteSlackMs + relativeSlack * claimMs
+    // True when the evidence is the medians' comparison alone (hiddenMs > allowedMs): host CPU
+    // contention (compiles running beside the timing) delays the runner's wake-ups too, so the
+    // caller measures once more before it judges. A claim above the wall clock or under half
+    // the floor is evidence on its own.
+    bool statistical = false;
 };
 std::optional<std::string> implausibleTiming(const std::vector<TimingClaim>& candidate,
                                              const std::vector<TimingClaim>& reference,

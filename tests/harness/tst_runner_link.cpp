@@ -347,6 +347,8 @@ TEST(TimingClaims, HiddenTimeIsCaught) {
     EXPECT_NEAR(f.calibrationMs, 0.05, 1e-12);
     EXPECT_NEAR(f.hiddenMs, 2.45, 1e-12);
     EXPECT_NEAR(f.allowedMs, 1.0 + 0.2, 1e-12);
+    // Only the medians say so: the verifier measures once more before it judges.
+    EXPECT_TRUE(f.statistical);
 }
 
 TEST(TimingClaims, TheRunnersHonestOverheadOnTheH200Passes) {
@@ -361,15 +363,19 @@ TEST(TimingClaims, TheRunnersHonestOverheadOnTheH200Passes) {
 TEST(TimingClaims, AClaimLongerThanTheWaitIsALie) {
     std::vector<TimingClaim> c = samples(1.0, 0.1, 10);
     c[3] = {2.0, 1.1};
-    const auto why = implausibleTiming(c, samples(1.0, 0.05, 10), 0);
+    kev::link::TimingFigures f;
+    const auto why = implausibleTiming(c, samples(1.0, 0.05, 10), 0, {}, &f);
     ASSERT_TRUE(why);
     EXPECT_NE(why->find("longer than"), std::string::npos) << *why;
+    EXPECT_FALSE(f.statistical); // evidence on its own: no second measurement
 }
 
 TEST(TimingClaims, BeatingTheRooflineByHalfIsImpossible) {
-    const auto why = implausibleTiming(samples(0.01, 0.1, 10), samples(0.5, 0.05, 10), 0.2);
+    kev::link::TimingFigures f;
+    const auto why = implausibleTiming(samples(0.01, 0.1, 10), samples(0.5, 0.05, 10), 0.2, {}, &f);
     ASSERT_TRUE(why);
     EXPECT_NE(why->find("roofline"), std::string::npos) << *why;
+    EXPECT_FALSE(f.statistical);
 }
 
 TEST(Randomness, ComesFromGetrandom) {

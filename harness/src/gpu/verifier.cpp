@@ -18,6 +18,7 @@
 #include "task.h"
 #include "tensor_op_bench.h"
 #include "timer.h"
+#include "timing_claims.h"
 #include "tolerance.h"
 
 #include <cublas_v2.h>
@@ -166,7 +167,9 @@ private:
                   TrialCheck* first = nullptr);
     void addCheck(const std::string& name, bool ok, const std::string& evidence);
     void headlineFloor(double percentOfFloor, json::Value& result);
-    void timingClaims(const TimingResult& tr);
+    // firstAttempt: the figures of a measurement whose medians alone failed the rule, taken
+    // again (null when the first measurement is the one judged).
+    void timingClaims(const TimingResult& tr, json::Value firstAttempt = json::Value());
     void endRunner();
     json::Value environment() const;
     double replyTimeout() const { return m_kernelTimeout + 30.0; }
@@ -370,54 +373,17 @@ void Verifier::headlineFloor(double percentOfFloor, json::Value& result) {
     }
 }
 
-// What only the runner says (its event times) against what the verifier saw (wall-clock round
-// trips) and the roofline (THREAT_MODEL.md, "Timing claims").
-void Verifier::timingClaims(const TimingResult& tr) {
-    std::vector<link::TimingClaim> candidate, reference;
-    for (const QuadRecord& q : tr.quads) {
-        if (q.warmup) {
-            continue;
-        }
-        for (int i = 0; i < 2; ++i) {
-            candidate.push_back({q.c[i], q.cWall[i]});
-            reference.push_back({q.r[i], q.rWall[i]});
-        }
+// The runner's claims judged (timing_claims.h); a violation joins the verdict.
+void Verifier::timingClaims(const TimingResult& tr, json::Value firstAttempt) {
+    const ClaimsVerdict v = judgeClaims(tr, m_task, m_peaks);
+    m_timingCheck = v.toJson(std::move(firstAttempt));
+    if (v.problem) {
+        m_violations.push_back(*v.problem);
     }
-    double floorMs = 0;
-    if (m_peaks) {
-        try {
-            floorMs =
-                roofline::compute(m_task.flops(m_task.shape), m_task.minBytes(m_task.shape),
-                                  roofline::computePeakTflops(*m_peaks, m_task.tensors.at(0).dtype),
-                                  m_peaks->dramGbps)
-                    .floorMs;
-        } catch (const std::invalid_argument&) {
-            floorMs = 0;
-        }
-    }
-    const link::PlausibilityRule rule;
-    link::TimingFigures figures;
-    const std::optional<std::string> bad =
-        link::implausibleTiming(candidate, reference, floorMs, rule, &figures);
-    m_timingCheck = json::Value::object();
-    m_timingCheck["samples"] = static_cast<int64_t>(candidate.size());
-    m_timingCheck["floor_ms"] = floorMs;
-    m_timingCheck["absolute_slack_ms"] = rule.absoluteSlackMs;
-    m_timingCheck["relative_slack"] = rule.relativeSlack;
-    m_timingCheck["claimed_ms"] = figures.claimMs;
-    m_timingCheck["excess_ms"] = figures.excessMs;
-    m_timingCheck["calibration_ms"] = figures.calibrationMs;
-    m_timingCheck["hidden_ms"] = figures.hiddenMs;
-    m_timingCheck["allowed_ms"] = figures.allowedMs;
-    m_timingCheck["ok"] = !bad;
-    if (bad) {
-        m_timingCheck["evidence"] = *bad;
-        m_violations.push_back(*bad);
-    }
-    addCheck("timing_claims", !bad,
-             bad ? *bad
-                 : "every candidate time the runner claimed fits the wall-clock time the "
-                   "verifier waited for it and the roofline's floor");
+    addCheck("timing_claims", !v.problem,
+             v.problem ? *v.problem
+                       : "every candidate time the runner claimed fits the wall-clock time the "
+                         "verifier waited for it and the roofline's floor");
 }
 
 // The runner writes its own observations to the supervisor and leaves; a runner that cannot is
@@ -537,8 +503,24 @@ json::Value Verifier::run() {
             const auto unused = [](int) {
                 throw std::logic_error("the candidate runs in the runner, not in the verifier");
             };
-            const TimingResult tr = timer.run(
-                unused, [this](int set) { m_bench->launchReference(set, false); }, opts);
+            const auto measure = [&] {
+                return timer.run(
+                    unused, [this](int set) { m_bench->launchReference(set, false); }, opts);
+            };
+            TimingResult tr = measure();
+            // Honest samples can fail the wall-clock rule's medians when the host's CPUs are
+            // busy (parallel compiles delay the runner's wake-ups: 1.03 ms against 1.01 ms
+            // allowed for a generated layernorm on the H200, 0.37-0.51 ms for its 21 siblings).
+            // Such a failure is measured once more and the second measurement is judged; a
+            // runner that hides time does so in both.
+            json::Value firstAttempt;
+            if (!m_selfCheck && !tr.failedCheck && m_outcome.status == "ok") {
+                const ClaimsVerdict first = judgeClaims(tr, m_task, m_peaks);
+                if (first.worthRemeasuring()) {
+                    firstAttempt = first.attemptJson(tr.candidateMedianMs);
+                    tr = measure();
+                }
+            }
             timing = tr.toJson(m_bench->flops());
             timing["output_check_bound"] = opts.checkBound;
             timing["method"]["candidate_process"] = "runner";
@@ -562,7 +544,7 @@ json::Value Verifier::run() {
                 m_outcome.status = "incorrect";
                 m_outcome.message = *tr.failedCheck;
             } else if (m_outcome.status == "ok") {
-                timingClaims(tr);
+                timingClaims(tr, std::move(firstAttempt));
                 progress("recheck", "correctness again on fresh inputs after timing", 0.9);
                 std::vector<Shape> again{timed};
                 if (shapes.size() > 1) {

@@ -2,10 +2,10 @@
 // task: layernorm_f16_32768x1536.json
 // Kevolve built-in kernel, family rowwise (generated; edit freely).
 // Task: layernorm_f16_32768x1536 (layernorm 32768x1536 f16->f16).
-// Strategy: one block per row (64 threads per block), 4-element vectors, 8 vectors per thread in registers (rows up to 2048 elements are read once), shifted one-pass statistics (sums of x - x[0] and its square, one reduction), a persistent grid of 8 blocks per SM, the next row prefetched (packed) before the current row's reductions, W and B kept in registers.
+// Strategy: one block per row (64 threads per block), 4-element vectors, 6 vectors per thread in registers (rows up to 1536 elements are read once), shifted one-pass statistics (sums of x - x[0] and its square, one reduction), a persistent grid of 8 blocks per SM, the next row prefetched (packed) before the current row's reductions, W and B kept in registers.
 // Rationale:
-//   Memory-bound layernorm: rows of 1536 need a block to stay in registers: 2 warps x 8 vectors
-//   of 4 elements per thread cache up to 2048 elements, so the row is read once; 4-element
+//   Memory-bound layernorm: rows of 1536 need a block to stay in registers: 2 warps x 6 vectors
+//   of 4 elements per thread cache up to 1536 elements, so the row is read once; 4-element
 //   vectors (8-byte accesses where the alignment allows); the sums of x - x[0] and of its square
 //   in one pass over the row in registers; a persistent grid of 8 blocks per SM (as many as the
 //   registers hold), each loading its next row before reducing the current one (about 24 KB of
@@ -82,7 +82,7 @@ constexpr int THREADS = WARPS * 32;
 // Threads that share one row: the whole block (one row per block).
 constexpr int ROW_THREADS = THREADS;
 constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
-constexpr int VPT = 8;                     // vectors per thread held in registers
+constexpr int VPT = 6;                     // vectors per thread held in registers
 constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
 // Blocks per SM of the persistent grid.
 [[maybe_unused]] constexpr int CTAS_PER_SM = 8;

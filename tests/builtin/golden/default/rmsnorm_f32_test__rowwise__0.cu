@@ -2,10 +2,10 @@
 // task: rmsnorm_f32_test.json
 // Kevolve built-in kernel, family rowwise (generated; edit freely).
 // Task: rmsnorm_f32_test (rmsnorm 8192x5120 f32->f32).
-// Strategy: one block per row (256 threads per block), 4-element vectors, 8 vectors per thread in registers (rows up to 8192 elements are read once), one-pass mean square (fp32 sum of squares, one reduction), one block per row group.
+// Strategy: one block per row (256 threads per block), 4-element vectors, 5 vectors per thread in registers (rows up to 5120 elements are read once), one-pass mean square (fp32 sum of squares, one reduction), one block per row group.
 // Rationale:
-//   Memory-bound rmsnorm: rows of 5120 need a block to stay in registers: 8 warps x 8 vectors of
-//   4 elements per thread cache up to 8192 elements, so the row is read once; 4-element vectors
+//   Memory-bound rmsnorm: rows of 5120 need a block to stay in registers: 8 warps x 5 vectors of
+//   4 elements per thread cache up to 5120 elements, so the row is read once; 4-element vectors
 //   (16-byte accesses where the alignment allows); the mean square in one fp32 reduction (its
 //   terms never cancel), then x times 1/sqrt(mean square + epsilon) times W; one block per row
 //   group.
@@ -79,7 +79,7 @@ constexpr int THREADS = WARPS * 32;
 // Threads that share one row: the whole block (one row per block).
 constexpr int ROW_THREADS = THREADS;
 constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
-constexpr int VPT = 8;                     // vectors per thread held in registers
+constexpr int VPT = 5;                     // vectors per thread held in registers
 constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
 // 0: one block per ROWS_PER_CTA rows (no persistent grid).
 [[maybe_unused]] constexpr int CTAS_PER_SM = 0;

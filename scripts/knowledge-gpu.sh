@@ -3,10 +3,12 @@
 # built-in session on task A (up to 10 steps), then a session on a task B near A (another M, another
 # row length) with the same store, 3 steps. B's best within those 3 steps must reach A's best
 # (speed-up for GEMM, % of the DRAM floor for layernorm), and B's v1 must cite A.
-# Usage: scripts/knowledge-gpu.sh BUILD_DIR OUT_DIR   (e.g. build/release "$OUT")
+# Usage: scripts/knowledge-gpu.sh BUILD_DIR OUT_DIR [gemm|layernorm]   (e.g. build/release "$OUT";
+# the third argument runs one pair only)
 set -euo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
+only=${3:-}
 cli="$build/app/kevolve-cli"
 harness="$build/harness/kevolve-harness"
 mkdir -p "$out/tasks"
@@ -52,6 +54,7 @@ status=0
 for pair in "gemm_f16_m128_n12288_k4096 gemm_f16_m256_n12288_k4096 speedup" \
     "layernorm_f16_32768x1536 layernorm_f16_32768x2048 percent_of_floor"; do
     read -r a b field <<<"$pair"
+    [[ -z $only || $a == "$only"_* ]] || continue
     store="$out/knowledge-$a.sqlite"
     rm -f "$store"
     "$cli" run --task "$out/tasks/$a.json" --backend builtin --iterations 10 --plateau 0 \

@@ -12,7 +12,6 @@
 #include <QJsonArray>
 
 #include <algorithm>
-#include <cmath>
 
 using namespace Qt::StringLiterals;
 
@@ -204,36 +203,6 @@ QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
                                                : u"each streamed in chunks"_s);
 }
 
-// A persistent grid whose row groups are not a whole number of rounds ends with part of its blocks
-// idle: rows of 768 f16 at 5 blocks of 4 warps per SM are 6.2 rounds, the last one a fifth busy
-// (74.7% of the DRAM floor on the H200; rows of 5120, 31 whole rounds, 90.9%). Picks the blocks
-// per SM (up to the registers' limit, at most 2 fewer than the op asked for) whose last round is
-// fullest, weighed against the loads in flight the op asked for. Returns what the rationale adds.
-QString balanceRounds(RowwiseConfig& c, const RowTensors& t, qint64 rows,
-                      const DeviceInfo& device) {
-    const qint64 perCta = std::max(1, c.warps * 32 / c.rowThreads());
-    const qint64 groups = (rows + perCta - 1) / perCta;
-    const int asked = c.ctasPerSm;
-    const int most = std::min(8, residentBlocks(c, t, device));
-    const auto rounds = [&](int k) { return double(groups) / (double(device.smCount) * k); };
-    const auto score = [&](int k) {
-        return rounds(k) / std::ceil(rounds(k)) * std::min(1.0, double(k) / asked);
-    };
-    int best = asked;
-    for (int k = std::max(1, asked - 2); k <= most; ++k)
-        if (score(k) > score(best) + 0.02)
-            best = k;
-    if (best == asked)
-        return {};
-    c.ctasPerSm = best;
-    return u" (not %1: %2 row groups make %3 rounds of the grid at %4 blocks per SM, %5 at %1)"_s
-        .arg(asked)
-        .arg(groups)
-        .arg(rounds(best), 0, 'f', 2)
-        .arg(best)
-        .arg(rounds(asked), 0, 'f', 2);
-}
-
 } // namespace
 
 QString RowwiseFamily::id() const {
@@ -397,16 +366,13 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         c.weights = Weights::Load;
         c.stats = op.fallbackStats();
     }
-    const QString rounds = c.pipeline == Pipeline::Prefetch && c.persistent()
-                               ? balanceRounds(c, t, task.m, device)
-                               : QString();
     QString grid = u"one block per row group"_s;
     const int k = c.ctasPerSm;
     if (c.pipeline == Pipeline::Prefetch) {
-        grid = u"a persistent grid of %1 blocks per SM%3, each loading its next row before "
-               "reducing the current one (about %2 KB of loads in flight per SM)"_s.arg(k)
-                   .arg(qint64(k) * rowBytes / 1024)
-                   .arg(rounds.isEmpty() ? u" (as many as the registers hold)"_s : rounds);
+        grid = u"a persistent grid of %1 blocks per SM (as many as the registers hold), each "
+               "loading its next row before reducing the current one (about %2 KB of loads in "
+               "flight per SM)"_s.arg(k)
+                   .arg(qint64(k) * rowBytes / 1024);
         if (!t.weightNames().isEmpty())
             grid += u", "_s + t.weightNames() + u' ' + weightsText(c, true);
     } else if (c.pipeline == Pipeline::Async) {

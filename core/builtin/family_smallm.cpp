@@ -6,6 +6,7 @@
 #include <QJsonArray>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 using namespace Qt::StringLiterals;
@@ -174,63 +175,54 @@ ResourceEstimate SmallMFamily::resources(const Strategy& s, const Task& task,
 }
 
 Strategy SmallMFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
-    // Provisional (not yet measured on the H200): the sweep in tests/smallm/sweep measures these
-    // against their neighbours.
+    // Measured on the H200 (docs/benchmarks.md, session 8): 64-column tiles 128 deep in 4 stages,
+    // 2 warps, split along K so that the grid holds about two blocks per SM, reached the best
+    // figure of every M <= 32 task swept (M = 1 f16 4096x4096: 256 blocks 1.157x cuBLAS; M = 1
+    // bf16 14336x4096: 224 blocks 1.103x; M = 8 bf16 8192x8192: 256 blocks 1.014x, where 192
+    // blocks of the older 128-column default ran 0.925x and 128 blocks of this tile 0.740x;
+    // M = 32 f16 5120x5120: 240 blocks 1.000x against 0.923x).
     Strategy s;
     s.family = id();
     s.blockM = std::clamp(roundUp(int(std::min<qint64>(task.m, 64)), 16), 16, 64);
-    s.blockN = 128;
+    s.blockN = 64;
     s.warpN = 32;
-    s.blockK = 64;
-    // As many stages as fit two blocks in about 220 KB of shared memory: at least 5 B stages of
-    // 16 KB in flight per SM cover the DRAM latency at the per-SM share of the bandwidth.
-    const SmallMConfig probe{s.blockM, s.blockN, s.blockK, s.warpN, 1, 1};
-    s.stages = int(std::clamp<qint64>(110 * 1024 / probe.stageBytes(), 3, 8));
+    s.blockK = 128;
+    s.stages = 4;
     normalize(s);
 
-    // Split-K: the split count that wastes the least of the GPU (idle SMs, wave quantisation
-    // over the blocks that fit at once) plus the partials' traffic, keeping at least `stages`
-    // k-tiles a split so the pipeline reaches its steady state.
+    const SmallMConfig probe{s.blockM, s.blockN, s.blockK, s.warpN, s.stages, 1};
     const int sms = std::max(device.smCount, 1);
     const ResourceEstimate fit =
-        estimateResources(s.warps * 32, probe.stageBytes() * s.stages, 64, device);
-    const qint64 blockSlots = qint64(sms) * std::max(fit.blocksPerSm, 1);
+        estimateResources(probe.threads(), probe.smemBytes(), probe.registerEstimate(), device);
+    const qint64 target = qint64(sms) * std::clamp(fit.blocksPerSm, 1, 2);
     const qint64 tiles =
         ((task.m + s.blockM - 1) / s.blockM) * ((task.n + s.blockN - 1) / s.blockN);
     const qint64 kTiles = (task.k + s.blockK - 1) / s.blockK;
-    const double bBytes = 2.0 * double(task.k) * double(task.n);
-    double bestCost = std::numeric_limits<double>::max();
+    // The split whose grid is nearest the target, each split keeping at least `stages` k-tiles
+    // so the pipeline reaches its steady state.
     int bestSplit = 1;
     for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
         if (split > 1 && kTiles / split < s.stages)
             break;
-        const qint64 blocks = tiles * split;
-        const qint64 waves = (blocks + blockSlots - 1) / blockSlots;
-        // Blocks that all fit at once share the DRAM bandwidth and finish together, so one wave
-        // wastes only the SMs it leaves idle; more waves waste the empty slots of the last.
-        const double busy = waves == 1 ? double(std::min<qint64>(blocks, sms)) / sms
-                                       : double(blocks) / double(waves * blockSlots);
-        const double partials = split > 1 ? 2.0 * split * double(task.m) * task.n * 4 : 0.0;
-        const double cost = (bBytes + partials) / busy;
-        if (cost < bestCost * 0.98) {
-            bestCost = cost;
+        if (std::llabs(tiles * split - target) < std::llabs(tiles * bestSplit - target))
             bestSplit = split;
-        }
     }
     s.splitK = bestSplit;
     s.rationale = u"Memory-bound small-M GEMM (M=%1, B %2 MB): %3 rows x %4 columns a block, %5 "
                   "warps of %4/%5 columns each so B is read from shared memory once; %6-stage "
-                  "cp.async pipeline of %7-deep k-tiles; %8 output tiles for %9 block slots, so "
-                  "split-K %10 (provisional defaults, to be measured on the H200)."_s.arg(task.m)
-                      .arg(bBytes / 1e6, 0, 'f', 0)
+                  "cp.async pipeline of %7-deep k-tiles; %8 output tiles, split-K %9 makes %10 "
+                  "blocks for about %11 (two per SM where they fit: each SM keeps two blocks' "
+                  "loads in flight)."_s.arg(task.m)
+                      .arg(2.0 * double(task.k) * double(task.n) / 1e6, 0, 'f', 0)
                       .arg(s.blockM)
                       .arg(s.blockN)
                       .arg(s.warps)
                       .arg(s.stages)
                       .arg(s.blockK)
                       .arg(tiles)
-                      .arg(blockSlots)
-                      .arg(s.splitK);
+                      .arg(s.splitK)
+                      .arg(tiles * s.splitK)
+                      .arg(target);
     return s;
 }
 

@@ -2,13 +2,13 @@
 // task: gemm_bf16_m1_n14336_k4096.json
 // Kevolve built-in kernel, family mma_smallm (generated; edit freely).
 // Task: gemm_bf16_m1_n14336_k4096 (gemm 1x14336x4096 bf16*bf16->bf16).
-// Strategy: block 16x128x64, 4 warps of 16x32, mma.sync m16n8k16 bf16 -> f32, 6-stage cp.async,
-//   split-K 2 (fp32 partials in the workspace, summed in split order), C written as bf16.
+// Strategy: block 16x64x128, 2 warps of 16x32, mma.sync m16n8k16 bf16 -> f32, 4-stage cp.async,
+//   no split, C written as bf16.
 // Rationale:
-//   Memory-bound small-M GEMM (M=1, B 117 MB): 16 rows x 128 columns a block, 4 warps of 128/4
-//   columns each so B is read from shared memory once; 6-stage cp.async pipeline of 64-deep
-//   k-tiles; 112 output tiles for 264 block slots, so split-K 2 (provisional defaults, to be
-//   measured on the H200).
+//   Memory-bound small-M GEMM (M=1, B 117 MB): 16 rows x 64 columns a block, 2 warps of 64/2
+//   columns each so B is read from shared memory once; 4-stage cp.async pipeline of 128-deep
+//   k-tiles; 224 output tiles, split-K 1 makes 224 blocks for about 264 (two per SM where they
+//   fit: each SM keeps two blocks' loads in flight).
 
 #include <kevolve/abi.h>
 #include <cuda_bf16.h>
@@ -23,11 +23,10 @@ using Output = __nv_bfloat16;
 // columns; its warps split the columns only, so every B element is read from shared memory by
 // exactly one warp and the whole block streams B, the operand that holds nearly all the bytes.
 constexpr int BLOCK_M = 16;
-constexpr int BLOCK_N = 128;
-constexpr int BLOCK_K = 64;
+constexpr int BLOCK_N = 64;
+constexpr int BLOCK_K = 128;
 constexpr int WARP_N = 32;
-constexpr int STAGES = 6;
-constexpr int SPLIT_K = 2; // blocks per output tile along K
+constexpr int STAGES = 4;
 
 constexpr int WARPS = BLOCK_N / WARP_N;
 constexpr int THREADS = WARPS * 32;
@@ -156,16 +155,6 @@ __device__ __forceinline__ void epiloguePair(Output* __restrict__ C, long long l
     storeOutputPair(p, v0, v1);
 }
 
-// Split-K: each split writes its fp32 partial product of every element of its tile into its own
-// M x N slice of the workspace (row stride N).
-__device__ __forceinline__ void partialPair(float* __restrict__ slice, int M, int N, int row,
-                                            int col, float x0, float x1)
-{
-    if (row >= M || col >= N)
-        return;
-    *reinterpret_cast<float2*>(slice + static_cast<long long>(row) * N + col) = make_float2(x0, x1);
-}
-
 // Issues the cp.async copies of the k-tile starting at k0 into one stage. Consecutive threads take
 // consecutive 16-byte chunks of a row, so each warp reads whole 128-byte lines. K and N are
 // multiples of 8, so a chunk lies wholly inside or wholly outside the matrix.
@@ -242,7 +231,7 @@ __device__ __forceinline__ void computeTile(uint32_t sA, uint32_t sB,
 }
 
 __global__ void __launch_bounds__(THREADS)
-    gemmSmallM(const Input* __restrict__ A, const Input* __restrict__ B, float* __restrict__ partials, int M, int N, int K, long long lda, long long ldb)
+    gemmSmallM(const Input* __restrict__ A, const Input* __restrict__ B, Output* __restrict__ C, int M, int N, int K, long long lda, long long ldb, long long ldc, float alpha, float beta)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const uint32_t sA = sharedAddress(smem);
@@ -260,14 +249,8 @@ __global__ void __launch_bounds__(THREADS)
     const int warpCol = (tid >> 5) * WARP_N;
     const uint64_t policy = evictFirstPolicy();
 
-    // This block's share of K: k-tiles [kTileBegin, kTileBegin + numKTiles) of split blockIdx.z.
-    // A split left with no k-tiles still writes its zero partials, so the workspace needs no
-    // clearing.
-    const int kTiles = (K + BLOCK_K - 1) / BLOCK_K;
-    const int tilesPerSplit = (kTiles + SPLIT_K - 1) / SPLIT_K;
-    const int kTileBegin = static_cast<int>(blockIdx.z) * tilesPerSplit;
-    const int numKTiles = max(0, min(kTiles - kTileBegin, tilesPerSplit));
-    float* slice = partials + static_cast<long long>(blockIdx.z) * M * N;
+    const int kTileBegin = 0;
+    const int numKTiles = (K + BLOCK_K - 1) / BLOCK_K;
 
     float acc[MMA_TILES_M][MMA_TILES_N][4] = {};
 
@@ -299,10 +282,6 @@ __global__ void __launch_bounds__(THREADS)
         writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
     }
     cpAsyncWait<0>();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 
     // Each lane holds, per m16n8 tile, columns 2 * (lane % 4) and +1 of rows lane / 4 and
     // lane / 4 + 8.
@@ -312,50 +291,14 @@ __global__ void __launch_bounds__(THREADS)
         for (int nt = 0; nt < MMA_TILES_N; ++nt) {
             const int row = rowBase + mt * 16 + (lane >> 2);
             const int col = colBase + warpCol + nt * 8 + (lane & 3) * 2;
-            partialPair(slice, M, N, row, col, acc[mt][nt][0], acc[mt][nt][1]);
-            partialPair(slice, M, N, row + 8, col, acc[mt][nt][2], acc[mt][nt][3]);
+            epiloguePair(C, ldc, M, N, row, col, acc[mt][nt][0], acc[mt][nt][1], alpha, beta);
+            epiloguePair(C, ldc, M, N, row + 8, col, acc[mt][nt][2], acc[mt][nt][3], alpha,
+                         beta);
         }
     }
 }
 
-// Sums the SPLIT_K partials of each element in split order (deterministic: the same bits on every
-// run) and writes C = alpha * sum + beta * C, four elements per thread: N is a multiple of 8, so
-// four consecutive elements never straddle a row.
-__global__ void __launch_bounds__(256)
-    reduceSplits(const float* __restrict__ partials, Output* __restrict__ C, int M, int N,
-                 long long ldc, float alpha, float beta)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // Launched as a programmatic dependent of gemmSmallM on sm_90: wait for its partials.
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-    const long long sliceElems = static_cast<long long>(M) * N;
-    const long long first = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
-    if (first >= sliceElems)
-        return;
-    float4 sum = *reinterpret_cast<const float4*>(partials + first);
-#pragma unroll
-    for (int s = 1; s < SPLIT_K; ++s) {
-        const float4 p = *reinterpret_cast<const float4*>(partials + s * sliceElems + first);
-        sum.x += p.x;
-        sum.y += p.y;
-        sum.z += p.z;
-        sum.w += p.w;
-    }
-    const int row = static_cast<int>(first / N);
-    const int col = static_cast<int>(first % N);
-    epiloguePair(C, ldc, M, N, row, col, sum.x, sum.y, alpha, beta);
-    epiloguePair(C, ldc, M, N, row, col + 2, sum.z, sum.w, alpha, beta);
-}
-
 } // namespace
-
-// fp32 partials: SPLIT_K slices of M x N.
-extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args)
-{
-    return static_cast<uint64_t>(SPLIT_K) * static_cast<uint64_t>(KEVOLVE_GEMM_M(args)) *
-           static_cast<uint64_t>(KEVOLVE_GEMM_N(args)) * sizeof(float);
-}
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
 {
@@ -370,8 +313,6 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
         args->outputs[0].stride[1] != 1)
         return 3;
 
-    if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args))
-        return 6;
     const int M = static_cast<int>(KEVOLVE_GEMM_M(args));
     const int N = static_cast<int>(KEVOLVE_GEMM_N(args));
     const int K = static_cast<int>(KEVOLVE_GEMM_K(args));
@@ -385,27 +326,8 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     if (cudaFuncSetAttribute(gemmSmallM, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              SMEM_BYTES) != cudaSuccess)
         return 4;
-    auto* partials = static_cast<float*>(args->workspace);
-    gemmSmallM<<<dim3(tiles, 1, SPLIT_K), THREADS, SMEM_BYTES, stream>>>(
-        A, B, partials, M, N, K, KEVOLVE_GEMM_LDA(args), KEVOLVE_GEMM_LDB(args));
-    if (cudaGetLastError() != cudaSuccess)
-        return 5;
-    // The sum as a programmatic dependent launch where the device has it (sm_90): its blocks
-    // are resident when the GEMM ends, so the second kernel adds no launch gap (the decode
-    // shapes run 17-40 us, a few of which were the gap).
-    const long long quads = static_cast<long long>(M) * N / 4;
-    cudaLaunchConfig_t reduce = {};
-    reduce.gridDim = dim3(static_cast<unsigned>((quads + 255) / 256));
-    reduce.blockDim = dim3(256);
-    reduce.stream = stream;
-    cudaLaunchAttribute dependent;
-    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    dependent.val.programmaticStreamSerializationAllowed = args->device.cc_major >= 9 ? 1 : 0;
-    reduce.attrs = &dependent;
-    reduce.numAttrs = 1;
-    if (cudaLaunchKernelEx(&reduce, reduceSplits, static_cast<const float*>(partials), C, M, N,
-                           static_cast<long long>(KEVOLVE_GEMM_LDC(args)), alpha, beta) !=
-        cudaSuccess)
-        return 5;
+    gemmSmallM<<<tiles, THREADS, SMEM_BYTES, stream>>>(A, B, C, M, N, K, KEVOLVE_GEMM_LDA(args),
+                                                       KEVOLVE_GEMM_LDB(args),
+                                                       KEVOLVE_GEMM_LDC(args), alpha, beta);
     return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }

@@ -2,13 +2,13 @@
 // task: gemm_bf16_m64_n4096_k4096.json
 // Kevolve built-in kernel, family mma_smallm (generated; edit freely).
 // Task: gemm_bf16_m64_n4096_k4096 (gemm 64x4096x4096 bf16*bf16->bf16).
-// Strategy: block 64x128x64, 4 warps of 64x32, mma.sync m16n8k16 bf16 -> f32, 4-stage cp.async,
-//   split-K 4 (fp32 partials in the workspace, summed in split order), C written as bf16.
+// Strategy: block 64x64x128, 2 warps of 64x32, mma.sync m16n8k16 bf16 -> f32, 4-stage cp.async,
+//   split-K 2 (fp32 partials in the workspace, summed in split order), C written as bf16.
 // Rationale:
-//   Memory-bound small-M GEMM (M=64, B 34 MB): 64 rows x 128 columns a block, 4 warps of 128/4
-//   columns each so B is read from shared memory once; 4-stage cp.async pipeline of 64-deep
-//   k-tiles; 32 output tiles for 264 block slots, so split-K 4 (provisional defaults, to be
-//   measured on the H200).
+//   Memory-bound small-M GEMM (M=64, B 34 MB): 64 rows x 64 columns a block, 2 warps of 64/2
+//   columns each so B is read from shared memory once; 4-stage cp.async pipeline of 128-deep
+//   k-tiles; 64 output tiles, split-K 2 makes 128 blocks for about 132 (two per SM where they
+//   fit: each SM keeps two blocks' loads in flight).
 
 #include <kevolve/abi.h>
 #include <cuda_bf16.h>
@@ -23,11 +23,11 @@ using Output = __nv_bfloat16;
 // columns; its warps split the columns only, so every B element is read from shared memory by
 // exactly one warp and the whole block streams B, the operand that holds nearly all the bytes.
 constexpr int BLOCK_M = 64;
-constexpr int BLOCK_N = 128;
-constexpr int BLOCK_K = 64;
+constexpr int BLOCK_N = 64;
+constexpr int BLOCK_K = 128;
 constexpr int WARP_N = 32;
 constexpr int STAGES = 4;
-constexpr int SPLIT_K = 4; // blocks per output tile along K
+constexpr int SPLIT_K = 2; // blocks per output tile along K
 
 constexpr int WARPS = BLOCK_N / WARP_N;
 constexpr int THREADS = WARPS * 32;

@@ -6,11 +6,13 @@
 // program headers (PT_TLS). What nvcc + g++ legitimately produce (read from real objects) passes:
 // crti/crtn's _init/_fini, crtbegin's frame_dummy and __do_global_dtors_aux, nvcc's module
 // registration and its atexit teardown.
+#include "elf_code.h"
 #include "elf_lint.h"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -173,13 +175,8 @@ bool matchesCrtBody(const uint8_t* code, uint64_t size, bool init, uint64_t* got
     return take({0x48, 0x83, 0xc4, 0x08, 0xc3}) && i == size;
 }
 
-struct CodeRef {
-    enum Kind { Direct, ThroughSlot, Indirect, AddressTaken, Syscall } kind;
-    uint64_t target = 0; // the address called, or the memory slot called through
-};
+} // namespace
 
-// Calls, jumps and system calls in a function's bytes, by pattern (no decoder): a misread byte
-// can only add a reference, which makes the check stricter, never laxer.
 std::vector<CodeRef> scanCode(const uint8_t* code, uint64_t base, uint64_t size) {
     std::vector<CodeRef> refs;
     for (uint64_t i = 0; i < size; ++i) {
@@ -211,6 +208,25 @@ std::vector<CodeRef> scanCode(const uint8_t* code, uint64_t base, uint64_t size)
     return refs;
 }
 
+// glibc's atexit (libc_nonshared): [endbr64] mov __dso_handle(%rip),%rdx (or lea); xor %esi,%esi;
+// jmp __cxa_atexit. Matched byte for byte, its only reference is the jump: the pattern scan would
+// read a syscall into the displacement of the mov whenever __dso_handle lies 0x0f05?? bytes away
+// (an honest generated softmax on the H200: "atexit makes a system call").
+std::optional<std::vector<CodeRef>> atexitRefs(const uint8_t* code, uint64_t addr, uint64_t size) {
+    uint64_t i = 0;
+    if (size >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
+        i = 4; // endbr64
+    if (i + 14 != size || code[i] != 0x48 || (code[i + 1] != 0x8b && code[i + 1] != 0x8d) ||
+        code[i + 2] != 0x15 || code[i + 7] != 0x31 || code[i + 8] != 0xf6 || code[i + 9] != 0xe9)
+        return std::nullopt;
+    int32_t disp = 0;
+    std::memcpy(&disp, code + i + 10, 4);
+    return std::vector<CodeRef>{
+        {CodeRef::Direct, addr + size + static_cast<uint64_t>(static_cast<int64_t>(disp))}};
+}
+
+namespace {
+
 class LoadTimeScan {
 public:
     LoadTimeScan(const ElfFile& elf, std::vector<std::string>& problems)
@@ -235,6 +251,13 @@ public:
             m_problems.push_back(root + " runs code at " + hex(addr) + " outside every function");
             return;
         }
+        if (m_exact.count(fn->value) && addr != fn->value) {
+            // Matched byte for byte (below), so entered only at its start: anything else would
+            // run the bytes of an operand as code.
+            m_problems.push_back(root + " enters " + fn->name + " at " + hex(addr) +
+                                 ", inside one of its instructions");
+            return;
+        }
         if (!m_seen.insert(fn->value).second)
             return;
         const bool crt = isCrtFunction(fn->name);
@@ -254,7 +277,12 @@ public:
         const uint8_t* code = m_elf.bytesAt(fn->value, fn->size);
         if (!code)
             return;
-        for (const CodeRef& ref : scanCode(code, fn->value, fn->size)) {
+        std::optional<std::vector<CodeRef>> exact;
+        if (crt && fn->name == "atexit" && addr == fn->value)
+            exact = atexitRefs(code, fn->value, fn->size);
+        if (exact)
+            m_exact.insert(fn->value);
+        for (const CodeRef& ref : exact ? *exact : scanCode(code, fn->value, fn->size)) {
             if (ref.kind == CodeRef::Syscall) {
                 m_problems.push_back(root + ": " + fn->name + " makes a system call at " +
                                      hex(ref.target));
@@ -334,6 +362,7 @@ private:
     std::map<uint64_t, uint64_t> m_slotTarget;
     std::map<uint64_t, std::string> m_pltSymbol;
     std::set<uint64_t> m_seen;
+    std::set<uint64_t> m_exact; // functions matched byte for byte: entered at their start only
     std::vector<std::string> m_reached;
 };
 

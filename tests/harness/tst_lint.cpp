@@ -1,10 +1,12 @@
 #include "compile.h"
+#include "elf_code.h"
 #include "elf_lint.h"
 
 #include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -362,4 +364,48 @@ TEST(LintElf, AllowlistTables) {
     EXPECT_FALSE(kev::lint::exportAllowed(s));
     EXPECT_TRUE(kev::lint::initEntryAllowed("frame_dummy"));
     EXPECT_FALSE(kev::lint::initEntryAllowed("_GLOBAL__sub_I_cand.cu"));
+}
+
+// glibc's atexit is `mov __dso_handle(%rip),%rdx; xor %esi,%esi; jmp __cxa_atexit`. When
+// __dso_handle lies 0x??050f?? bytes away, the byte-pattern scan reads a syscall (0f 05) in the
+// mov's displacement, and an honest kernel was refused on the H200; matched byte for byte, the
+// body references only its jump. Any other body falls back to the strict scan.
+TEST(LoadTimeCode, AtexitWithASyscallLookingDisplacementIsItsJumpOnly) {
+    using kev::lint::CodeRef;
+    const uint8_t body[] = {0xf3, 0x0f, 0x1e, 0xfa,                   // endbr64
+                            0x48, 0x8b, 0x15, 0x49, 0x0f, 0x05, 0x00, // mov 0x50f49(%rip),%rdx
+                            0x31, 0xf6,                               // xor %esi,%esi
+                            0xe9, 0x32, 0xf2, 0xff, 0xff};            // jmp -0xdce
+    const uint64_t at = 0x2080;
+    bool syscall = false;
+    for (const CodeRef& r : kev::lint::scanCode(body, at, sizeof body))
+        syscall = syscall || r.kind == CodeRef::Syscall;
+    EXPECT_TRUE(syscall); // what the pattern scan alone reports
+
+    const auto refs = kev::lint::atexitRefs(body, at, sizeof body);
+    ASSERT_TRUE(refs);
+    ASSERT_EQ(refs->size(), 1u);
+    EXPECT_EQ((*refs)[0].kind, CodeRef::Direct);
+    EXPECT_EQ((*refs)[0].target, at + sizeof body - 0xdce);
+
+    // Without endbr64, and with lea instead of mov: still glibc's.
+    EXPECT_TRUE(kev::lint::atexitRefs(body + 4, at, sizeof body - 4));
+    uint8_t lea[sizeof body];
+    std::memcpy(lea, body, sizeof body);
+    lea[5] = 0x8d;
+    EXPECT_TRUE(kev::lint::atexitRefs(lea, at, sizeof lea));
+
+    // A real syscall after the jump, another register, a call instead of the jump: not glibc's.
+    uint8_t longer[sizeof body + 2];
+    std::memcpy(longer, body, sizeof body);
+    longer[sizeof body] = 0x0f;
+    longer[sizeof body + 1] = 0x05;
+    EXPECT_FALSE(kev::lint::atexitRefs(longer, at, sizeof longer));
+    uint8_t other[sizeof body];
+    std::memcpy(other, body, sizeof body);
+    other[6] = 0x05;
+    EXPECT_FALSE(kev::lint::atexitRefs(other, at, sizeof other));
+    std::memcpy(other, body, sizeof body);
+    other[13] = 0xe8;
+    EXPECT_FALSE(kev::lint::atexitRefs(other, at, sizeof other));
 }

@@ -332,6 +332,13 @@ void addRow(Result& result, const std::string& who, double ms) {
     result.rows.push_back(row);
 }
 
+bool ratioSuspicionStands(const Result& result) {
+    if (result.rows.size() < 2 || result.rows[0].who != "candidate" ||
+        result.rows[1].who != "reference")
+        return true;
+    return !(result.rows[1].percentOfFloor < 80.0) || result.rows[0].percentOfFloor > 110.0;
+}
+
 json::Value toJson(const Result& r) {
     json::Value v = json::Value::object();
     v["flops"] = r.flops;

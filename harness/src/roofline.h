@@ -104,6 +104,13 @@ struct Result {
 Result compute(double flops, double minBytes, double peakTflops, double peakGbps);
 // Adds a measured row; a non-positive time adds nothing.
 void addRow(Result& result, const std::string& who, double ms);
+// Whether a speed-up of more than 10% over a library reference is `suspicious` once the roofline
+// is known: only where the reference reaches at least 80% of its floor (near the roof a 10% win is
+// implausible), or where the candidate runs above 110% of the floor (impossible). Below 80% the
+// library leaves room, and beating it by more is what a tuned kernel does (H200: cuBLAS at 47-70%
+// of the DRAM floor on small-M GEMMs, built-in kernels 1.10-1.16x faster). Rows: candidate then
+// reference (addRow); without both the ratio rule stands.
+bool ratioSuspicionStands(const Result& result);
 
 // {flops, min_bytes, peak_tflops, peak_gbps, compute_floor_ms, memory_floor_ms, floor_ms,
 //  arithmetic_intensity, ridge_intensity, bound, percent_of_floor (the candidate's, when

@@ -78,6 +78,34 @@ TEST(Roofline, RowsGivePercentOfFloor) {
     EXPECT_EQ(v.find("rows")->at(1).find("who")->asString(), "reference");
 }
 
+// H200, gemm_f16_m1_n4096_k4096: the floor 0.0079 ms, cuBLAS 0.0166 ms (47.6%), the built-in kernel
+// 0.0143 ms (55.4%, 1.157x): room below the roof, not suspicious. The headline GEMM: cuBLAS at 97%
+// of the tensor rate, so 1.15x would put the candidate at 111%: the ratio rule stands.
+TEST(Roofline, ARatioOverALibraryFarBelowTheRoofIsNotSuspicious) {
+    Result small = compute(2.0 * 4096 * 4096, 33.6e6, 764, 4250);
+    ASSERT_EQ(small.bound, "memory");
+    addRow(small, "candidate", 0.0143);
+    addRow(small, "reference", 0.0166);
+    EXPECT_LT(small.rows[1].percentOfFloor, 80.0);
+    EXPECT_FALSE(ratioSuspicionStands(small));
+
+    Result headline = compute(2.0 * 4096 * 4096 * 4096, 3 * 4096.0 * 4096 * 2, 764, 4250);
+    const double roof = headline.floorMs;
+    addRow(headline, "candidate", roof / 1.1);
+    addRow(headline, "reference", roof / 0.97);
+    EXPECT_TRUE(ratioSuspicionStands(headline));
+
+    // Far below the roof but faster than it: impossible without skipping work.
+    Result impossible = compute(1e9, 1e9, 1000, 1000); // floor 1 ms
+    addRow(impossible, "candidate", 0.8);
+    addRow(impossible, "reference", 2.0);
+    EXPECT_TRUE(ratioSuspicionStands(impossible));
+    // Without both rows the ratio rule stands.
+    Result alone = compute(1e9, 1e9, 1000, 1000);
+    addRow(alone, "candidate", 1.5);
+    EXPECT_TRUE(ratioSuspicionStands(alone));
+}
+
 TEST(Roofline, WithoutACandidateTimeThereIsNoPercent) {
     Result r = compute(1e9, 1e9, 100, 1000);
     EXPECT_EQ(toJson(r).find("percent_of_floor"), nullptr);

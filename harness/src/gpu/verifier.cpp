@@ -167,6 +167,7 @@ private:
                   TrialCheck* first = nullptr);
     void addCheck(const std::string& name, bool ok, const std::string& evidence);
     void headlineFloor(double percentOfFloor, json::Value& result);
+    void roomBelowTheRoof(const roofline::Result& r, json::Value& result) const;
     // firstAttempt: the figures of a measurement whose medians alone failed the rule, taken
     // again (null when the first measurement is the one judged).
     void timingClaims(const TimingResult& tr, json::Value firstAttempt = json::Value());
@@ -371,6 +372,12 @@ void Verifier::headlineFloor(double percentOfFloor, json::Value& result) {
     if (harnessKernelReference(m_task)) {
         result["suspicious"] = !m_selfCheck && percentOfFloor > 110.0;
     }
+}
+
+// A library reference well below the roofline leaves room (roofline::ratioSuspicionStands).
+void Verifier::roomBelowTheRoof(const roofline::Result& r, json::Value& result) const {
+    if (!harnessKernelReference(m_task) && m_outcome.suspicious)
+        result["suspicious"] = roofline::ratioSuspicionStands(r);
 }
 
 // The runner's claims judged (timing_claims.h); a violation joins the verdict.
@@ -656,6 +663,7 @@ json::Value Verifier::run() {
                 if (m_task.op != "gemm" && r.bound == "memory" && !r.rows.empty()) {
                     headlineFloor(r.rows.front().percentOfFloor, result);
                 }
+                roomBelowTheRoof(r, result);
                 json::Value rj = roofline::toJson(r);
                 rj["peaks"] = roofline::toJson(*m_peaks);
                 rj["peaks_source"] = m_peaksNote;

@@ -404,7 +404,9 @@ QString suspiciousText(const Task& task) {
                u"bandwidth) is impossible without skipping work, and is flagged suspicious and "
                u"checked by a person."_s;
     return u"A result more than 10% faster than the reference is flagged suspicious and checked by "
-           u"a person."_s;
+           u"a person when the reference already reaches 80% of its roofline floor; where it runs "
+           u"further below the roof (small-M GEMMs against cuBLAS), only a result faster than "
+           u"110% of the floor is."_s;
 }
 
 QString shapeRuleText(const Task& task) {

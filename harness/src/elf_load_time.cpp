@@ -175,58 +175,6 @@ bool matchesCrtBody(const uint8_t* code, uint64_t size, bool init, uint64_t* got
     return take({0x48, 0x83, 0xc4, 0x08, 0xc3}) && i == size;
 }
 
-} // namespace
-
-std::vector<CodeRef> scanCode(const uint8_t* code, uint64_t base, uint64_t size) {
-    std::vector<CodeRef> refs;
-    for (uint64_t i = 0; i < size; ++i) {
-        const uint8_t op = code[i];
-        int32_t disp = 0;
-        if ((op == 0xE8 || op == 0xE9) && i + 5 <= size) {
-            std::memcpy(&disp, code + i + 1, 4);
-            refs.push_back({CodeRef::Direct,
-                            base + i + 5 + static_cast<uint64_t>(static_cast<int64_t>(disp))});
-        } else if (op == 0xFF && i + 2 <= size) {
-            const uint8_t modrm = code[i + 1];
-            const int reg = (modrm >> 3) & 7;
-            if ((modrm == 0x15 || modrm == 0x25) && i + 6 <= size) {
-                std::memcpy(&disp, code + i + 2, 4);
-                refs.push_back({CodeRef::ThroughSlot,
-                                base + i + 6 + static_cast<uint64_t>(static_cast<int64_t>(disp))});
-            } else if (reg == 2 || reg == 4) {
-                refs.push_back({CodeRef::Indirect, base + i});
-            }
-        } else if (op == 0x8D && i + 6 <= size && (code[i + 1] & 0xC7) == 0x05) {
-            std::memcpy(&disp, code + i + 2, 4);
-            refs.push_back({CodeRef::AddressTaken,
-                            base + i + 6 + static_cast<uint64_t>(static_cast<int64_t>(disp))});
-        } else if ((op == 0x0F && i + 2 <= size && (code[i + 1] == 0x05 || code[i + 1] == 0x34)) ||
-                   (op == 0xCD && i + 2 <= size && code[i + 1] == 0x80)) {
-            refs.push_back({CodeRef::Syscall, base + i});
-        }
-    }
-    return refs;
-}
-
-// glibc's atexit (libc_nonshared): [endbr64] mov __dso_handle(%rip),%rdx (or lea); xor %esi,%esi;
-// jmp __cxa_atexit. Matched byte for byte, its only reference is the jump: the pattern scan would
-// read a syscall into the displacement of the mov whenever __dso_handle lies 0x0f05?? bytes away
-// (an honest generated softmax on the H200: "atexit makes a system call").
-std::optional<std::vector<CodeRef>> atexitRefs(const uint8_t* code, uint64_t addr, uint64_t size) {
-    uint64_t i = 0;
-    if (size >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
-        i = 4; // endbr64
-    if (i + 14 != size || code[i] != 0x48 || (code[i + 1] != 0x8b && code[i + 1] != 0x8d) ||
-        code[i + 2] != 0x15 || code[i + 7] != 0x31 || code[i + 8] != 0xf6 || code[i + 9] != 0xe9)
-        return std::nullopt;
-    int32_t disp = 0;
-    std::memcpy(&disp, code + i + 10, 4);
-    return std::vector<CodeRef>{
-        {CodeRef::Direct, addr + size + static_cast<uint64_t>(static_cast<int64_t>(disp))}};
-}
-
-namespace {
-
 class LoadTimeScan {
 public:
     LoadTimeScan(const ElfFile& elf, std::vector<std::string>& problems)
@@ -251,15 +199,10 @@ public:
             m_problems.push_back(root + " runs code at " + hex(addr) + " outside every function");
             return;
         }
-        if (m_exact.count(fn->value) && addr != fn->value) {
-            // Matched byte for byte (below), so entered only at its start: anything else would
-            // run the bytes of an operand as code.
-            m_problems.push_back(root + " enters " + fn->name + " at " + hex(addr) +
-                                 ", inside one of its instructions");
+        if (!m_seen.insert(fn->value).second) {
+            checkEntry(*fn, addr, root);
             return;
         }
-        if (!m_seen.insert(fn->value).second)
-            return;
         const bool crt = isCrtFunction(fn->name);
         if (!crt && !isNvccLoadFunction(fn->name)) {
             m_problems.push_back(root + " runs " + fn->name +
@@ -277,12 +220,21 @@ public:
         const uint8_t* code = m_elf.bytesAt(fn->value, fn->size);
         if (!code)
             return;
-        std::optional<std::vector<CodeRef>> exact;
-        if (crt && fn->name == "atexit" && addr == fn->value)
-            exact = atexitRefs(code, fn->value, fn->size);
-        if (exact)
-            m_exact.insert(fn->value);
-        for (const CodeRef& ref : exact ? *exact : scanCode(code, fn->value, fn->size)) {
+        // Decoded (or glibc's atexit, matched byte for byte): its instructions' references, and it
+        // may be entered at an instruction start only. Else every byte pattern counts.
+        std::vector<CodeRef> refs;
+        if (auto exact = crt && fn->name == "atexit" ? atexitRefs(code, fn->value, fn->size)
+                                                     : std::nullopt) {
+            refs = std::move(*exact);
+            m_starts[fn->value] = {0};
+        } else if (auto decoded = decodeCode(code, fn->value, fn->size)) {
+            refs = std::move(decoded->refs);
+            m_starts[fn->value] = std::move(decoded->starts);
+        } else {
+            refs = scanCode(code, fn->value, fn->size);
+        }
+        checkEntry(*fn, addr, root);
+        for (const CodeRef& ref : refs) {
             if (ref.kind == CodeRef::Syscall) {
                 m_problems.push_back(root + ": " + fn->name + " makes a system call at " +
                                      hex(ref.target));
@@ -307,6 +259,16 @@ public:
     const std::vector<std::string>& reached() const { return m_reached; }
 
 private:
+    // A decoded function entered anywhere but at one of its instructions would run the bytes of
+    // an operand as code.
+    void checkEntry(const ElfSymbol& fn, uint64_t addr, const std::string& root) {
+        const auto it = m_starts.find(fn.value);
+        if (it != m_starts.end() &&
+            !std::binary_search(it->second.begin(), it->second.end(), addr - fn.value))
+            m_problems.push_back(root + " enters " + fn.name + " at " + hex(addr) +
+                                 ", inside one of its instructions");
+    }
+
     const ElfSymbol* functionContaining(uint64_t addr) const {
         for (const auto& s : m_elf.staticSymbols()) {
             if (s.type == kSttFunc && !s.undefined() && addr >= s.value &&
@@ -362,7 +324,8 @@ private:
     std::map<uint64_t, uint64_t> m_slotTarget;
     std::map<uint64_t, std::string> m_pltSymbol;
     std::set<uint64_t> m_seen;
-    std::set<uint64_t> m_exact; // functions matched byte for byte: entered at their start only
+    // Decoded functions: the offsets of their instructions, where they may be entered.
+    std::map<uint64_t, std::vector<uint64_t>> m_starts;
     std::vector<std::string> m_reached;
 };
 

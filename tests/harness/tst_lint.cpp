@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,7 @@ const std::map<std::string, std::string>& snippets() {
     static const std::map<std::string, std::string> s = {
         {"clean", std::string(kPrelude) + R"(
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 __device__ float twice(float x) { return 2.f * x; }               // host stub calls exit()
 __device__ __noinline__ float thrice(float x) { return 3.f * x; } // likewise
@@ -408,4 +410,177 @@ TEST(LoadTimeCode, AtexitWithASyscallLookingDisplacementIsItsJumpOnly) {
     std::memcpy(other, body, sizeof body);
     other[13] = 0xe8;
     EXPECT_FALSE(kev::lint::atexitRefs(other, at, sizeof other));
+}
+
+// The decoder on the load-time functions of real objects: every one the lint follows decodes
+// (else the strict pattern scan would still misread their displacements).
+TEST_F(Lint, ToolchainLoadTimeFunctionsDecode) {
+    for (const char* name : {"clean", "rich_registration", "bf16_stub"}) {
+        const auto r = lint(name);
+        const std::string& evidence = r.checks.at(3).evidence;
+        const std::string key = "load-time functions: ";
+        const size_t at = evidence.find(key);
+        ASSERT_NE(at, std::string::npos) << describe(r);
+        std::string list = evidence.substr(at + key.size());
+        const auto elf = kev::lint::ElfFile::load((s_dir / (std::string(name) + ".so")).string());
+        int decoded = 0;
+        for (size_t begin = 0; begin < list.size();) {
+            size_t end = list.find(", ", begin);
+            if (end == std::string::npos)
+                end = list.size();
+            const std::string fn = list.substr(begin, end - begin);
+            begin = end + 2;
+            for (const auto& s : elf.staticSymbols()) {
+                if (s.name != fn || s.size == 0)
+                    continue;
+                const uint8_t* code = elf.bytesAt(s.value, s.size);
+                ASSERT_NE(code, nullptr) << fn;
+                EXPECT_TRUE(kev::lint::decodeCode(code, s.value, s.size))
+                    << name << ": " << fn << " does not decode";
+                ++decoded;
+            }
+        }
+        EXPECT_GT(decoded, 1) << name << ": " << list;
+    }
+}
+
+namespace {
+
+bool hasSyscall(const std::vector<kev::lint::CodeRef>& refs) {
+    return std::any_of(refs.begin(), refs.end(), [](const kev::lint::CodeRef& r) {
+        return r.kind == kev::lint::CodeRef::Syscall;
+    });
+}
+
+} // namespace
+
+// Displacements the link chose hold 0f 05 and cd 80: the pattern scan reads system calls, the
+// decoder reads a load, a lea, a call through a slot, a direct call and a tail jump.
+TEST(LoadTimeCode, DecoderReadsDisplacementsAsDisplacements) {
+    using kev::lint::CodeRef;
+    const uint8_t body[] = {
+        0xf3, 0x0f, 0x1e, 0xfa,                   // 0: endbr64
+        0x55,                                     // 4: push %rbp
+        0x48, 0x8b, 0x05, 0x11, 0x0f, 0x05, 0x00, // 5: mov 0x50f11(%rip),%rax
+        0x48, 0x8d, 0x3d, 0x0f, 0x05, 0x00, 0x00, // 12: lea 0x50f(%rip),%rdi
+        0x0f, 0xb6, 0x05, 0xcd, 0x80, 0x00, 0x00, // 19: movzbl 0x80cd(%rip),%eax
+        0xff, 0x15, 0x0f, 0x05, 0x00, 0x00,       // 26: call *0x50f(%rip)
+        0xe8, 0x0f, 0x05, 0x00, 0x00,             // 32: call +0x50f
+        0x85, 0xc0,                               // 37: test %eax,%eax
+        0x74, 0x02,                               // 39: je 43
+        0xff, 0xd0,                               // 41: call *%rax
+        0x5d,                                     // 43: pop %rbp
+        0xe9, 0x0f, 0x05, 0xff, 0xff};            // 44: jmp -0xfaf1
+    const uint64_t at = 0x10000;
+    EXPECT_TRUE(hasSyscall(kev::lint::scanCode(body, at, sizeof body)));
+    const auto d = kev::lint::decodeCode(body, at, sizeof body);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->starts, (std::vector<uint64_t>{0, 4, 5, 12, 19, 26, 32, 37, 39, 41, 43, 44}));
+    ASSERT_EQ(d->refs.size(), 5u);
+    EXPECT_EQ(d->refs[0].kind, CodeRef::AddressTaken);
+    EXPECT_EQ(d->refs[0].target, at + 19 + 0x50f);
+    EXPECT_EQ(d->refs[1].kind, CodeRef::ThroughSlot);
+    EXPECT_EQ(d->refs[1].target, at + 32 + 0x50f);
+    EXPECT_EQ(d->refs[2].kind, CodeRef::Direct);
+    EXPECT_EQ(d->refs[2].target, at + 37 + 0x50f);
+    EXPECT_EQ(d->refs[3].kind, CodeRef::Indirect);
+    EXPECT_EQ(d->refs[3].target, at + 41);
+    EXPECT_EQ(d->refs[4].kind, CodeRef::Direct);
+    EXPECT_EQ(d->refs[4].target, at + sizeof body - 0xfaf1);
+
+    // glibc's atexit, whose displacement misread on the H200, decodes to its jump.
+    const uint8_t atexit[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8b, 0x15, 0x49, 0x0f,
+                              0x05, 0x00, 0x31, 0xf6, 0xe9, 0x32, 0xf2, 0xff, 0xff};
+    const auto a = kev::lint::decodeCode(atexit, at, sizeof atexit);
+    ASSERT_TRUE(a);
+    ASSERT_EQ(a->refs.size(), 1u);
+    EXPECT_EQ(a->refs[0].kind, CodeRef::Direct);
+    EXPECT_EQ(a->refs[0].target, at + sizeof atexit - 0xdce);
+}
+
+// A system call is one whether it is an instruction or a byte pair in an immediate, which a
+// computed jump (not followed) could enter.
+TEST(LoadTimeCode, DecoderReportsSystemCalls) {
+    using kev::lint::CodeRef;
+    const uint8_t exits[] = {0xb8, 0x3c, 0x00, 0x00, 0x00, // mov $60,%eax
+                             0x0f, 0x05,                   // syscall
+                             0x0f, 0x34,                   // sysenter
+                             0x48, 0x0f, 0x05,             // rex.w syscall
+                             0xcd, 0x80,                   // int $0x80
+                             0xc3};
+    const auto d = kev::lint::decodeCode(exits, 0x1000, sizeof exits);
+    ASSERT_TRUE(d);
+    std::vector<uint64_t> at;
+    for (const CodeRef& r : d->refs) {
+        EXPECT_EQ(r.kind, CodeRef::Syscall);
+        at.push_back(r.target);
+    }
+    EXPECT_EQ(at, (std::vector<uint64_t>{0x1005, 0x1007, 0x1009, 0x100c}));
+
+    const uint8_t hidden[] = {0xb8, 0x0f, 0x05, 0x00, 0x00, 0xc3}; // mov $0x50f,%eax; ret
+    const auto h = kev::lint::decodeCode(hidden, 0x1000, sizeof hidden);
+    ASSERT_TRUE(h);
+    ASSERT_EQ(h->refs.size(), 1u);
+    EXPECT_EQ(h->refs[0].kind, CodeRef::Syscall);
+    EXPECT_EQ(h->refs[0].target, 0x1001u);
+}
+
+// What the decoder does not know, or cannot place, is left to the pattern scan.
+TEST(LoadTimeCode, DecoderRefusesWhatItCannotPlace) {
+    const auto decodes = [](std::initializer_list<uint8_t> bytes) {
+        const std::vector<uint8_t> b(bytes);
+        return kev::lint::decodeCode(b.data(), 0x1000, b.size()).has_value();
+    };
+    EXPECT_TRUE(decodes({0x90, 0xc3}));
+    // Runs of prefixes: g++'s padding (data16 cs nopw), and one too many for 15 bytes.
+    EXPECT_TRUE(decodes({0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0, 0xc3}));
+    EXPECT_FALSE(decodes(
+        {0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0, 0xc3}));
+    // VEX (vzeroupper), EVEX, an address-size prefix, a far call, int 3 spelt cd 03, an empty body.
+    EXPECT_FALSE(decodes({0xc5, 0xf8, 0x77, 0xc3}));
+    EXPECT_FALSE(decodes({0x62, 0xf1, 0x7c, 0x48, 0x28, 0xc1, 0xc3}));
+    EXPECT_FALSE(decodes({0x67, 0x8b, 0x00, 0xc3}));
+    EXPECT_FALSE(decodes({0xff, 0x18, 0xc3}));
+    EXPECT_FALSE(decodes({0xcd, 0x03, 0xc3}));
+    EXPECT_FALSE(decodes({}));
+    // A jcc to an instruction start decodes; into the mov's immediate (its 0f 05), it does not.
+    EXPECT_TRUE(decodes({0x74, 0x05, 0xb8, 0x0f, 0x05, 0x00, 0x00, 0xc3}));
+    EXPECT_FALSE(decodes({0x74, 0x01, 0xb8, 0x0f, 0x05, 0x00, 0x00, 0xc3}));
+    EXPECT_FALSE(decodes({0x0f, 0x84, 0x01, 0x00, 0x00, 0x00, 0xb8, 0x0f, 0x05, 0x00, 0x00, 0xc3}));
+    EXPECT_FALSE(decodes({0xeb, 0xff, 0xc3})); // into its own displacement
+    // A lea of the middle of an instruction, a call into one.
+    EXPECT_FALSE(decodes({0x48, 0x8d, 0x05, 0xfb, 0xff, 0xff, 0xff, 0xc3}));
+    EXPECT_FALSE(decodes({0xe8, 0xfc, 0xff, 0xff, 0xff, 0xc3}));
+    // Instructions running past the end.
+    EXPECT_FALSE(decodes({0x90, 0x48, 0x8b, 0x05, 0x00, 0x00}));
+    EXPECT_FALSE(decodes({0xe8, 0x00, 0x00}));
+    EXPECT_FALSE(decodes({0x66, 0x0f}));
+    EXPECT_FALSE(decodes({0x48}));
+    EXPECT_FALSE(decodes({0xc7, 0x45, 0xf8, 0x00, 0x00}));
+}
+
+// An unoptimised frame: endbr64, push, mov, sub, stores and loads through %rbp, leave, ret.
+TEST(LoadTimeCode, DecoderReadsAFrame) {
+    const uint8_t body[] = {0xf3, 0x0f, 0x1e, 0xfa,                   // 0: endbr64
+                            0x55,                                     // 4: push %rbp
+                            0x48, 0x89, 0xe5,                         // 5: mov %rsp,%rbp
+                            0x48, 0x83, 0xec, 0x10,                   // 8: sub $0x10,%rsp
+                            0x89, 0x7d, 0xfc,                         // 12: mov %edi,-0x4(%rbp)
+                            0xc7, 0x45, 0xf8, 0x00, 0x00, 0x00, 0x00, // 15: movl $0x0,-0x8(%rbp)
+                            0x66, 0xc7, 0x45, 0xf6, 0x01, 0x00,       // 22: movw $0x1,-0xa(%rbp)
+                            0x48, 0x8b, 0x44, 0x24, 0x08,             // 28: mov 0x8(%rsp),%rax
+                            0x8b, 0x45, 0xf8,                         // 33: mov -0x8(%rbp),%eax
+                            0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,       // 36: nopw 0x0(%rax,%rax,1)
+                            0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00, // 42: nopl 0x0(%rax)
+                            0x48, 0xb8, 1,    2,    3,    4,    5,
+                            6,    7,    8,                      // 49: movabs $..,%rax
+                            0xf7, 0xc1, 0x01, 0x00, 0x00, 0x00, // 59: test $0x1,%ecx
+                            0xf7, 0xd8,                         // 65: neg %eax
+                            0xc9,                               // 67: leave
+                            0xc3};                              // 68: ret
+    const auto d = kev::lint::decodeCode(body, 0x1000, sizeof body);
+    ASSERT_TRUE(d);
+    EXPECT_TRUE(d->refs.empty());
+    EXPECT_EQ(d->starts,
+              (std::vector<uint64_t>{0, 4, 5, 8, 12, 15, 22, 28, 33, 36, 42, 49, 59, 65, 67, 68}));
 }

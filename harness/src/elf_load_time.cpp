@@ -223,6 +223,7 @@ public:
         // Decoded (or glibc's atexit, matched byte for byte): its instructions' references, and it
         // may be entered at an instruction start only. Else every byte pattern counts.
         std::vector<CodeRef> refs;
+        bool exactRefs = true;
         if (auto exact = crt && fn->name == "atexit" ? atexitRefs(code, fn->value, fn->size)
                                                      : std::nullopt) {
             refs = std::move(*exact);
@@ -232,6 +233,7 @@ public:
             m_starts[fn->value] = std::move(decoded->starts);
         } else {
             refs = scanCode(code, fn->value, fn->size);
+            exactRefs = false;
         }
         checkEntry(*fn, addr, root);
         for (const CodeRef& ref : refs) {
@@ -246,8 +248,14 @@ public:
                 // Kernel stubs' addresses are registration keys, never called at load; nvcc's own
                 // callbacks may be.
                 const ElfSymbol* taken = functionContaining(ref.target);
-                if (taken && taken->value == ref.target && isNvccLoadFunction(taken->name))
+                if (exactRefs && taken && taken != fn && taken->value != ref.target) {
+                    // Compiled code takes a function's address, never the middle of another one:
+                    // a jump through it would run whatever bytes lie there (an operand's too).
+                    m_problems.push_back(root + ": " + fn->name + " takes the address " +
+                                         hex(ref.target) + ", inside " + taken->name);
+                } else if (taken && taken->value == ref.target && isNvccLoadFunction(taken->name)) {
                     visit(ref.target, root);
+                }
             } else if (ref.kind == CodeRef::ThroughSlot) {
                 callSlot(ref.target, root, *fn);
             } else if (ref.target < fn->value || ref.target >= fn->value + fn->size) {

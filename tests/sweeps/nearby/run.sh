@@ -10,8 +10,8 @@
 #   tests/sweeps/nearby/run.sh generate DIR [TASK...]   # here: needs kev-builtin-gen (Qt), no GPU
 #   tests/sweeps/nearby/run.sh evaluate DIR             # the GPU host: one line per kernel
 #
-# GEN (default build/release/tests/builtin/kev-builtin-gen) and HARNESS
-# (build/release/harness/kevolve-harness) name the binaries.
+# GEN (default build/release/tests/builtin/kev-builtin-gen) and HARNESS (see
+# tests/rowwise/sweep/run.sh) name the binaries.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 here=$root/tests/sweeps/nearby
@@ -55,25 +55,8 @@ generate)
     ls "$dir" | wc -l
     ;;
 evaluate)
-    harness=${HARNESS:-$root/build/release/harness/kevolve-harness}
-    export KEVOLVE_HARNESS_INCLUDE=${KEVOLVE_HARNESS_INCLUDE:-$root/harness/include}
-    jsonl=$dir/results.jsonl
-    rm -f "$jsonl"
-    rc=0
-    python3 "$root/scripts/serve_batch.py" --harness "$harness" --check --no-profile \
-        --jsonl "$jsonl" "$dir"/*.cu || rc=$?
-    python3 - "$jsonl" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    rep = r["event"].get("report", {})
-    t = rep.get("timing", {})
-    floor = rep.get("roofline", {}).get("percent_of_floor")
-    print(f'{r["kernel"].split("/")[-1]:60s} {rep.get("status", "?"):14s} '
-          f'{t.get("median_ms") or 0:.4f} ms  {floor or 0:5.1f}% of floor  '
-          f'{t.get("speedup_vs_reference") or 0:.3f}x')
-PY
-    exit $rc
+    # The same evaluation and table as the row-wise sweep's (one serve, --check, no profile).
+    exec "$root/tests/rowwise/sweep/run.sh" evaluate "$dir"
     ;;
 *)
     echo "run.sh: unknown mode '$mode' (generate or evaluate)" >&2

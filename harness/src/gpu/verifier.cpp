@@ -525,6 +525,9 @@ json::Value Verifier::run() {
                 const ClaimsVerdict first = judgeClaims(tr, m_task, m_peaks);
                 if (first.worthRemeasuring()) {
                     firstAttempt = first.attemptJson(tr.candidateMedianMs);
+                    // Fresh inputs: the first measurement's would let a candidate that failed it
+                    // on purpose replay outputs it cached by their content.
+                    opts.seed = freshSeed();
                     tr = measure();
                 }
             }

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <limits>
 
 using namespace Qt::StringLiterals;
 

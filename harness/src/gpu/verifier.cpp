@@ -170,7 +170,7 @@ private:
     void roomBelowTheRoof(const roofline::Result& r, json::Value& result) const;
     // firstAttempt: the figures of a measurement whose medians alone failed the rule, taken
     // again (null when the first measurement is the one judged).
-    void timingClaims(const TimingResult& tr, json::Value firstAttempt = json::Value());
+    void timingClaims(const ClaimsVerdict& v, json::Value firstAttempt);
     void endRunner();
     json::Value environment() const;
     double replyTimeout() const { return m_kernelTimeout + 30.0; }
@@ -381,8 +381,7 @@ void Verifier::roomBelowTheRoof(const roofline::Result& r, json::Value& result) 
 }
 
 // The runner's claims judged (timing_claims.h); a violation joins the verdict.
-void Verifier::timingClaims(const TimingResult& tr, json::Value firstAttempt) {
-    const ClaimsVerdict v = judgeClaims(tr, m_task, m_peaks);
+void Verifier::timingClaims(const ClaimsVerdict& v, json::Value firstAttempt) {
     m_timingCheck = v.toJson(std::move(firstAttempt));
     if (v.problem) {
         m_violations.push_back(*v.problem);
@@ -521,15 +520,15 @@ json::Value Verifier::run() {
             // Such a failure is measured once more and the second measurement is judged; a
             // runner that hides time does so in both.
             json::Value firstAttempt;
-            if (!m_selfCheck && !tr.failedCheck && m_outcome.status == "ok") {
-                const ClaimsVerdict first = judgeClaims(tr, m_task, m_peaks);
-                if (first.worthRemeasuring()) {
-                    firstAttempt = first.attemptJson(tr.candidateMedianMs);
-                    // Fresh inputs: the first measurement's would let a candidate that failed it
-                    // on purpose replay outputs it cached by their content.
-                    opts.seed = freshSeed();
-                    tr = measure();
-                }
+            ClaimsVerdict claims = judgeClaims(tr, m_task, m_peaks);
+            if (!m_selfCheck && !tr.failedCheck && m_outcome.status == "ok" &&
+                claims.worthRemeasuring()) {
+                firstAttempt = claims.attemptJson(tr.candidateMedianMs);
+                // Fresh inputs: the first measurement's would let a candidate that failed it on
+                // purpose replay outputs it cached by their content.
+                opts.seed = freshSeed();
+                tr = measure();
+                claims = judgeClaims(tr, m_task, m_peaks);
             }
             timing = tr.toJson(m_bench->flops());
             timing["output_check_bound"] = opts.checkBound;
@@ -554,7 +553,7 @@ json::Value Verifier::run() {
                 m_outcome.status = "incorrect";
                 m_outcome.message = *tr.failedCheck;
             } else if (m_outcome.status == "ok") {
-                timingClaims(tr, std::move(firstAttempt));
+                timingClaims(claims, std::move(firstAttempt));
                 progress("recheck", "correctness again on fresh inputs after timing", 0.9);
                 std::vector<Shape> again{timed};
                 if (shapes.size() > 1) {

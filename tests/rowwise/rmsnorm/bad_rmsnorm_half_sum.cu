@@ -48,10 +48,10 @@ __global__ void __launch_bounds__(kThreads)
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream) {
     const int64_t rows = KEVOLVE_ROWS(args);
     const unsigned grid = static_cast<unsigned>(rows < 65535 ? rows : 65535);
-    rmsnorm<<<grid, kThreads, 0, stream>>>(
-        static_cast<const __half*>(args->inputs[0].data),
-        static_cast<const __half*>(args->inputs[1].data), static_cast<__half*>(args->outputs[0].data),
-        rows, KEVOLVE_COLS(args), KEVOLVE_LDX(args), KEVOLVE_LDY(args),
-        static_cast<float>(args->scalars[0]));
+    rmsnorm<<<grid, kThreads, 0, stream>>>(static_cast<const __half*>(args->inputs[0].data),
+                                           static_cast<const __half*>(args->inputs[1].data),
+                                           static_cast<__half*>(args->outputs[0].data), rows,
+                                           KEVOLVE_COLS(args), KEVOLVE_LDX(args), KEVOLVE_LDY(args),
+                                           static_cast<float>(args->scalars[0]));
     return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

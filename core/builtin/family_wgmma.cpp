@@ -4,6 +4,8 @@
 #include "builtin/gemmcodegen.h"
 #include "core/task.h"
 
+#include <algorithm>
+
 using namespace Qt::StringLiterals;
 
 namespace kev {
@@ -16,13 +18,58 @@ constexpr qint64 kBarrierBytes = 16;    // one full and one empty mbarrier per s
 constexpr qint64 kCBoxBytes = 64 * 128; // one TMA-store staging box: 64 rows of 128 bytes
 // Registers a consumer thread needs besides its accumulators (addresses, loop state, epilogue).
 constexpr int kConsumerOverheadRegs = 48;
+// ptxas allocates the whole kernel within the launch bounds' cap (65536 / threads, a multiple of
+// 8, at most 255), whatever setmaxnreg grants at run time: 128x256 with two consumers (128
+// accumulators) compiles to exactly 168 registers without a spill, so a consumer's other values
+// fit in 40 there.
+constexpr int kCompiledOverheadRegs = 40;
 
 int consumerRegs(int consumerWarpgroups) {
-    return consumerWarpgroups == 2 ? 232 : 240;
+    // The register file (64 K) less the producer's 128 x kProducerRegs, shared by the consumers'
+    // threads and rounded down to a multiple of 8: 240, 232, 152.
+    const int perThread = (65536 - 128 * kProducerRegs) / (128 * consumerWarpgroups);
+    return std::min(240, perThread / 8 * 8);
+}
+
+int launchBoundsCap(int threads) {
+    return std::min(255, 65536 / threads / 8 * 8);
+}
+
+// The wgmma instruction's accumulator operands for gemm.cu's wgmmaTile: "%0, %1, ..." and
+// "+f"(d[0]), ... for N / 2 registers, in lines the width of the hand-written ones.
+QString accumulatorOperands(int count) {
+    QStringList lines;
+    for (int first = 0; first < count; first += 8) {
+        QStringList ops;
+        for (int i = first; i < std::min(count, first + 8); ++i)
+            ops << u'%' + QString::number(i);
+        const bool last = first + 8 >= count;
+        lines << QStringLiteral("                 \"") + ops.join(QStringLiteral(", ")) +
+                     (last ? QString() : QStringLiteral(", ")) + u'"';
+    }
+    return lines.join(u'\n');
+}
+
+QString accumulatorBindings(int count) {
+    QStringList lines;
+    for (int first = 0; first < count; first += 6) {
+        QStringList ops;
+        for (int i = first; i < std::min(count, first + 6); ++i)
+            ops << QStringLiteral("\"+f\"(d[") + QString::number(i) + QStringLiteral("])");
+        const bool last = first + 6 >= count;
+        lines << QStringLiteral("                   ") + ops.join(QStringLiteral(", ")) +
+                     (last ? QString() : QStringLiteral(","));
+    }
+    return lines.join(u'\n');
 }
 
 bool isHalfType(const QString& dtype) {
     return dtype == QLatin1String("f16") || dtype == QLatin1String("bf16");
+}
+
+// Columns of C in one TMA-store box: 128 bytes a row.
+int kCBoxColumns(const QString& dtypeC) {
+    return dtypeC == QLatin1String("f32") ? 32 : 64;
 }
 
 QString tensorMapType(const QString& dtype) {
@@ -74,7 +121,9 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
 }
 
 qint64 WgmmaParams::smemBytes() const {
-    const qint64 stage = qint64(blockM) * kBlockK * 2 + qint64(kBlockK) * blockN * 2;
+    // B is loaded in whole 64-column chunks (templates/wgmma/gemm.cu), however wide the tile.
+    const qint64 loadedN = 64 * ((qint64(blockN) + 63) / 64);
+    const qint64 stage = qint64(blockM) * kBlockK * 2 + qint64(kBlockK) * loadedN * 2;
     const qint64 staging = tmaStore ? qint64(consumerWarpgroups) * 2 * kCBoxBytes : 0;
     return 1024 + stage * stages + staging + kBarrierBytes * stages;
 }
@@ -101,15 +150,21 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
         problems << QStringLiteral("task.alignment.leading_dim_multiple: TMA needs 16-byte rows "
                                    "(a multiple of 8 elements), the task guarantees ") +
                         QString::number(task.leadingDimMultiple);
-    if (params.consumerWarpgroups != 1 && params.consumerWarpgroups != 2) {
+    if (params.consumerWarpgroups < 1 || params.consumerWarpgroups > 3) {
         problems << QStringLiteral("consumerWarpgroups: ") +
                         QString::number(params.consumerWarpgroups) +
-                        QStringLiteral(" is not 1 or 2");
+                        QStringLiteral(" is not 1, 2 or 3");
         return problems;
     }
-    if (params.blockN != 64 && params.blockN != 128 && params.blockN != 192 && params.blockN != 256)
+    if (params.blockN < 64 || params.blockN > 256 || params.blockN % 16 != 0)
         problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
-                        QStringLiteral(" is not 64, 128, 192 or 256");
+                        QStringLiteral(" is not a multiple of 16 from 64 to 256 (the wgmma N)");
+    else if (params.tmaStore && params.blockN % kCBoxColumns(task.c) != 0)
+        problems << QStringLiteral("blockN: the TMA-store epilogue writes C in boxes of ") +
+                        QString::number(kCBoxColumns(task.c)) +
+                        QStringLiteral(" columns, which do not divide ") +
+                        QString::number(params.blockN) +
+                        QStringLiteral(" (use the direct epilogue)");
     if (params.splitK < 1 || params.splitK > 16)
         problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
                         QStringLiteral(" is outside 1..16");
@@ -143,6 +198,18 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QStringLiteral(" is outside 1..64");
     const int regs = params.accumulatorsPerThread() + kConsumerOverheadRegs;
     const int regLimit = consumerRegs(params.consumerWarpgroups);
+    const int cap = launchBoundsCap(params.threads());
+    if (regs <= regLimit && params.accumulatorsPerThread() + kCompiledOverheadRegs > cap)
+        problems << QStringLiteral("registers: ") +
+                        QString::number(params.accumulatorsPerThread()) +
+                        QStringLiteral(" fp32 accumulators per consumer thread (blockM=") +
+                        QString::number(params.blockM) + QStringLiteral(", blockN=") +
+                        QString::number(params.blockN) + QStringLiteral(", consumerWarpgroups=") +
+                        QString::number(params.consumerWarpgroups) +
+                        QStringLiteral(") plus about ") + QString::number(kCompiledOverheadRegs) +
+                        QStringLiteral(" others exceed the ") + QString::number(cap) +
+                        QStringLiteral(" registers ptxas may use at ") +
+                        QString::number(params.threads()) + QStringLiteral(" threads per block");
     if (regs > regLimit)
         problems << QStringLiteral("registers: ") +
                         QString::number(params.accumulatorsPerThread()) +
@@ -187,10 +254,13 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"PRODUCER_REGS"_s, kProducerRegs)
         .set(u"CONSUMER_REGS"_s, consumerRegs(params.consumerWarpgroups))
         .set(u"SMEM_LIMIT"_s, 232448)
-        .flag(u"N64"_s, params.blockN == 64)
-        .flag(u"N128"_s, params.blockN == 128)
-        .flag(u"N192"_s, params.blockN == 192)
-        .flag(u"N256"_s, params.blockN == 256)
+        .set(u"MMA_N"_s, params.blockN)
+        .set(u"ACC"_s, params.blockN / 2)
+        .set(u"ACC_OPERANDS"_s, accumulatorOperands(params.blockN / 2))
+        .set(u"ACC_BINDINGS"_s, accumulatorBindings(params.blockN / 2))
+        .set(u"DESC_A"_s, params.blockN / 2)
+        .set(u"DESC_B"_s, params.blockN / 2 + 1)
+        .set(u"SCALE_D"_s, params.blockN / 2 + 2)
         .set(u"MMA_TYPE"_s, task.a == u"bf16" ? u"bf16"_s : u"f16"_s)
         .set(u"SPLIT"_s, params.splitK)
         .flag(u"SPLIT_K"_s, params.splitK > 1)
@@ -237,63 +307,136 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
 }
 
 WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why) {
-    // Memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate. Measured
-    // on the H200 (docs/benchmarks.md, session 7): a tile as tall as M (64 rows in one consumer
-    // warpgroup up to M = 64, 128 in two up to 128, 256 in two of two m64 slices beyond: B leaves
-    // DRAM exactly once; 256x128 beat 128x256 at M = 256), whole rounds of work units with few
-    // splits (every split adds a second kernel and its partials: 64x128 without a split beat
-    // split-K 4 at M = 16, N = 12288), and not every SM needed (96 CTAs of 128x128 at M = 128,
-    // N = 12288 beat 384 split units). The model: each round moves its units' bytes (their B
-    // strip, their partials) at the DRAM rate shared by the round's CTAs, a CTA pulling at most
-    // a 96th of it; a split costs the reduction's launch and pass. (A 10% penalty on 64-column
-    // tiles, from the first sweep, is gone: in the second, with the L2 left clean, 64-column
-    // tiles with split-K 2 beat the model's 128-column split-K 3 at N = 4096 by 5-7%: bf16
-    // M = 64 0.910x vs 0.853x, bf16 M = 128 0.967x vs 0.913x cuBLAS.)
-    WgmmaParams best;
-    best.blockM = task.m <= 64 ? 64 : task.m <= 128 ? 128 : 256;
-    best.consumerWarpgroups = task.m <= 64 ? 1 : 2;
-    // Row tiles vary fastest (a grouped raster as tall as the output), so the CTAs that share a
-    // B panel run together when M spans several tiles (validation shapes past 256 rows).
-    best.groupedRaster = true;
+    // Measured on the H200 (docs/benchmarks.md, sessions 7 to 9). Up to M = 128 the GEMM is
+    // memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate; a tile as
+    // tall as M (B leaves DRAM once), whole rounds of work units, few splits (each adds a second
+    // kernel and its partials), not every SM needed (96 CTAs of 128x128 at M = 128, N = 12288 beat
+    // 384 split units), and whole 64-column B chunks (128x112 and 128x96 tiles, which load a chunk
+    // they use part of, lost 7-10% to 128x128 at M = 80 to 128). Beyond M = 128 the tensor work
+    // decides: 256-row tiles at M = 160 to 224 waste up to 37% of it, and 96 tiles for 132 SMs
+    // leave a quarter idle (M = 192, N = 6144: 128x128 0.68x cuBLAS; 192x96 in three consumer
+    // warpgroups with split-K 2, 128 units, 0.89x).
+    //
+    // The model, per round of work units (a tile and a slice of K each, one CTA per SM): the
+    // slower of
+    //   - DRAM: the unit's B strip and partials, a CTA pulling at most a 96th of the DRAM rate
+    //     and the round at most all of it (the part of a chunk a tile loads but does not use is
+    //     its neighbour's, read in the same round: an L2 hit);
+    //   - tensor (M > 128 only): the unit's padded tile at 5.8 TFLOP/s an SM (764 TFLOP/s measured
+    //     / 132), slowed by shared memory: each k16 step, every m64 slice's wgmma reads its A
+    //     slice (2 KiB) and the B tile (32 N bytes) and TMA writes the A and B rows, about 128
+    //     bytes a clock against N / 2 clocks of MMA a slice. This predicts the measured rates of
+    //     256x96 (0.79 of 256x128's), 256x112 and 192x64 (half);
+    //   - in the tensor-bound case, the epilogue after the unit's last MMA: about 6.1 G elements
+    //     a second a CTA stored from registers (C pairs or fp32 partials: 128x192 bf16 tiles
+    //     measured 0.889x cuBLAS with the direct epilogue, 0.987x with TMA stores), a quarter of
+    //     that through TMA stores, which need a width the C box (128 bytes) divides;
+    // plus, with split-K, the reduction's launch and its pass over the partials and C. A width
+    // that is not a multiple of 64 must win by 8%, not 2% (at M = 256, N = 14336, 256x112 was
+    // modelled 6% ahead of 256x128 and measured 5% behind).
+    struct TileRows {
+        int blockM;
+        int consumers;
+    };
+    const bool tensorBound = task.m > 128;
     const qint64 sms = device.smCount > 0 ? device.smCount : 132;
     const qint64 kBlocks = (task.k + kBlockK - 1) / kBlockK;
-    const qint64 tilesM = (task.m + best.blockM - 1) / best.blockM;
-    best.groupM = int(std::min<qint64>(tilesM, 16));
     const double bBytes = 2.0 * double(task.k) * double(task.n);
     const double peakBytesPerS = 4.8e12;
     const double ctaBytesPerS = peakBytesPerS / 96.0;
+    const double tensorFlopsPerSmS = 5.8e12;
     const double reductionS = 2.0e-6;
+    QVector<TileRows> rowOptions;
+    QVector<int> widths;
+    if (!tensorBound) {
+        rowOptions = {task.m <= 64 ? TileRows{64, 1} : TileRows{128, 2}};
+        widths = {256, 128, 64};
+    } else {
+        if (task.m <= 192)
+            rowOptions.append(TileRows{192, 3});
+        rowOptions.append(TileRows{256, 2});
+        // Two tile rows of 128 (a grouped raster runs both rows of a column in the same round,
+        // so B still leaves DRAM about once): a wide N tile in one m64 slice per warpgroup reads
+        // shared memory less per MMA than 256 rows in two slices.
+        rowOptions.append(TileRows{128, 2});
+        // Whole 64-column chunks first (the 8% margin below).
+        widths = {256, 192, 128, 64, 240, 224, 208, 176, 160, 144, 112, 96, 80};
+    }
+    WgmmaParams best;
+    best.groupedRaster = true;
     double bestTime = 0;
-    for (int blockN : {256, 128, 64}) {
-        WgmmaParams probe = best;
-        probe.blockN = blockN;
-        probe.stages = 3;
-        if (!wgmmaConstraints(probe, task, device).isEmpty())
-            continue; // e.g. 256 x 256: more accumulators than a consumer's registers
-        const qint64 tilesN = (task.n + blockN - 1) / blockN;
-        const qint64 tiles = tilesM * tilesN;
-        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
-            // At least 8 k-blocks a split, so the ring reaches its steady state.
-            if (split > 1 && kBlocks / split < 8)
-                break;
-            const qint64 units = tiles * split;
-            const qint64 rounds = (units + sms - 1) / sms;
-            const qint64 perRound = (units + rounds - 1) / rounds;
-            const double unitBytes =
-                bBytes / double(tilesN * split) +
-                (split > 1 ? 8.0 * std::min<qint64>(task.m, best.blockM) * blockN : 0.0);
-            const double rate = std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
-            double time = double(rounds) * unitBytes / rate + (split > 1 ? reductionS : 0.0);
-            // Ties go to the wider tile and the smaller split (checked first).
-            if (bestTime == 0 || time < bestTime * 0.98) {
-                bestTime = time;
-                best.blockN = blockN;
-                best.splitK = split;
+    QString bestWhy;
+    for (const TileRows rows : rowOptions) {
+        const qint64 tilesM = (task.m + rows.blockM - 1) / rows.blockM;
+        for (int blockN : widths) {
+            WgmmaParams probe;
+            probe.blockM = rows.blockM;
+            probe.consumerWarpgroups = rows.consumers;
+            probe.blockN = blockN;
+            probe.stages = 3;
+            probe.groupedRaster = true;
+            probe.groupM = int(std::min<qint64>(tilesM, 16));
+            if (!wgmmaConstraints(probe, task, device).isEmpty())
+                continue; // e.g. 256 x 256: more accumulators than a consumer's registers
+            const qint64 tilesN = (task.n + blockN - 1) / blockN;
+            const qint64 tiles = tilesM * tilesN;
+            const double loadedN = 64.0 * ((blockN + 63) / 64);
+            const double slices = rows.blockM / 64.0;
+            const double mmaClocks = slices * blockN / 2.0;
+            const double smemClocks =
+                (slices * (2048.0 + 32.0 * blockN) + 32.0 * (rows.blockM + loadedN)) / 128.0;
+            const double tensorRate =
+                tensorFlopsPerSmS * std::min(1.0, 1.08 * mmaClocks / smemClocks);
+            for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+                // At least 8 k-blocks a split, so the ring reaches its steady state.
+                if (split > 1 && kBlocks / split < 8)
+                    break;
+                const qint64 units = tiles * split;
+                const qint64 rounds = (units + sms - 1) / sms;
+                const qint64 perRound = (units + rounds - 1) / rounds;
+                const double kSlice = double(task.k) / split;
+                const double partialBytes =
+                    split > 1 ? 8.0 * std::min<qint64>(task.m, rows.blockM) * blockN : 0.0;
+                const double dramBytes = bBytes / double(tilesN * tilesM * split) + partialBytes;
+                const double dram =
+                    dramBytes / std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
+                const double tensor =
+                    tensorBound ? 2.0 * rows.blockM * blockN * kSlice / tensorRate : 0.0;
+                const bool tmaStore = split == 1 && blockN % kCBoxColumns(task.c) == 0;
+                const double epilogue = tensorBound
+                                            ? double(std::min<qint64>(task.m, rows.blockM)) *
+                                                  blockN / (tmaStore ? 4.0 : 1.0) / 6.1e9
+                                            : 0.0;
+                const double reduction =
+                    split > 1 ? reductionS + (tensorBound ? (4.0 * split + 4.0) * double(task.m) *
+                                                                double(task.n) / peakBytesPerS
+                                                          : 0.0)
+                              : 0.0;
+                const double time =
+                    double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
+                // Ties go to the configuration checked first: the shorter tile, whole chunks, the
+                // wider tile, the smaller split.
+                const double margin = blockN % 64 == 0 ? 0.98 : 0.92;
+                if (bestTime == 0 || time < bestTime * margin) {
+                    bestTime = time;
+                    best = probe;
+                    best.splitK = split;
+                    bestWhy =
+                        QStringLiteral("%1 tiles x split-K %2 = %3 work units in %4 "
+                                       "round(s) on %5 SMs, modelled %6 us (%7-bound)")
+                            .arg(tiles)
+                            .arg(split)
+                            .arg(units)
+                            .arg(rounds)
+                            .arg(sms)
+                            .arg(time * 1e6, 0, 'f', 1)
+                            .arg(tensor > dram ? QStringLiteral("tensor") : QStringLiteral("DRAM"));
+                }
             }
         }
     }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
-    best.tmaStore = best.splitK == 1;
+    best.tmaStore = best.splitK == 1 && best.blockN % kCBoxColumns(task.c) == 0;
     best.stages = 3;
     for (int stages = 8; stages >= 3; --stages) {
         WgmmaParams probe = best;
@@ -303,22 +446,18 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
             break;
         }
     }
-    const qint64 tiles = tilesM * ((task.n + best.blockN - 1) / best.blockN);
-    *why = QStringLiteral("Small-M (M=%1, memory-bound: B is %2 MB): %3x%4x64 tiles, %5 consumer "
-                          "warpgroup(s), %6 stages; %7 tiles x split-K %8 = %9 work units for %10 "
-                          "SMs%11.")
+    *why = QStringLiteral("Small-M (M=%1, B is %2 MB): %3x%4x64 tiles, %5 consumer warpgroup(s), "
+                          "%6 stages; %7%8.")
                .arg(task.m)
                .arg(bBytes / 1e6, 0, 'f', 0)
                .arg(best.blockM)
                .arg(best.blockN)
                .arg(best.consumerWarpgroups)
                .arg(best.stages)
-               .arg(tiles)
-               .arg(best.splitK)
-               .arg(tiles * best.splitK)
-               .arg(sms)
-               .arg(best.splitK > 1 ? QStringLiteral(" (fp32 partials summed in split order)")
-                                    : QStringLiteral(", TMA-store epilogue"));
+               .arg(bestWhy)
+               .arg(best.splitK > 1 ? QStringLiteral(", fp32 partials summed in split order")
+                    : best.tmaStore ? QStringLiteral(", TMA-store epilogue")
+                                    : QStringLiteral(", direct epilogue"));
     return best;
 }
 
@@ -336,10 +475,12 @@ public:
         return QStringLiteral(
             "Hopper (sm_90a) GEMM on wgmma.mma_async: TMA loads of A and B tiles (128-byte "
             "swizzle, zero fill out of bounds) into a multi-stage shared-memory ring completing on "
-            "mbarriers; a producer warpgroup and one or two consumer warpgroups (setmaxnreg "
-            "moves registers to the consumers), each issuing m64nNk16 wgmma from shared memory "
-            "with fp32 accumulators in registers, either splitting each tile (cooperative) or "
-            "taking whole tiles in turns (ping-pong); a persistent grid of at most one CTA per SM "
+            "mbarriers; a producer warpgroup and one to three consumer warpgroups (setmaxnreg "
+            "moves registers to the consumers), each issuing m64nNk16 wgmma (N any multiple of "
+            "16 from 64 to 256) from shared memory with fp32 accumulators in registers, either "
+            "splitting each tile by rows (cooperative) or taking whole tiles in turns "
+            "(ping-pong, two consumers); split-K with a deterministic reduction; a persistent grid "
+            "of at most one CTA per SM "
             "walking output tiles in row or grouped order, as few CTAs as finish in the same "
             "number of rounds; an epilogue through shared memory and TMA stores or from "
             "registers. Its "
@@ -358,17 +499,20 @@ public:
     QVector<ParameterSpec> parameters() const override {
         return {
             fieldParameter(QStringLiteral("blockM"),
-                           QStringLiteral("output tile rows: 64 or 128 per consumer warpgroup"),
-                           QJsonArray{64, 128, 256}, &Strategy::blockM),
+                           QStringLiteral("output tile rows: 64 or 128 per consumer warpgroup "
+                                          "(192: three consumer warpgroups of 64)"),
+                           QJsonArray{64, 128, 192, 256}, &Strategy::blockM),
             fieldParameter(QStringLiteral("blockN"),
-                           QStringLiteral("output tile columns, the wgmma N"),
-                           QJsonArray{64, 128, 192, 256}, &Strategy::blockN),
+                           QStringLiteral("output tile columns, the wgmma N (a width that is not "
+                                          "a multiple of 64 fits the tile count to the SMs)"),
+                           QJsonArray{64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256},
+                           &Strategy::blockN),
             fieldParameter(QStringLiteral("stages"),
                            QStringLiteral("depth of the TMA shared-memory ring"),
                            QJsonArray{3, 4, 5, 6, 7, 8}, &Strategy::stages),
             fieldParameter(QStringLiteral("consumerWarpgroups"),
                            QStringLiteral("warpgroups issuing wgmma (one more produces)"),
-                           QJsonArray{1, 2}, &Strategy::consumerWarpgroups),
+                           QJsonArray{1, 2, 3}, &Strategy::consumerWarpgroups),
             fieldParameter(QStringLiteral("raster"),
                            QStringLiteral("order in which the persistent CTAs walk output tiles"),
                            QJsonArray{QStringLiteral("row"), QStringLiteral("grouped")},
@@ -463,7 +607,14 @@ public:
     }
 
     void normalize(Strategy& strategy) const override {
-        WgmmaParams::fromStrategy(strategy).applyTo(strategy);
+        WgmmaParams p = WgmmaParams::fromStrategy(strategy);
+        // Three consumer warpgroups exist only as the 192-row cooperative tile (64 rows each): a
+        // move of either knob lands on that pair.
+        if (!p.pingPong && p.blockM == 192)
+            p.consumerWarpgroups = 3;
+        else if (p.consumerWarpgroups == 3)
+            p.blockM = 192;
+        p.applyTo(strategy);
     }
 
     QString generate(const Strategy& strategy, const Task& task) const override {

@@ -1,7 +1,7 @@
 // Hopper GEMM through `wgmma.mma_async` (sm_90a): TMA loads of A and B tiles into a multi-stage
 // shared-memory ring with 128-byte swizzle, completing on mbarriers; one producer warpgroup and one
-// or two consumer warpgroups (setmaxnreg moves registers to the consumers); a persistent grid that
-// walks output tiles in row or grouped order, optionally in 2-CTA clusters that multicast the
+// to three consumer warpgroups (setmaxnreg moves registers to the consumers); a persistent grid
+// that walks output tiles in row or grouped order, optionally in 2-CTA clusters that multicast the
 // shared B tile; a bounded epilogue from registers or one staged through shared memory and TMA
 // stores. Row-major A is K-major for wgmma, row-major B is N-major (the instruction's transpose bit
 // for B).
@@ -20,10 +20,10 @@ namespace kev {
 // The knobs of one wgmma_tma configuration, as the generator reads them.
 struct WgmmaParams {
     int blockM = 128; // 64 * m64 slices per warpgroup (1 or 2) * consumer warpgroups per tile
-    int blockN = 256; // the wgmma N: 64, 128, 192 or 256
+    int blockN = 256; // the wgmma N: a multiple of 16 from 64 to 256
     int stages = 4;   // shared-memory ring depth, 3..8 (deep rings for small tiles)
-    int consumerWarpgroups = 2;
-    bool groupedRaster = true; // false: row-major tile order
+    int consumerWarpgroups = 2; // 1..3 (3: the 192-row cooperative tile)
+    bool groupedRaster = true;  // false: row-major tile order
     // Tile rows per raster group when grouped. 16 keeps one wave's operands at about 16 A panels
     // and 8 B panels of 128x256 tiles on 132 SMs, fewer DRAM reads than 8 (docs/benchmarks.md,
     // "wgmma: TMA-store epilogue and clusters").

@@ -416,8 +416,15 @@ private slots:
                      qPrintable(name + u": "_s + f.constraints(s, t, h200).join(u"; "_s)));
             QVERIFY2(s.validate().isEmpty(), qPrintable(s.validate().join(u"; "_s)));
             QVERIFY(s.rationale.contains(u"Small-M"_s));
-            // A tile as tall as M: B leaves DRAM once.
-            QCOMPARE(s.blockM, t.m <= 64 ? 64 : t.m <= 128 ? 128 : 256);
+            // Up to M = 128 (memory-bound) a tile as tall as M: B leaves DRAM once. Past it
+            // (tensor-bound) the 192-row tile of three consumer warpgroups where M fits, 256 rows
+            // in two, or two tile rows of 128 (a grouped raster runs both in one round).
+            if (t.m <= 128)
+                QCOMPARE(s.blockM, t.m <= 64 ? 64 : 128);
+            else
+                QVERIFY2(s.blockM == 128 || s.blockM == 256 || (s.blockM == 192 && t.m <= 192),
+                         qPrintable(name));
+            QCOMPARE(s.consumerWarpgroups, s.blockM == 192 ? 3 : s.blockM == 64 ? 1 : 2);
             const qint64 kBlocks = (t.k + 63) / 64;
             if (s.splitK > 1)
                 QVERIFY2(kBlocks / s.splitK >= 8, qPrintable(name));
@@ -480,8 +487,8 @@ private slots:
         s.splitK = 32;
         QVERIFY(anyContains(f.constraints(s, t, h200), u"splitK: 32"_s));
         s.splitK = 1;
-        s.blockN = 96;
-        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockN: 96"_s));
+        s.blockN = 104;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"blockN: 104"_s));
         s.blockN = 64;
         s.stages = 9;
         QVERIFY(anyContains(f.constraints(s, t, h200), u"stages: 9"_s));

@@ -74,8 +74,48 @@ private slots:
                          QStringLiteral("registers")));
 
         WgmmaParams badN;
-        badN.blockN = 96;
+        badN.blockN = 100; // the wgmma N here: a multiple of 16 from 64 to 256
         QVERIFY(mentions(wgmmaConstraints(badN, task, h200), QStringLiteral("blockN")));
+        badN.blockN = 272;
+        QVERIFY(mentions(wgmmaConstraints(badN, task, h200), QStringLiteral("blockN")));
+        badN.blockN = 48;
+        QVERIFY(mentions(wgmmaConstraints(badN, task, h200), QStringLiteral("blockN")));
+        WgmmaParams narrow; // 96 columns: one whole B chunk and half of the next
+        narrow.blockN = 96;
+        QVERIFY(wgmmaConstraints(narrow, task, h200).isEmpty());
+        narrow.tmaStore = true; // f32 C: boxes of 32 columns divide 96
+        QVERIFY(wgmmaConstraints(narrow, task, h200).isEmpty());
+        narrow.blockN = 80; // ... but not 80
+        QVERIFY(mentions(wgmmaConstraints(narrow, task, h200), QStringLiteral("boxes of 32")));
+
+        // Three consumer warpgroups: the 192-row tile, 64 rows each, within the 128 registers
+        // ptxas may use at 512 threads (the accumulators of 176 columns fit, of 192 do not).
+        WgmmaParams three;
+        three.consumerWarpgroups = 3;
+        three.blockM = 192;
+        three.blockN = 176;
+        QVERIFY2(wgmmaConstraints(three, task, h200).isEmpty(),
+                 qPrintable(wgmmaConstraints(three, task, h200).join(u'\n')));
+        three.blockN = 192;
+        QVERIFY(mentions(wgmmaConstraints(three, task, h200), QStringLiteral("128 registers")));
+        three.blockN = 128;
+        three.blockM = 128;
+        QVERIFY(mentions(wgmmaConstraints(three, task, h200), QStringLiteral("blockM")));
+        three.blockM = 192;
+        three.pingPong = true;
+        QVERIFY(mentions(wgmmaConstraints(three, task, h200), QStringLiteral("schedule")));
+        WgmmaParams four;
+        four.consumerWarpgroups = 4;
+        QVERIFY(mentions(wgmmaConstraints(four, task, h200), QStringLiteral("consumerWarpgroups")));
+        // Two consumers at 384 threads: ptxas's cap is 168, so 2 x m64n160 per warpgroup (160
+        // accumulators) would spill although setmaxnreg grants 232.
+        WgmmaParams tall;
+        tall.blockM = 256;
+        tall.blockN = 160;
+        tall.stages = 3;
+        QVERIFY(mentions(wgmmaConstraints(tall, task, h200), QStringLiteral("168 registers")));
+        tall.blockN = 128;
+        QVERIFY(wgmmaConstraints(tall, task, h200).isEmpty());
 
         WgmmaParams badM;
         badM.blockM = 64; // 32 rows per consumer with two consumers
@@ -163,27 +203,45 @@ private slots:
         QTest::addColumn<int>("cluster");
         QTest::addColumn<bool>("tmaStore");
         QTest::addColumn<bool>("pingPong");
+        QTest::addColumn<int>("split");
         QTest::newRow("f16-f32 128x256 s4 c2 grouped tma_store")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
-            << true << false;
+            << true << false << 1;
         QTest::newRow("f16-f32 128x256 s4 c2 grouped direct")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
-            << false << false;
+            << false << false << 1;
         QTest::newRow("f16-f32 128x256 s4 c2 grouped cluster2 tma_store")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 2
-            << true << false;
+            << true << false << 1;
         QTest::newRow("bf16-bf16 256x128 s4 c2 row cluster2 tma_store")
             << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 128 << 4 << 2 << false
-            << 2 << true << false;
+            << 2 << true << false << 1;
         QTest::newRow("f16-f16 64x192 s5 c1 grouped direct")
             << QStringLiteral("f16") << QStringLiteral("f16") << 64 << 192 << 5 << 1 << true << 1
-            << false << false;
+            << false << false << 1;
         QTest::newRow("f16-f32 128x128 s6 pingpong grouped tma_store")
             << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 128 << 6 << 2 << true << 1
-            << true << true;
+            << true << true << 1;
         QTest::newRow("bf16-bf16 64x256 s4 pingpong grouped cluster2 tma_store")
             << QStringLiteral("bf16") << QStringLiteral("bf16") << 64 << 256 << 4 << 2 << true << 2
-            << true << true;
+            << true << true << 1;
+        // Widths that are not a multiple of 64 (the last B chunk loaded whole, half used) and
+        // the 192-row tile of three consumer warpgroups.
+        QTest::newRow("f16-f16 192x96 s5 c3 grouped direct")
+            << QStringLiteral("f16") << QStringLiteral("f16") << 192 << 96 << 5 << 3 << true << 1
+            << false << false << 1;
+        QTest::newRow("bf16-bf16 192x176 s4 c3 grouped split 2")
+            << QStringLiteral("bf16") << QStringLiteral("bf16") << 192 << 176 << 4 << 3 << true << 1
+            << false << false << 2;
+        QTest::newRow("f16-f32 192x160 s3 c3 grouped tma_store")
+            << QStringLiteral("f16") << QStringLiteral("f32") << 192 << 160 << 3 << 3 << true << 1
+            << true << false << 1;
+        QTest::newRow("bf16-bf16 256x96 s4 c2 grouped direct")
+            << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 96 << 4 << 2 << true << 1
+            << false << false << 1;
+        QTest::newRow("f16-f16 128x112 s6 c2 grouped split 3")
+            << QStringLiteral("f16") << QStringLiteral("f16") << 128 << 112 << 6 << 2 << true << 1
+            << false << false << 3;
     }
 
     void generatedCodeCompilesForSm90a() {
@@ -197,6 +255,7 @@ private slots:
         QFETCH(int, cluster);
         QFETCH(bool, tmaStore);
         QFETCH(bool, pingPong);
+        QFETCH(int, split);
         const QString nvcc = QStringLiteral(KEV_TEST_NVCC);
         if (nvcc.isEmpty())
             QSKIP("no nvcc");
@@ -211,6 +270,7 @@ private slots:
         p.clusterM = cluster;
         p.tmaStore = tmaStore;
         p.pingPong = pingPong;
+        p.splitK = split;
         QVERIFY2(wgmmaConstraints(p, task, DeviceInfo::h200()).isEmpty(),
                  qPrintable(wgmmaConstraints(p, task, DeviceInfo::h200()).join(u'\n')));
         const QString source = generateWgmmaGemm(p, task);

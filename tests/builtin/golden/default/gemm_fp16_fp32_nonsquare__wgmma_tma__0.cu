@@ -25,8 +25,8 @@ constexpr int kStages = 4;
 constexpr int kConsumerGroups = 2;
 constexpr int kSlices = 1; // m64 wgmma slices per consumer warpgroup
 // Ping-pong: each consumer warpgroup owns whole tiles (the CTA's odd or even ones) and the two take
-// turns on the tensor cores, so one's epilogue runs under the other's main loop; cooperative: both
-// split every tile by rows and run the epilogue together.
+// turns on the tensor cores, so one's epilogue runs under the other's main loop; cooperative: the
+// consumer warpgroups (one to three) split every tile by rows and run the epilogue together.
 constexpr bool kPingPong = false;
 constexpr int kTileWarpgroups = kPingPong ? 1 : kConsumerGroups; // consumer warpgroups per tile
 constexpr int kThreads = 128 * (kConsumerGroups + 1);
@@ -43,10 +43,13 @@ constexpr int kConsumerRegs = 232;
 //            canonical layout, 8-row groups 1024 bytes apart (SBO), LBO unused; a k16 step is +32
 //            bytes. Slice s of consumer warpgroup g starts at row 64 * s (ping-pong) or
 //            64 * (g * kSlices + s) (cooperative).
-//   B stage: kTileN / 64 chunks of 64 K-rows x 64 elements (8192 bytes), one TMA box {64, 64} each.
-//            Row-major B is N-major for wgmma (imm-trans-b = 1): LBO is the distance between
+//   B stage: ceil(kTileN / 64) chunks of 64 K-rows x 64 elements (8192 bytes), one TMA box {64, 64}
+//            each. Row-major B is N-major for wgmma (imm-trans-b = 1): LBO is the distance between
 //            64-element N chunks (8192 bytes), SBO between 8-row K groups (1024 bytes); a k16 step
-//            is 16 rows = +2048 bytes.
+//            is 16 rows = +2048 bytes. A tile width that is not a multiple of 64 (96, 160, ...)
+//            loads its last chunk whole and multiplies only its first kTileN % 64 columns: the
+//            swizzle atom stays 128 bytes wide, and the columns past the tile are the next
+//            tile's, which its own CTA reads in the same wave (an L2 hit, not a second DRAM read).
 //   C staging (TMA-store epilogue): per consumer warpgroup two boxes of 64 rows x 128 bytes, 128B
 //            swizzle (16-byte chunk index XOR row % 8), so a warp's 8-row store of column pairs hits
 //            each bank group the minimum number of times.
@@ -55,8 +58,8 @@ constexpr int kConsumerRegs = 232;
 // straddles), the TMA stores clip at the tensor's bounds.
 constexpr uint32_t kABytes = kTileM * kTileK * sizeof(InT);
 constexpr uint32_t kBChunkBytes = kTileK * 64 * sizeof(InT);
-constexpr uint32_t kBChunks = kTileN / 64;
-constexpr uint32_t kBBytes = kTileK * kTileN * sizeof(InT);
+constexpr uint32_t kBChunks = (kTileN + 63) / 64;
+constexpr uint32_t kBBytes = kBChunks * kBChunkBytes;
 constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
@@ -66,6 +69,10 @@ static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limi
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
 static_assert(kBChunks % kCluster == 0, "the cluster splits the B chunks evenly");
+static_assert(kTileN % 16 == 0 && kTileN >= 64 && kTileN <= 256, "the wgmma N: 64..256, step 16");
+static_assert(!kTmaStore || kTileN % kCBoxCols == 0, "TMA stores write whole boxes of C");
+static_assert(kPingPong ? kConsumerGroups == 2 : kConsumerGroups >= 1 && kConsumerGroups <= 3,
+              "one to three cooperative consumer warpgroups, or two in ping-pong");
 
 struct TileCoord {
     int m;

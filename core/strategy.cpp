@@ -282,7 +282,12 @@ QStringList Strategy::validate() const {
              QStringLiteral("strategy.warp_n: ") + mma + QStringLiteral(" needs a multiple of 8"));
     }
     if (mma == QLatin1String("wgmma")) {
-        rule(blockM % 64 == 0, QStringLiteral("strategy.block_m: wgmma needs a multiple of 64"));
+        // Swapped operands (params.swap_rows, the wgmma_tma family) put C's rows on the wgmma N.
+        const bool swapped = params.value(QLatin1String("swap_rows")).toInt(0) > 0;
+        rule(swapped ? blockM % 16 == 0 : blockM % 64 == 0,
+             swapped ? QStringLiteral("strategy.block_m: wgmma on swapped operands needs a "
+                                      "multiple of 16")
+                     : QStringLiteral("strategy.block_m: wgmma needs a multiple of 64"));
         rule(warps % 4 == 0,
              QStringLiteral("strategy.warps: wgmma needs whole warpgroups (a multiple of 4)"));
         rule(consumerWarpgroups == 0 || warps == 4 * (consumerWarpgroups + 1),

@@ -23,6 +23,10 @@ constexpr double kWavefrontsPerRequestHigh = 1.5;
 constexpr double kLowOccupancy = 0.20;
 constexpr double kDramBusyPercent = 70.0;
 constexpr double kTensorIdlePercent = 40.0;
+// A GEMM judged by the DRAM floor whose tensor pipe is this busy shares its time between MMAs and
+// bytes: near the ridge (M = 160 to 224 on the H200, tensor pipe 57-68%) more bytes in flight
+// (split-K + 1) measured 10-25% slower, so the bytes-in-flight remedies do not apply.
+constexpr double kTensorBusyPercent = 50.0;
 constexpr int kManyRegisters = 168;
 // Memory-bound families: near 90% of the DRAM floor there is nothing left worth a search step;
 // below half occupancy with DRAM not busy, too few bytes are in flight.
@@ -334,6 +338,23 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
                 else
                     m.param = u"stages"_s;
             }
+        }
+        const double tensorPipe = metric(u"tensor_pipe_pct");
+        if (context.task.isGemm() && tensorPipe >= kTensorBusyPercent &&
+            (fb.bottleneckId == u"few_bytes_in_flight" ||
+             fb.bottleneckId == u"stall_long_scoreboard")) {
+            fb.bottleneckId = u"tensor_busy"_s;
+            fb.bottleneckText =
+                u"At %1% of the DRAM floor with the tensor pipe %2% busy: the tile's MMAs "
+                "share the time with the bytes, so more bytes in flight (more splits) would add "
+                "partials, not speed."_s.arg(report.percentOfFloor.value_or(0.0), 0, 'f', 1)
+                    .arg(tensorPipe, 0, 'f', 0);
+            fb.suggestions = {u"Less padded MMA work (a tile as tall as M, or swapped operands "
+                              "with C's rows on the wgmma N), a deeper ring, a wider tile."_s};
+            evidence.insert(u"tensor_pipe_pct"_s, tensorPipe);
+            moves = {Move{u"stages"_s, 1, u"a deeper ring"_s},
+                     Move{u"blockN"_s, 1, u"a wider tile: fewer tiles, less epilogue"_s},
+                     Move{u"splitK"_s, -1, u"fewer partials"_s}};
         }
         // Too few bytes in flight, with a number: go to the configuration that would have
         // enough in one move (first, so the planner takes it), then search around it.

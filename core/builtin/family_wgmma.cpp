@@ -92,6 +92,11 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.pingPong =
         strategy.params.value(QLatin1String("schedule")).toString() == QLatin1String("pingpong");
     p.splitK = strategy.splitK;
+    const int swapRows = strategy.params.value(QLatin1String("swap_rows")).toInt(0);
+    if (swapRows > 0) {
+        p.swapped = true;
+        p.blockM = swapRows;
+    }
     return p;
 }
 
@@ -118,6 +123,7 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.epilogue = tmaStore ? QStringLiteral("tma_store") : QStringLiteral("direct");
     strategy.params.insert(QStringLiteral("schedule"),
                            pingPong ? QStringLiteral("pingpong") : QStringLiteral("cooperative"));
+    strategy.params.insert(QStringLiteral("swap_rows"), swapped ? blockM : 0);
 }
 
 qint64 WgmmaParams::smemBytes() const {
@@ -156,7 +162,22 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QStringLiteral(" is not 1, 2 or 3");
         return problems;
     }
-    if (params.blockN < 64 || params.blockN > 256 || params.blockN % 16 != 0)
+    if (params.swapped) {
+        if (params.pingPong || params.tmaStore || params.clusterM != 1)
+            problems << QStringLiteral("swap_rows: swapped operands need the cooperative "
+                                       "schedule, the direct epilogue and clusterM 1");
+        if (params.blockM < 16 || params.blockM > 256 || params.blockM % 16 != 0)
+            problems << QStringLiteral("swap_rows: ") + QString::number(params.blockM) +
+                            QStringLiteral(" is not a multiple of 16 from 16 to 256 (the wgmma N "
+                                           "of swapped operands)");
+        const int slices = params.mmaSlicesPerWarpgroup();
+        if (params.blockN % (64 * params.consumerWarpgroups) != 0 || slices < 1 || slices > 2)
+            problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
+                            QStringLiteral(" must be one or two 64-column slices per consumer "
+                                           "warpgroup with swapped operands (") +
+                            QString::number(params.consumerWarpgroups) +
+                            QStringLiteral(" consumer warpgroup(s))");
+    } else if (params.blockN < 64 || params.blockN > 256 || params.blockN % 16 != 0)
         problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
                         QStringLiteral(" is not a multiple of 16 from 64 to 256 (the wgmma N)");
     else if (params.tmaStore && params.blockN % kCBoxColumns(task.c) != 0)
@@ -174,7 +195,7 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                                        "clusterM 1 (the partials are stored from registers)");
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
     const int slices = params.mmaSlicesPerWarpgroup();
-    if (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2)
+    if (!params.swapped && (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2))
         problems << QStringLiteral("blockM: ") + QString::number(params.blockM) +
                         QStringLiteral(" must be 64 or 128 rows per consumer warpgroup (") +
                         QString::number(tileGroups) +
@@ -254,13 +275,18 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"PRODUCER_REGS"_s, kProducerRegs)
         .set(u"CONSUMER_REGS"_s, consumerRegs(params.consumerWarpgroups))
         .set(u"SMEM_LIMIT"_s, 232448)
-        .set(u"MMA_N"_s, params.blockN)
-        .set(u"ACC"_s, params.blockN / 2)
-        .set(u"ACC_OPERANDS"_s, accumulatorOperands(params.blockN / 2))
-        .set(u"ACC_BINDINGS"_s, accumulatorBindings(params.blockN / 2))
-        .set(u"DESC_A"_s, params.blockN / 2)
-        .set(u"DESC_B"_s, params.blockN / 2 + 1)
-        .set(u"SCALE_D"_s, params.blockN / 2 + 2)
+        .set(u"SWAP"_s, params.swapped ? u"true"_s : u"false"_s)
+        .set(u"MMA_N"_s, params.mmaN())
+        .set(u"ACC"_s, params.mmaN() / 2)
+        .set(u"ACC_OPERANDS"_s, accumulatorOperands(params.mmaN() / 2))
+        .set(u"ACC_BINDINGS"_s, accumulatorBindings(params.mmaN() / 2))
+        .set(u"DESC_A"_s, params.mmaN() / 2)
+        .set(u"DESC_B"_s, params.mmaN() / 2 + 1)
+        .set(u"SCALE_D"_s, params.mmaN() / 2 + 2)
+        .set(u"TRANS_A"_s, params.swapped ? 1 : 0)
+        .set(u"TRANS_B"_s, params.swapped ? 0 : 1)
+        .set(u"OPERAND_LAYOUT"_s, params.swapped ? u"A MN-major (a B chunk), B K-major (A rows)"_s
+                                                 : u"A K-major, B N-major"_s)
         .set(u"MMA_TYPE"_s, task.a == u"bf16" ? u"bf16"_s : u"f16"_s)
         .set(u"SPLIT"_s, params.splitK)
         .flag(u"SPLIT_K"_s, params.splitK > 1)
@@ -273,6 +299,8 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"ABI_B"_s, abiDtype(task.b))
         .set(u"ABI_C"_s, abiDtype(task.c));
     values.set(u"WGMMA_TILE"_s, cudatemplates::render(u"wgmma/wgmma_tile.cu"_s, values))
+        .set(u"SWAPPED_EPILOGUE"_s,
+             cudatemplates::render(u"wgmma/swapped_epilogue.cu"_s, TemplateValues()))
         .set(u"SPLIT_K_CODE"_s,
              params.splitK > 1 ? cudatemplates::render(u"wgmma/splitk.cu"_s, values) : QString());
     const QString header =
@@ -286,8 +314,11 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         (params.pingPong ? QStringLiteral("in ping-pong (one tile each)")
                          : QStringLiteral("cooperative")) +
         QStringLiteral(" of\n// ") + QString::number(params.mmaSlicesPerWarpgroup()) +
-        QStringLiteral(" m64n") + QString::number(params.blockN) +
-        QStringLiteral("k16 slice(s), ") +
+        QStringLiteral(" m64n") + QString::number(params.mmaN()) + QStringLiteral("k16 slice(s)") +
+        (params.swapped ? QStringLiteral(" on swapped operands (C transposed: its rows are the "
+                                         "wgmma N)")
+                        : QString()) +
+        QStringLiteral(", ") +
         (params.groupedRaster ? QStringLiteral("grouped raster (") +
                                     QString::number(params.groupM) + QStringLiteral(" tile rows)")
                               : QStringLiteral("row raster")) +
@@ -346,12 +377,20 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     const double ctaBytesPerS = peakBytesPerS / 96.0;
     const double tensorFlopsPerSmS = 5.8e12;
     const double reductionS = 2.0e-6;
-    QVector<TileRows> rowOptions;
-    QVector<int> widths;
+    // The tile shapes: C rows x C columns, consumer warpgroups, orientation.
+    struct TileShape {
+        int blockM;
+        int blockN;
+        int consumers;
+        bool swapped;
+    };
+    QVector<TileShape> shapes;
     if (!tensorBound) {
-        rowOptions = {task.m <= 64 ? TileRows{64, 1} : TileRows{128, 2}};
-        widths = {256, 128, 64};
+        const TileRows rows = task.m <= 64 ? TileRows{64, 1} : TileRows{128, 2};
+        for (int blockN : {256, 128, 64})
+            shapes.append({rows.blockM, blockN, rows.consumers, false});
     } else {
+        QVector<TileRows> rowOptions;
         if (task.m <= 192)
             rowOptions.append(TileRows{192, 3});
         rowOptions.append(TileRows{256, 2});
@@ -359,84 +398,117 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         // so B still leaves DRAM about once): a wide N tile in one m64 slice per warpgroup reads
         // shared memory less per MMA than 256 rows in two slices.
         rowOptions.append(TileRows{128, 2});
-        // Whole 64-column chunks first (the 8% margin below).
-        widths = {256, 192, 128, 64, 240, 224, 208, 176, 160, 144, 112, 96, 80};
+        for (const TileRows rows : rowOptions) {
+            // Whole 64-column chunks first (the 8% margin below).
+            for (int blockN : {256, 192, 128, 64, 240, 224, 208, 176, 160, 144, 112, 96, 80})
+                shapes.append({rows.blockM, blockN, rows.consumers, false});
+        }
+        // Swapped operands: C's rows are the wgmma N, so M (or half or a third of it) rounded up
+        // to 16, not to 64-row slices; C's columns are 64-column slices (cuBLAS's choice at
+        // M = 160 and 224: 128x80 tiles, 80 rows of C each).
+        for (int parts = 1; parts <= 3; ++parts) {
+            const int rows = int((task.m + parts - 1) / parts + 15) / 16 * 16;
+            if (rows > 256 || (parts > 1 && rows == int((task.m + 15) / 16 * 16)))
+                continue;
+            for (const auto& [consumers, blockN] :
+                 {std::pair{2, 128}, std::pair{1, 64}, std::pair{1, 128}, std::pair{3, 192},
+                  std::pair{2, 256}})
+                shapes.append({rows, blockN, consumers, true});
+        }
     }
     WgmmaParams best;
     best.groupedRaster = true;
     double bestTime = 0;
     QString bestWhy;
-    for (const TileRows rows : rowOptions) {
-        const qint64 tilesM = (task.m + rows.blockM - 1) / rows.blockM;
-        for (int blockN : widths) {
-            WgmmaParams probe;
-            probe.blockM = rows.blockM;
-            probe.consumerWarpgroups = rows.consumers;
-            probe.blockN = blockN;
-            probe.stages = 3;
-            probe.groupedRaster = true;
-            probe.groupM = int(std::min<qint64>(tilesM, 16));
-            if (!wgmmaConstraints(probe, task, device).isEmpty())
-                continue; // e.g. 256 x 256: more accumulators than a consumer's registers
-            const qint64 tilesN = (task.n + blockN - 1) / blockN;
-            const qint64 tiles = tilesM * tilesN;
-            const double loadedN = 64.0 * ((blockN + 63) / 64);
-            const double slices = rows.blockM / 64.0;
-            const double mmaClocks = slices * blockN / 2.0;
-            const double smemClocks =
-                (slices * (2048.0 + 32.0 * blockN) + 32.0 * (rows.blockM + loadedN)) / 128.0;
-            const double tensorRate =
-                tensorFlopsPerSmS * std::min(1.0, 1.08 * mmaClocks / smemClocks);
-            for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
-                // At least 8 k-blocks a split, so the ring reaches its steady state.
-                if (split > 1 && kBlocks / split < 8)
-                    break;
-                const qint64 units = tiles * split;
-                const qint64 rounds = (units + sms - 1) / sms;
-                const qint64 perRound = (units + rounds - 1) / rounds;
-                const double kSlice = double(task.k) / split;
-                const double partialBytes =
-                    split > 1 ? 8.0 * std::min<qint64>(task.m, rows.blockM) * blockN : 0.0;
-                const double dramBytes = bBytes / double(tilesN * tilesM * split) + partialBytes;
-                const double dram =
-                    dramBytes / std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
-                const double tensor =
-                    tensorBound ? 2.0 * rows.blockM * blockN * kSlice / tensorRate : 0.0;
-                const bool tmaStore = split == 1 && blockN % kCBoxColumns(task.c) == 0;
-                const double epilogue = tensorBound
-                                            ? double(std::min<qint64>(task.m, rows.blockM)) *
-                                                  blockN / (tmaStore ? 4.0 : 1.0) / 6.1e9
-                                            : 0.0;
-                const double reduction =
-                    split > 1 ? reductionS + (tensorBound ? (4.0 * split + 4.0) * double(task.m) *
-                                                                double(task.n) / peakBytesPerS
-                                                          : 0.0)
-                              : 0.0;
-                const double time =
-                    double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
-                // Ties go to the configuration checked first: the shorter tile, whole chunks, the
-                // wider tile, the smaller split.
-                const double margin = blockN % 64 == 0 ? 0.98 : 0.92;
-                if (bestTime == 0 || time < bestTime * margin) {
-                    bestTime = time;
-                    best = probe;
-                    best.splitK = split;
-                    bestWhy =
-                        QStringLiteral("%1 tiles x split-K %2 = %3 work units in %4 "
-                                       "round(s) on %5 SMs, modelled %6 us (%7-bound)")
-                            .arg(tiles)
-                            .arg(split)
-                            .arg(units)
-                            .arg(rounds)
-                            .arg(sms)
-                            .arg(time * 1e6, 0, 'f', 1)
-                            .arg(tensor > dram ? QStringLiteral("tensor") : QStringLiteral("DRAM"));
-                }
+    for (const TileShape& shape : shapes) {
+        const qint64 tilesM = (task.m + shape.blockM - 1) / shape.blockM;
+        WgmmaParams probe;
+        probe.blockM = shape.blockM;
+        probe.consumerWarpgroups = shape.consumers;
+        probe.blockN = shape.blockN;
+        probe.swapped = shape.swapped;
+        probe.stages = 3;
+        probe.groupedRaster = true;
+        probe.groupM = int(std::min<qint64>(tilesM, 16));
+        if (!wgmmaConstraints(probe, task, device).isEmpty())
+            continue; // e.g. 256 x 256: more accumulators than a consumer's registers
+        const int blockN = shape.blockN;
+        const qint64 tilesN = (task.n + blockN - 1) / blockN;
+        const qint64 tiles = tilesM * tilesN;
+        const double loadedN = 64.0 * ((blockN + 63) / 64);
+        // Shared memory per k16 step: every m64 slice's wgmma reads its 64 x 16 slice (2 KiB)
+        // and the other operand (32 bytes per wgmma N), TMA writes the A and B rows.
+        const double slices = (shape.swapped ? blockN : shape.blockM) / 64.0;
+        const double mmaN = probe.mmaN();
+        const double mmaClocks = slices * mmaN / 2.0;
+        const double smemClocks =
+            (slices * (2048.0 + 32.0 * mmaN) + 32.0 * (shape.blockM + loadedN)) / 128.0;
+        const double tensorRate = tensorFlopsPerSmS * std::min(1.0, 1.08 * mmaClocks / smemClocks);
+        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+            // At least 8 k-blocks a split, so the ring reaches its steady state.
+            if (split > 1 && kBlocks / split < 8)
+                break;
+            const qint64 units = tiles * split;
+            const qint64 rounds = (units + sms - 1) / sms;
+            const qint64 perRound = (units + rounds - 1) / rounds;
+            const double kSlice = double(task.k) / split;
+            const double stored = double(std::min<qint64>(task.m, shape.blockM)) * blockN;
+            const double partialBytes = split > 1 ? 8.0 * stored : 0.0;
+            const double dramBytes = bBytes / double(tilesN * tilesM * split) + partialBytes;
+            const double dram =
+                dramBytes / std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
+            const double tensor =
+                tensorBound ? 2.0 * shape.blockM * blockN * kSlice / tensorRate : 0.0;
+            // Swapped tiles store single elements (a thread's accumulator pairs are two rows of
+            // C), measured no slower than the pair stores (M = 192: 192x64 swapped 0.920x
+            // cuBLAS, 192x96 split-K 2 0.888x).
+            const bool tmaStore =
+                !shape.swapped && split == 1 && blockN % kCBoxColumns(task.c) == 0;
+            const double epilogue = tensorBound ? stored / (tmaStore ? 4.0 : 1.0) / 6.1e9 : 0.0;
+            const double reduction =
+                split > 1 ? reductionS + (tensorBound ? (4.0 * split + 4.0) * double(task.m) *
+                                                            double(task.n) / peakBytesPerS
+                                                      : 0.0)
+                          : 0.0;
+            const double time = double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
+            // Ties go to the configuration checked first: the shorter tile, whole chunks, the
+            // wider tile, the smaller split, the normal orientation.
+            const double margin = blockN % 64 == 0 ? 0.98 : 0.92;
+            if (bestTime == 0 || time < bestTime * margin) {
+                bestTime = time;
+                best = probe;
+                best.splitK = split;
+                bestWhy =
+                    QStringLiteral("%1 tiles x split-K %2 = %3 work units in %4 "
+                                   "round(s) on %5 SMs, modelled %6 us (%7-bound)")
+                        .arg(tiles)
+                        .arg(split)
+                        .arg(units)
+                        .arg(rounds)
+                        .arg(sms)
+                        .arg(time * 1e6, 0, 'f', 1)
+                        .arg(tensor > dram ? QStringLiteral("tensor") : QStringLiteral("DRAM"));
             }
         }
     }
+    // Memory-bound with M not a multiple of 64: the same tile on swapped operands, its rows M
+    // rounded up to 16 instead of 64 (H200: M = 80 0.866x -> 0.961x, M = 96 0.800x -> 0.898x
+    // cuBLAS; at M = 128 the normal tile's TMA stores win, 0.953x against 0.896x).
+    if (!tensorBound && task.m % 64 != 0) {
+        WgmmaParams swapped = best;
+        swapped.swapped = true;
+        swapped.blockM = int((task.m + 15) / 16 * 16);
+        swapped.consumerWarpgroups = best.blockN == 64 ? 1 : 2;
+        swapped.groupM = 1;
+        if (wgmmaConstraints(swapped, task, device).isEmpty()) {
+            best = swapped;
+            bestWhy += QStringLiteral("; rows padded to %1, not %2")
+                           .arg(swapped.blockM)
+                           .arg(task.m <= 64 ? 64 : 128);
+        }
+    }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
-    best.tmaStore = best.splitK == 1 && best.blockN % kCBoxColumns(task.c) == 0;
+    best.tmaStore = !best.swapped && best.splitK == 1 && best.blockN % kCBoxColumns(task.c) == 0;
     best.stages = 3;
     for (int stages = 8; stages >= 3; --stages) {
         WgmmaParams probe = best;
@@ -446,8 +518,8 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
             break;
         }
     }
-    *why = QStringLiteral("Small-M (M=%1, B is %2 MB): %3x%4x64 tiles, %5 consumer warpgroup(s), "
-                          "%6 stages; %7%8.")
+    *why = QStringLiteral("Small-M (M=%1, B is %2 MB): %3x%4x64 tiles%9, %5 consumer "
+                          "warpgroup(s), %6 stages; %7%8.")
                .arg(task.m)
                .arg(bBytes / 1e6, 0, 'f', 0)
                .arg(best.blockM)
@@ -457,7 +529,9 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                .arg(bestWhy)
                .arg(best.splitK > 1 ? QStringLiteral(", fp32 partials summed in split order")
                     : best.tmaStore ? QStringLiteral(", TMA-store epilogue")
-                                    : QStringLiteral(", direct epilogue"));
+                                    : QStringLiteral(", direct epilogue"))
+               .arg(best.swapped ? QStringLiteral(" on swapped operands (C's rows are the wgmma N)")
+                                 : QString());
     return best;
 }
 
@@ -537,6 +611,12 @@ public:
                                           "in the workspace, summed in split order): fills the "
                                           "SMs when the output has fewer tiles than SMs"),
                            QJsonArray{1, 2, 3, 4, 6, 8, 12, 16}, &Strategy::splitK),
+            paramsParameter(QStringLiteral("swap_rows"),
+                            QStringLiteral("swapped operands (C computed transposed) with this "
+                                           "many rows of C per tile as the wgmma N, 0 for the "
+                                           "normal orientation: no 64-row padding at small M"),
+                            QJsonArray{0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208,
+                                       224, 240, 256}),
             fieldParameter(QStringLiteral("epilogue"),
                            QStringLiteral("direct register stores, or staging through shared "
                                           "memory and asynchronous TMA bulk stores"),
@@ -606,13 +686,68 @@ public:
         return s;
     }
 
+    // The generic steps, but the orientation moves as whole tiles: a swapped tile's rows halve
+    // or double (M in two tiles or one; a step of 16 rows below M leaves a second tile row of a
+    // few rows, measured 0.37x at M = 160 and 192), or it turns back to the normal orientation,
+    // and a normal tile swaps keeping its rows.
+    QVector<Strategy> neighbours(const Strategy& strategy) const override {
+        QVector<Strategy> out;
+        const QVector<Strategy> steps = KernelFamily::neighbours(strategy);
+        for (const Strategy& n : steps) {
+            if (!n.rationale.startsWith(QLatin1String("swap_rows ")))
+                out << n;
+        }
+        const WgmmaParams p = WgmmaParams::fromStrategy(strategy);
+        const auto add = [&](WgmmaParams q, const QString& why) {
+            // The ring keeps its depth where the new tile fits sm_90's 227 KiB (the only devices
+            // this family runs on), else as deep as fits.
+            while (q.stages > 3 && q.smemBytes() > 232448)
+                --q.stages;
+            Strategy moved = strategy;
+            q.applyTo(moved);
+            normalize(moved);
+            moved.rationale = why;
+            out << moved;
+        };
+        const auto rows = [](int r) { return (r + 15) / 16 * 16; };
+        if (p.swapped) {
+            if (p.blockM >= 32) {
+                WgmmaParams q = p;
+                q.blockM = rows(p.blockM / 2);
+                add(q, u"swap_rows %1 -> %2 (C's rows in twice the tiles)"_s.arg(p.blockM).arg(
+                           q.blockM));
+            }
+            if (p.blockM * 2 <= 256) {
+                WgmmaParams q = p;
+                q.blockM = p.blockM * 2;
+                add(q, u"swap_rows %1 -> %2 (C's rows in half the tiles)"_s.arg(p.blockM).arg(
+                           q.blockM));
+            }
+            WgmmaParams q = p;
+            q.swapped = false;
+            q.blockM = std::min(256, (p.blockM + 63) / 64 * 64);
+            q.consumerWarpgroups = q.blockM == 192 ? 3 : q.blockM == 64 ? 1 : 2;
+            add(q, u"swap_rows %1 -> 0 (the normal orientation, %2 rows)"_s.arg(p.blockM).arg(
+                       q.blockM));
+        } else if (!p.pingPong && p.clusterM == 1) {
+            WgmmaParams q = p;
+            q.swapped = true;
+            q.tmaStore = false;
+            q.consumerWarpgroups = std::min(2, p.consumerWarpgroups);
+            q.blockN = 64 * q.consumerWarpgroups;
+            add(q,
+                u"swap_rows 0 -> %1 (swapped operands: C's rows on the wgmma N)"_s.arg(p.blockM));
+        }
+        return out;
+    }
+
     void normalize(Strategy& strategy) const override {
         WgmmaParams p = WgmmaParams::fromStrategy(strategy);
         // Three consumer warpgroups exist only as the 192-row cooperative tile (64 rows each): a
         // move of either knob lands on that pair.
-        if (!p.pingPong && p.blockM == 192)
+        if (!p.swapped && !p.pingPong && p.blockM == 192)
             p.consumerWarpgroups = 3;
-        else if (p.consumerWarpgroups == 3)
+        else if (!p.swapped && p.consumerWarpgroups == 3)
             p.blockM = 192;
         p.applyTo(strategy);
     }

@@ -38,14 +38,20 @@ struct WgmmaParams {
     // by a second (programmatic dependent) kernel, so C is deterministic. For small-M tasks whose
     // tiles are fewer than the SMs (templates/wgmma/splitk.cu).
     int splitK = 1;
+    // Swapped operands (Strategy::params["swap_rows"] > 0, then blockM): the MMA computes the
+    // tile transposed, so C's rows are the wgmma N (a multiple of 16, 16..256, no padding to
+    // 64-row slices) and C's columns are m64 slices of one 64-column B chunk each (blockN = 64 x
+    // slices x consumer warpgroups). Cooperative, direct epilogue, no cluster.
+    bool swapped = false;
 
     static WgmmaParams fromStrategy(const Strategy& strategy);
     void applyTo(Strategy& strategy) const;
 
     int mmaSlicesPerWarpgroup() const {
-        return blockM / (64 * (pingPong ? 1 : consumerWarpgroups));
+        return (swapped ? blockN : blockM) / (64 * (pingPong ? 1 : consumerWarpgroups));
     }
-    int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * blockN / 2; }
+    int mmaN() const { return swapped ? blockM : blockN; } // the wgmma N
+    int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * mmaN() / 2; }
     int threads() const { return 128 * (consumerWarpgroups + 1); }
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
     // epilogue, the mbarriers and 1 KiB of alignment slack.

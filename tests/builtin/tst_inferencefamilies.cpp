@@ -419,12 +419,20 @@ private slots:
             // Up to M = 128 (memory-bound) a tile as tall as M: B leaves DRAM once. Past it
             // (tensor-bound) the 192-row tile of three consumer warpgroups where M fits, 256 rows
             // in two, or two tile rows of 128 (a grouped raster runs both in one round).
-            if (t.m <= 128)
+            const bool swapped = s.params.value(u"swap_rows"_s).toInt() > 0;
+            if (swapped) // C's rows on the wgmma N: M rounded up to 16 (or a part of M, past 128)
+                QVERIFY2(s.blockM % 16 == 0 && (t.m > 128 || s.blockM == (t.m + 15) / 16 * 16),
+                         qPrintable(name));
+            else if (t.m <= 128)
                 QCOMPARE(s.blockM, t.m <= 64 ? 64 : 128);
             else
                 QVERIFY2(s.blockM == 128 || s.blockM == 256 || (s.blockM == 192 && t.m <= 192),
                          qPrintable(name));
-            QCOMPARE(s.consumerWarpgroups, s.blockM == 192 ? 3 : s.blockM == 64 ? 1 : 2);
+            if (swapped) // one or two 64-column slices per consumer warpgroup
+                QVERIFY(s.blockN == 64 * s.consumerWarpgroups ||
+                        s.blockN == 128 * s.consumerWarpgroups);
+            else
+                QCOMPARE(s.consumerWarpgroups, s.blockM == 192 ? 3 : s.blockM == 64 ? 1 : 2);
             const qint64 kBlocks = (t.k + 63) / 64;
             if (s.splitK > 1)
                 QVERIFY2(kBlocks / s.splitK >= 8, qPrintable(name));

@@ -176,6 +176,61 @@ private slots:
         QVERIFY(!bytesInFlightJump(rowwise, parent, c.task, c.device, 85.0));
     }
 
+    // A GEMM judged by the DRAM floor whose tensor pipe is busy (M = 192, N = 6144: 192x96 in three
+    // consumer warpgroups, split-K 2; H200, session 9: 47% of the floor, DRAM 58% busy, occupancy
+    // 0.19, tensor pipe 57%) is not short of bytes in flight: the review names the tensor pipe
+    // and does not prescribe more splits (split-K 3 measured 0.70x against 0.90x).
+    void busyTensorPipeIsNotTooFewBytesInFlight() {
+        QFile file(QStringLiteral(
+            KEV_REPORTS "/h200_profiled_gemm_f16_m192_n6144_k4096__wgmma_tma__split2.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        QString error;
+        auto report = EvaluationReport::fromJson(json, &error);
+        QVERIFY2(report, qPrintable(error));
+        AgentContext c;
+        c.device = DeviceInfo::h200();
+        c.task = task(QStringLiteral(KEV_REPORTS
+                                     "/../../sweeps/nearby/tasks/gemm_f16_m192_n6144_k4096.json"));
+        const KernelFamily& wgmma = family(u"wgmma_tma"_s);
+        Strategy parent = wgmma.defaultStrategy(c.task, c.device);
+        parent.blockM = 192;
+        parent.blockN = 96;
+        parent.consumerWarpgroups = 3;
+        parent.splitK = 2;
+        parent.stages = 5;
+        parent.epilogue = u"direct"_s;
+        parent.params.insert(u"swap_rows"_s, 0);
+        wgmma.normalize(parent);
+        QVERIFY2(wgmma.constraints(parent, c.task, c.device).isEmpty(),
+                 qPrintable(wgmma.constraints(parent, c.task, c.device).join(u"; "_s)));
+        const ReviewFeedback fb = reviewReport(c, parent, wgmma.generate(parent, c.task), *report);
+        QCOMPARE(fb.bottleneckId, u"tensor_busy"_s);
+        QVERIFY2(fb.bottleneckText.contains(u"tensor pipe 57% busy"_s),
+                 qPrintable(fb.bottleneckText));
+        QVERIFY(!fb.evidence.contains(u"jump"_s));
+        for (const QJsonValue& move : fb.evidence.value(u"moves"_s).toArray()) {
+            const QJsonObject m = move.toObject();
+            QVERIFY2(m.value(u"param"_s).toString() != u"splitK"_s ||
+                         m.value(u"step"_s).toInt() < 0,
+                     "no move to more splits");
+        }
+
+        // The same report with an idle tensor pipe is short of bytes in flight, as before.
+        QJsonObject idle = json;
+        QJsonObject metrics = idle.value(u"metrics"_s).toObject();
+        QJsonObject candidate = metrics.value(u"candidate"_s).toObject();
+        candidate.insert(
+            u"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"_s, 20.0);
+        metrics.insert(u"candidate"_s, candidate);
+        idle.insert(u"metrics"_s, metrics);
+        auto idleReport = EvaluationReport::fromJson(idle, &error);
+        QVERIFY2(idleReport, qPrintable(error));
+        const ReviewFeedback memory =
+            reviewReport(c, parent, wgmma.generate(parent, c.task), *idleReport);
+        QCOMPARE(memory.bottleneckId, u"few_bytes_in_flight"_s);
+    }
+
     // The DRAM bytes against the task's minimum: a softmax whose rows are not cached reads them
     // twice; the review computes the vectors per thread that cache the row and jumps there.
     void extraTrafficJumpsToTheCachedRow() {

@@ -8,6 +8,7 @@
 
 #include <QJsonDocument>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -109,6 +110,56 @@ private slots:
         QVERIFY(mentions(wgmmaConstraints(four, task, h200), QStringLiteral("consumerWarpgroups")));
         // Two consumers at 384 threads: ptxas's cap is 168, so 2 x m64n160 per warpgroup (160
         // accumulators) would spill although setmaxnreg grants 232.
+        // Swapped operands: C's rows are the wgmma N (a multiple of 16), its columns one 64-column
+        // B chunk per slice; cooperative, direct epilogue, no cluster.
+        WgmmaParams swapped;
+        swapped.swapped = true;
+        swapped.blockM = 80;
+        swapped.blockN = 128;
+        swapped.stages = 8;
+        swapped.consumerWarpgroups = 2;
+        QVERIFY2(wgmmaConstraints(swapped, task, h200).isEmpty(),
+                 qPrintable(wgmmaConstraints(swapped, task, h200).join(u'\n')));
+        QCOMPARE(swapped.mmaN(), 80);
+        QCOMPARE(swapped.mmaSlicesPerWarpgroup(), 1);
+        QCOMPARE(swapped.accumulatorsPerThread(), 40);
+        swapped.blockM = 88;
+        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("swap_rows: 88")));
+        swapped.blockM = 16;
+        QVERIFY(wgmmaConstraints(swapped, task, h200).isEmpty());
+        swapped.blockN = 192; // 1.5 slices per warpgroup
+        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("blockN: 192")));
+        swapped.blockN = 128;
+        swapped.tmaStore = true;
+        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("direct epilogue")));
+        swapped.tmaStore = false;
+        swapped.clusterM = 2;
+        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("clusterM 1")));
+        swapped.clusterM = 1;
+        swapped.blockM = 160; // 2 slices x 80 accumulators: over the 168 of 384 threads
+        swapped.blockN = 256;
+        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("168 registers")));
+        {
+            // Through a strategy: params.swap_rows carries the rows (block_m may be any multiple
+            // of 16 then), and a normal strategy says 0.
+            const auto family = makeWgmmaTmaFamily();
+            Strategy st = family->defaultStrategy(task, h200);
+            QCOMPARE(st.params.value(QLatin1String("swap_rows")).toInt(-1), 0);
+            st.params.insert(QStringLiteral("swap_rows"), 80);
+            st.blockM = 80;
+            st.blockN = 128;
+            st.stages = 8;
+            st.epilogue = QStringLiteral("direct");
+            family->normalize(st);
+            QVERIFY2(st.validate().isEmpty(), qPrintable(st.validate().join(u'\n')));
+            QVERIFY2(family->constraints(st, task, h200).isEmpty(),
+                     qPrintable(family->constraints(st, task, h200).join(u'\n')));
+            QVERIFY(WgmmaParams::fromStrategy(st).swapped);
+            QCOMPARE(WgmmaParams::fromStrategy(st).blockM, 80);
+            st.params.insert(QStringLiteral("swap_rows"), 0);
+            QVERIFY(!st.validate().isEmpty()); // 80 rows need the swapped orientation
+        }
+
         WgmmaParams tall;
         tall.blockM = 256;
         tall.blockN = 160;
@@ -331,6 +382,103 @@ private slots:
         QCOMPARE(text.contains("mbarrier.arrive.shared::cluster.b64"), cluster > 1);
         // Only the ping-pong turn hands over with bar.arrive.
         QCOMPARE(text.contains("bar.arrive"), pingPong);
+    }
+
+    // The orientation moves as whole tiles: a swapped tile's rows halve or double or turn back to
+    // the normal orientation, never a step of 16 rows (a second tile row of 16 at M = 160); a
+    // normal tile swaps keeping its rows.
+    void orientationMovesAreWholeTiles() {
+        const auto family = makeWgmmaTmaFamily();
+        const DeviceInfo h200 = DeviceInfo::h200();
+        Task task = gemmTask(QStringLiteral("gemm_m160"), QStringLiteral("f16"),
+                             QStringLiteral("f16"), 4096);
+        task.m = 160;
+        task.n = 8192;
+        const Strategy start = family->defaultStrategy(task, h200);
+        QCOMPARE(start.params.value(QLatin1String("swap_rows")).toInt(), 160);
+        QSet<int> rows;
+        bool normal = false;
+        for (const Strategy& n : family->neighbours(start)) {
+            const WgmmaParams p = WgmmaParams::fromStrategy(n);
+            if (!n.rationale.startsWith(QLatin1String("swap_rows ")))
+                continue;
+            if (p.swapped) {
+                rows.insert(p.blockM);
+            } else {
+                normal = true;
+                QCOMPARE(p.blockM, 192);
+                QCOMPARE(p.consumerWarpgroups, 3);
+                QVERIFY2(family->constraints(n, task, h200).isEmpty(),
+                         qPrintable(family->constraints(n, task, h200).join(u'\n')));
+            }
+        }
+        QCOMPARE(rows, (QSet<int>{80}));
+        QVERIFY(normal);
+
+        Strategy big =
+            family->defaultStrategy(gemmTask(QStringLiteral("gemm_fp16_fp32_4096"),
+                                             QStringLiteral("f16"), QStringLiteral("f32"), 4096),
+                                    h200);
+        bool swaps = false;
+        for (const Strategy& n : family->neighbours(big)) {
+            const WgmmaParams p = WgmmaParams::fromStrategy(n);
+            if (p.swapped) {
+                swaps = true;
+                QCOMPARE(p.blockM, 128);
+                QCOMPARE(p.blockN, 128);
+                QVERIFY(!p.tmaStore);
+            }
+        }
+        QVERIFY(swaps);
+    }
+
+    // Swapped operands compile to m64nMk16 with the A operand MN-major (a B chunk) and the B
+    // operand K-major (the A tile): imm-trans-a 1, imm-trans-b 0; split-K too.
+    void swappedOperandsCompileForSm90a() {
+        const QString nvcc = QStringLiteral(KEV_TEST_NVCC);
+        if (nvcc.isEmpty())
+            QSKIP("no nvcc");
+        for (const auto& [rows, split] : {std::pair{80, 1}, std::pair{224, 3}}) {
+            const Task task = gemmTask(QStringLiteral("gemm_test"), QStringLiteral("bf16"),
+                                       QStringLiteral("bf16"), 4096);
+            WgmmaParams p;
+            p.swapped = true;
+            p.blockM = rows;
+            p.blockN = 128;
+            p.consumerWarpgroups = 2;
+            p.stages = 5;
+            p.splitK = split;
+            QVERIFY2(wgmmaConstraints(p, task, DeviceInfo::h200()).isEmpty(),
+                     qPrintable(wgmmaConstraints(p, task, DeviceInfo::h200()).join(u'\n')));
+            const QString source = generateWgmmaGemm(p, task);
+            QVERIFY(!source.contains(QStringLiteral("${")));
+            QVERIFY(source.contains(QStringLiteral("constexpr bool kSwap = true;")));
+            QTemporaryDir dir;
+            QVERIFY(dir.isValid());
+            const QString cu = dir.filePath(QStringLiteral("kernel.cu"));
+            QFile file(cu);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(source.toUtf8());
+            file.close();
+            QProcess ptx;
+            ptx.setProcessChannelMode(QProcess::MergedChannels);
+            ptx.start(nvcc,
+                      {QStringLiteral("-ptx"), QStringLiteral("-O3"), QStringLiteral("-std=c++17"),
+                       QStringLiteral("-gencode=arch=compute_90a,code=sm_90a"),
+                       QStringLiteral("-I"), QStringLiteral(KEV_TEST_ABI_INCLUDE),
+                       QStringLiteral("-o"), dir.filePath(QStringLiteral("kernel.ptx")), cu});
+            QVERIFY(ptx.waitForFinished(300000));
+            QVERIFY2(ptx.exitCode() == 0, ptx.readAll().constData());
+            QFile ptxFile(dir.filePath(QStringLiteral("kernel.ptx")));
+            QVERIFY(ptxFile.open(QIODevice::ReadOnly));
+            const QString text = QString::fromUtf8(ptxFile.readAll());
+            const QString mma = QStringLiteral("wgmma.mma_async.sync.aligned.m64n") +
+                                QString::number(rows) + QStringLiteral("k16.f32.bf16.bf16");
+            QVERIFY2(text.contains(mma), qPrintable(mma));
+            // scale-d predicate, imm-scale-a 1, imm-scale-b 1, imm-trans-a 1, imm-trans-b 0.
+            QVERIFY2(text.contains(QStringLiteral("p, 1, 1, 1, 0;")), "trans-a 1, trans-b 0");
+            QCOMPARE(text.contains(QStringLiteral("griddepcontrol.wait")), split > 1);
+        }
     }
 };
 

@@ -4,8 +4,14 @@ ${# wgmma/splitk.cu: split-K of the wgmma_tma family (gemm.cu renders it where S
 // at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
 // workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
 // bits on every run whatever order the CTAs finished in.
-__device__ inline void storePartials(const float (&acc)[kSlices][kTileN / 2], const Problem& p,
+__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                      TileCoord tc, int group, int split) {
+    if constexpr (kSwap) {
+        float* const slice = p.partials + int64_t(split) * p.m * p.n;
+        forEachSwapped(acc, p, tc, group,
+                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
+        return;
+    }
     const int warp = (threadIdx.x / 32) % 4;
     const int lane = threadIdx.x % 32;
     const int sliceBase = group * kSlices;

@@ -33,6 +33,12 @@ constexpr int kTileWarpgroups = kPingPong ? 1 : kConsumerGroups; // consumer war
 constexpr int kThreads = 128 * (kConsumerGroups + 1);
 constexpr int kCluster = 1; // CTAs along M sharing (multicasting) the B tile
 constexpr bool kTmaStore = false; // epilogue through shared memory and TMA bulk stores
+// Swapped operands: the MMA computes the tile of C transposed, D (kTileN x kTileM) = B^T * A^T, so
+// C's rows are the wgmma N (any multiple of 16: a small M is not padded to 64-row slices) and C's
+// columns the m64 slices, one 64-column B chunk each. The B chunk in shared memory is the
+// MN-major A operand (imm-trans-a = 1), the A tile the K-major B operand (imm-trans-b = 0).
+constexpr bool kSwap = false;
+constexpr int kMmaN = kSwap ? kTileM : kTileN; // the wgmma N
 constexpr int kGroupM = 1; // tile rows per raster group
 constexpr int kGroupUnits = kGroupM / kCluster > 0 ? kGroupM / kCluster : 1;
 // Blocks sharing one output tile along K (wgmma/splitk.cu).
@@ -74,7 +80,12 @@ static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limi
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
 static_assert(kBChunks % kCluster == 0, "the cluster splits the B chunks evenly");
-static_assert(kTileN % 16 == 0 && kTileN >= 64 && kTileN <= 256, "the wgmma N: 64..256, step 16");
+static_assert(kTileN % 16 == 0 && kTileN >= 64 && kTileN <= 256, "tile width: 64..256, step 16");
+static_assert(kMmaN % 16 == 0 && kMmaN >= 16 && kMmaN <= 256, "the wgmma N: 16..256, step 16");
+static_assert(!kSwap || (kTileN == 64 * kSlices * kConsumerGroups && !kPingPong && !kTmaStore &&
+                         kCluster == 1),
+              "swapped operands: one 64-column B chunk a slice, cooperative, direct epilogue, "
+              "no cluster");
 static_assert(!kTmaStore || kTileN % kCBoxCols == 0, "TMA stores write whole boxes of C");
 static_assert(kPingPong ? kConsumerGroups == 2 : kConsumerGroups >= 1 && kConsumerGroups <= 3,
               "one to three cooperative consumer warpgroups, or two in ping-pong");
@@ -230,7 +241,7 @@ __device__ inline void wgmmaWait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-// D (64 x 64, fp32) = A (64 x 16, K-major) * B (16 x 64, N-major) + (scaleD ? D : 0).
+// D (64 x 64, fp32) = A (64 x 16) * B (16 x 64) + (scaleD ? D : 0), A K-major, B N-major.
 __device__ inline void wgmmaTile(float (&d)[32], uint64_t descA, uint64_t descB, int scaleD) {
     asm volatile("{\n\t.reg .pred p;\n\t"
                  "setp.ne.b32 p, %34, 0;\n\t"
@@ -284,13 +295,65 @@ __device__ inline void storeShared(uint32_t address, float2 v) {
                  : "memory");
 }
 
+
+// C = alpha * x + beta * C for one element (the swapped epilogue: a thread's two adjacent
+// accumulator columns are two rows of C).
+__device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
+    float v = p.alpha * x;
+    if (p.beta != 0.0f) {
+        v += p.beta * float(*dst);
+    }
+    *dst = OutT(v);
+}
+
+// The swapped tile: register 4j + 2h + e of slice s holds D row 16 * warp + lane / 4 + 8h (a
+// column of C: n) and D column 8j + 2 * (lane % 4) + e (a row of C: m). Eight lanes store eight
+// consecutive columns of one row of C.
+template <typename Store>
+__device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+                                      TileCoord tc, int group, Store store) {
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+        const int n0 = tc.n * kTileN + (group * kSlices + s) * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int j = 0; j < kMmaN / 8; ++j) {
+            const int m0 = tc.m * kTileM + 8 * j + 2 * (lane % 4);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int n = n0 + 8 * h;
+                    const int m = m0 + e;
+                    if (m < p.m && n < p.n) {
+                        store(m, n, acc[s][4 * j + 2 * h + e]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+__device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+                                        TileCoord tc, int group) {
+    forEachSwapped(acc, p, tc, group,
+                   [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
+}
+
 // Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
 // owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
 // at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
 // workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
 // bits on every run whatever order the CTAs finished in.
-__device__ inline void storePartials(const float (&acc)[kSlices][kTileN / 2], const Problem& p,
+__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                      TileCoord tc, int group, int split) {
+    if constexpr (kSwap) {
+        float* const slice = p.partials + int64_t(split) * p.m * p.n;
+        forEachSwapped(acc, p, tc, group,
+                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
+        return;
+    }
     const int warp = (threadIdx.x / 32) % 4;
     const int lane = threadIdx.x % 32;
     const int sliceBase = group * kSlices;
@@ -426,8 +489,12 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
 
 // Accumulator fragment of wgmma m64nN (fp32): register 4j + 2h + e of a thread holds row
 // 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice.
-__device__ inline void storeTile(const float (&acc)[kSlices][kTileN / 2], const Problem& p,
+__device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                  TileCoord tc, int group) {
+    if constexpr (kSwap) {
+        storeTileSwapped(acc, p, tc, group);
+        return;
+    }
 
     const int warp = (threadIdx.x / 32) % 4;
     const int lane = threadIdx.x % 32;
@@ -459,7 +526,7 @@ __device__ inline void storeTile(const float (&acc)[kSlices][kTileN / 2], const 
 // into two alternating staging buffers; thread 0 of the warpgroup sends each box with a bulk
 // store and, before a buffer is rewritten, waits until the store issued from it two boxes earlier
 // has read it. The stores run on while the next tile's main loop starts.
-__device__ inline void storeTileTma(const float (&acc)[kSlices][kTileN / 2],
+__device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
                                     const CUtensorMap* mapC, uint32_t smemC, const Problem& p,
                                     TileCoord tc, int group) {
     const int local = threadIdx.x % 128;
@@ -523,19 +590,30 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
                                uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
     const int group = threadIdx.x / 128 - 1;
     const Schedule sc = schedule(p);
-    float acc[kSlices][kTileN / 2];
+    float acc[kSlices][kMmaN / 2];
 #pragma unroll
     for (int s = 0; s < kSlices; ++s) {
 #pragma unroll
-        for (int i = 0; i < kTileN / 2; ++i) {
+        for (int i = 0; i < kMmaN / 2; ++i) {
             acc[s][i] = 0.0f;
         }
     }
     // Ping-pong: warpgroup g takes the CTA's tiles g, g + 2, ...; the producer fills the ring in
     // tile order, so tile j's k-blocks are ring iterations j * kBlocks onwards.
+    // Swapped: this warpgroup's slices are B chunks (MN-major, one 64-element atom along M: LBO
+    // unused), the whole A tile is the K-major B operand.
     const uint64_t descA0 =
-        matrixDescriptor(smemA + (kPingPong ? 0 : group * kSlices * 64 * 128), 16, 1024);
-    const uint64_t descB0 = matrixDescriptor(smemB, kBChunkBytes, 1024);
+        kSwap ? matrixDescriptor(smemB + group * kSlices * kBChunkBytes, kBChunkBytes, 1024)
+              : matrixDescriptor(smemA + (kPingPong ? 0 : group * kSlices * 64 * 128), 16, 1024);
+    const uint64_t descB0 =
+        kSwap ? matrixDescriptor(smemA, 16, 1024) : matrixDescriptor(smemB, kBChunkBytes, 1024);
+    // Byte steps of the descriptors: a stage, an m64 slice of the A operand, a k16 step of each
+    // (K-major: 32 bytes along the 128-byte row; MN-major: 16 rows of 128 bytes).
+    constexpr uint32_t kStageA = kSwap ? kBBytes : kABytes;
+    constexpr uint32_t kStageB = kSwap ? kABytes : kBBytes;
+    constexpr uint32_t kSliceA = kSwap ? kBChunkBytes : 64 * 128;
+    constexpr uint32_t kStepA = kSwap ? 2048 : 32;
+    constexpr uint32_t kStepB = kSwap ? 32 : 2048;
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
     // The ring position carries over from tile to tile: splits differ in k-blocks by one.
@@ -554,14 +632,14 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
             // This stage's descriptors: the base descriptors plus the stage offset in 16-byte units
             // (the 14-bit address field cannot carry, shared memory is below 256 KiB). Rebuilding
             // them from addresses cost a quarter of the kernel's instructions (H200, ncu).
-            const uint64_t da = descA0 + ((st * kABytes) >> 4);
-            const uint64_t db = descB0 + ((st * kBBytes) >> 4);
+            const uint64_t da = descA0 + ((st * kStageA) >> 4);
+            const uint64_t db = descB0 + ((st * kStageB) >> 4);
             wgmmaFence();
 #pragma unroll
             for (int kk = 0; kk < kTileK / 16; ++kk) {
 #pragma unroll
                 for (int s = 0; s < kSlices; ++s) {
-                    wgmmaTile(acc[s], da + ((s * 64 * 128 + kk * 32) >> 4), db + ((kk * 2048) >> 4),
+                    wgmmaTile(acc[s], da + ((s * kSliceA + kk * kStepA) >> 4), db + ((kk * kStepB) >> 4),
                               (kb > kBegin || kk > 0) ? 1 : 0);
                 }
             }

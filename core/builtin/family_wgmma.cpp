@@ -4,6 +4,9 @@
 #include "builtin/gemmcodegen.h"
 #include "core/task.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+
 #include <algorithm>
 
 using namespace Qt::StringLiterals;
@@ -217,30 +220,29 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     if (params.groupedRaster && (params.groupM < 1 || params.groupM > 64))
         problems << QStringLiteral("groupSize: ") + QString::number(params.groupM) +
                         QStringLiteral(" is outside 1..64");
-    const int regs = params.accumulatorsPerThread() + kConsumerOverheadRegs;
+    // Two register limits: what setmaxnreg gives a consumer at run time, and the launch bounds'
+    // cap within which ptxas allocates the whole kernel (the tighter one is named).
     const int regLimit = consumerRegs(params.consumerWarpgroups);
     const int cap = launchBoundsCap(params.threads());
-    if (regs <= regLimit && params.accumulatorsPerThread() + kCompiledOverheadRegs > cap)
-        problems << QStringLiteral("registers: ") +
-                        QString::number(params.accumulatorsPerThread()) +
+    const int accumulators = params.accumulatorsPerThread();
+    const bool overSetmaxnreg = accumulators + kConsumerOverheadRegs > regLimit;
+    if (overSetmaxnreg || accumulators + kCompiledOverheadRegs > cap) {
+        const QString limit =
+            overSetmaxnreg
+                ? QString(QString::number(regLimit) +
+                          QStringLiteral(" that setmaxnreg gives a consumer"))
+                : QString(QString::number(cap) + QStringLiteral(" registers ptxas may use at ") +
+                          QString::number(params.threads()) + QStringLiteral(" threads per block"));
+        problems << QStringLiteral("registers: ") + QString::number(accumulators) +
                         QStringLiteral(" fp32 accumulators per consumer thread (blockM=") +
                         QString::number(params.blockM) + QStringLiteral(", blockN=") +
                         QString::number(params.blockN) + QStringLiteral(", consumerWarpgroups=") +
                         QString::number(params.consumerWarpgroups) +
-                        QStringLiteral(") plus about ") + QString::number(kCompiledOverheadRegs) +
-                        QStringLiteral(" others exceed the ") + QString::number(cap) +
-                        QStringLiteral(" registers ptxas may use at ") +
-                        QString::number(params.threads()) + QStringLiteral(" threads per block");
-    if (regs > regLimit)
-        problems << QStringLiteral("registers: ") +
-                        QString::number(params.accumulatorsPerThread()) +
-                        QStringLiteral(" fp32 accumulators per consumer thread (blockM=") +
-                        QString::number(params.blockM) + QStringLiteral(", blockN=") +
-                        QString::number(params.blockN) + QStringLiteral(", consumerWarpgroups=") +
-                        QString::number(params.consumerWarpgroups) +
-                        QStringLiteral(") plus about ") + QString::number(kConsumerOverheadRegs) +
-                        QStringLiteral(" others exceed the ") + QString::number(regLimit) +
-                        QStringLiteral(" that setmaxnreg gives a consumer");
+                        QStringLiteral(") plus about ") +
+                        QString::number(overSetmaxnreg ? kConsumerOverheadRegs
+                                                       : kCompiledOverheadRegs) +
+                        QStringLiteral(" others exceed the ") + limit;
+    }
     if (params.smemBytes() > device.smemPerBlockOptin)
         problems << QStringLiteral("shared memory ") + QString::number(params.smemBytes()) +
                         QStringLiteral(" B per block exceeds the device's opt-in limit ") +
@@ -638,6 +640,25 @@ public:
             strategy.epilogue != QLatin1String("tma_store"))
             problems << QStringLiteral("epilogue: ") + strategy.epilogue +
                             QStringLiteral(" is not direct or tma_store");
+        // params.swap_rows as written (fromStrategy reads it as an integer): absent or 0 is the
+        // normal orientation, else the swapped tile's rows, which block_m must repeat.
+        const QJsonValue swap = strategy.params.value(QLatin1String("swap_rows"));
+        if (!swap.isUndefined()) {
+            const double rows = swap.toDouble(-1.0);
+            if (!swap.isDouble() || rows != double(qint64(rows)) || rows < 0)
+                problems << QStringLiteral("params.swap_rows: ") +
+                                QString::fromUtf8(
+                                    QJsonDocument(QJsonArray{swap}).toJson(QJsonDocument::Compact))
+                                    .mid(1)
+                                    .chopped(1) +
+                                QStringLiteral(" is not 0 (normal operands) or a row count");
+            else if (rows > 0 && strategy.blockM != int(rows))
+                problems << QStringLiteral("block_m: ") + QString::number(strategy.blockM) +
+                                QStringLiteral(" differs from params.swap_rows ") +
+                                QString::number(int(rows)) +
+                                QStringLiteral(" (with swapped operands the tile's rows are "
+                                               "params.swap_rows)");
+        }
         return problems;
     }
 

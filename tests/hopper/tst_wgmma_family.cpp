@@ -14,6 +14,8 @@
 
 using namespace kev;
 
+Q_DECLARE_METATYPE(kev::WgmmaParams)
+
 namespace {
 
 Task gemmTask(const QString& name, const QString& a, const QString& c, qint64 size) {
@@ -156,6 +158,20 @@ private slots:
                      qPrintable(family->constraints(st, task, h200).join(u'\n')));
             QVERIFY(WgmmaParams::fromStrategy(st).swapped);
             QCOMPARE(WgmmaParams::fromStrategy(st).blockM, 80);
+            // Bad input is named, not read as the normal orientation.
+            Strategy bad = st;
+            bad.params.insert(QStringLiteral("swap_rows"), QStringLiteral("80"));
+            QVERIFY(mentions(family->constraints(bad, task, h200),
+                             QStringLiteral("params.swap_rows: \"80\" is not 0")));
+            bad.params.insert(QStringLiteral("swap_rows"), -16);
+            QVERIFY(mentions(family->constraints(bad, task, h200),
+                             QStringLiteral("params.swap_rows: -16")));
+            bad.params.insert(QStringLiteral("swap_rows"), 80.5);
+            QVERIFY(mentions(family->constraints(bad, task, h200),
+                             QStringLiteral("params.swap_rows: 80.5")));
+            bad.params.insert(QStringLiteral("swap_rows"), 96);
+            QVERIFY(mentions(family->constraints(bad, task, h200),
+                             QStringLiteral("block_m: 80 differs from params.swap_rows 96")));
             st.params.insert(QStringLiteral("swap_rows"), 0);
             QVERIFY(!st.validate().isEmpty()); // 80 rows need the swapped orientation
         }
@@ -246,82 +262,75 @@ private slots:
     void generatedCodeCompilesForSm90a_data() {
         QTest::addColumn<QString>("a");
         QTest::addColumn<QString>("c");
-        QTest::addColumn<int>("blockM");
-        QTest::addColumn<int>("blockN");
-        QTest::addColumn<int>("stages");
-        QTest::addColumn<int>("consumers");
-        QTest::addColumn<bool>("grouped");
-        QTest::addColumn<int>("cluster");
-        QTest::addColumn<bool>("tmaStore");
-        QTest::addColumn<bool>("pingPong");
-        QTest::addColumn<int>("split");
-        QTest::newRow("f16-f32 128x256 s4 c2 grouped tma_store")
-            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
-            << true << false << 1;
-        QTest::newRow("f16-f32 128x256 s4 c2 grouped direct")
-            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 1
-            << false << false << 1;
-        QTest::newRow("f16-f32 128x256 s4 c2 grouped cluster2 tma_store")
-            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 256 << 4 << 2 << true << 2
-            << true << false << 1;
-        QTest::newRow("bf16-bf16 256x128 s4 c2 row cluster2 tma_store")
-            << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 128 << 4 << 2 << false
-            << 2 << true << false << 1;
-        QTest::newRow("f16-f16 64x192 s5 c1 grouped direct")
-            << QStringLiteral("f16") << QStringLiteral("f16") << 64 << 192 << 5 << 1 << true << 1
-            << false << false << 1;
-        QTest::newRow("f16-f32 128x128 s6 pingpong grouped tma_store")
-            << QStringLiteral("f16") << QStringLiteral("f32") << 128 << 128 << 6 << 2 << true << 1
-            << true << true << 1;
-        QTest::newRow("bf16-bf16 64x256 s4 pingpong grouped cluster2 tma_store")
-            << QStringLiteral("bf16") << QStringLiteral("bf16") << 64 << 256 << 4 << 2 << true << 2
-            << true << true << 1;
-        // Widths that are not a multiple of 64 (the last B chunk loaded whole, half used) and
-        // the 192-row tile of three consumer warpgroups.
-        QTest::newRow("f16-f16 192x96 s5 c3 grouped direct")
-            << QStringLiteral("f16") << QStringLiteral("f16") << 192 << 96 << 5 << 3 << true << 1
-            << false << false << 1;
-        QTest::newRow("bf16-bf16 192x176 s4 c3 grouped split 2")
-            << QStringLiteral("bf16") << QStringLiteral("bf16") << 192 << 176 << 4 << 3 << true << 1
-            << false << false << 2;
-        QTest::newRow("f16-f32 192x160 s3 c3 grouped tma_store")
-            << QStringLiteral("f16") << QStringLiteral("f32") << 192 << 160 << 3 << 3 << true << 1
-            << true << false << 1;
-        QTest::newRow("bf16-bf16 256x96 s4 c2 grouped direct")
-            << QStringLiteral("bf16") << QStringLiteral("bf16") << 256 << 96 << 4 << 2 << true << 1
-            << false << false << 1;
-        QTest::newRow("f16-f16 128x112 s6 c2 grouped split 3")
-            << QStringLiteral("f16") << QStringLiteral("f16") << 128 << 112 << 6 << 2 << true << 1
-            << false << false << 3;
+        QTest::addColumn<WgmmaParams>("params");
+        struct Row {
+            const char* name;
+            const char* a;
+            const char* c;
+            int blockM, blockN, stages, consumers, cluster, split;
+            bool grouped, tmaStore, pingPong, swapped;
+        };
+        const Row rows[] = {
+            {"f16-f32 128x256 s4 c2 grouped tma_store", "f16", "f32", 128, 256, 4, 2, 1, 1, true,
+             true, false, false},
+            {"f16-f32 128x256 s4 c2 grouped direct", "f16", "f32", 128, 256, 4, 2, 1, 1, true,
+             false, false, false},
+            {"f16-f32 128x256 s4 c2 grouped cluster2 tma_store", "f16", "f32", 128, 256, 4, 2, 2, 1,
+             true, true, false, false},
+            {"bf16-bf16 256x128 s4 c2 row cluster2 tma_store", "bf16", "bf16", 256, 128, 4, 2, 2, 1,
+             false, true, false, false},
+            {"f16-f16 64x192 s5 c1 grouped direct", "f16", "f16", 64, 192, 5, 1, 1, 1, true, false,
+             false, false},
+            {"f16-f32 128x128 s6 pingpong grouped tma_store", "f16", "f32", 128, 128, 6, 2, 1, 1,
+             true, true, true, false},
+            {"bf16-bf16 64x256 s4 pingpong grouped cluster2 tma_store", "bf16", "bf16", 64, 256, 4,
+             2, 2, 1, true, true, true, false},
+            // Widths that are not a multiple of 64 (the last B chunk loaded whole, half used) and
+            // the 192-row tile of three consumer warpgroups.
+            {"f16-f16 192x96 s5 c3 grouped direct", "f16", "f16", 192, 96, 5, 3, 1, 1, true, false,
+             false, false},
+            {"bf16-bf16 192x176 s4 c3 grouped split 2", "bf16", "bf16", 192, 176, 4, 3, 1, 2, true,
+             false, false, false},
+            {"f16-f32 192x160 s3 c3 grouped tma_store", "f16", "f32", 192, 160, 3, 3, 1, 1, true,
+             true, false, false},
+            {"bf16-bf16 256x96 s4 c2 grouped direct", "bf16", "bf16", 256, 96, 4, 2, 1, 1, true,
+             false, false, false},
+            {"f16-f16 128x112 s6 c2 grouped split 3", "f16", "f16", 128, 112, 6, 2, 1, 3, true,
+             false, false, false},
+            // Swapped operands: C's rows are the wgmma N.
+            {"bf16-bf16 swapped 80x128 s5 c2", "bf16", "bf16", 80, 128, 5, 2, 1, 1, true, false,
+             false, true},
+            {"bf16-bf16 swapped 224x128 s5 c2 split 3", "bf16", "bf16", 224, 128, 5, 2, 1, 3, true,
+             false, false, true},
+            {"f16-f32 swapped 16x64 s8 c1 split 2", "f16", "f32", 16, 64, 8, 1, 1, 2, true, false,
+             false, true},
+        };
+        for (const Row& r : rows) {
+            WgmmaParams p;
+            p.blockM = r.blockM;
+            p.blockN = r.blockN;
+            p.stages = r.stages;
+            p.consumerWarpgroups = r.consumers;
+            p.groupedRaster = r.grouped;
+            p.groupM = 4;
+            p.clusterM = r.cluster;
+            p.tmaStore = r.tmaStore;
+            p.pingPong = r.pingPong;
+            p.splitK = r.split;
+            p.swapped = r.swapped;
+            QTest::newRow(r.name) << QString::fromLatin1(r.a) << QString::fromLatin1(r.c) << p;
+        }
     }
 
     void generatedCodeCompilesForSm90a() {
         QFETCH(QString, a);
         QFETCH(QString, c);
-        QFETCH(int, blockM);
-        QFETCH(int, blockN);
-        QFETCH(int, stages);
-        QFETCH(int, consumers);
-        QFETCH(bool, grouped);
-        QFETCH(int, cluster);
-        QFETCH(bool, tmaStore);
-        QFETCH(bool, pingPong);
-        QFETCH(int, split);
+        QFETCH(WgmmaParams, params);
+        const WgmmaParams& p = params;
         const QString nvcc = QStringLiteral(KEV_TEST_NVCC);
         if (nvcc.isEmpty())
             QSKIP("no nvcc");
         const Task task = gemmTask(QStringLiteral("gemm_test"), a, c, 4096);
-        WgmmaParams p;
-        p.blockM = blockM;
-        p.blockN = blockN;
-        p.stages = stages;
-        p.consumerWarpgroups = consumers;
-        p.groupedRaster = grouped;
-        p.groupM = 4;
-        p.clusterM = cluster;
-        p.tmaStore = tmaStore;
-        p.pingPong = pingPong;
-        p.splitK = split;
         QVERIFY2(wgmmaConstraints(p, task, DeviceInfo::h200()).isEmpty(),
                  qPrintable(wgmmaConstraints(p, task, DeviceInfo::h200()).join(u'\n')));
         const QString source = generateWgmmaGemm(p, task);
@@ -369,19 +378,24 @@ private slots:
         QFile ptxFile(dir.filePath(QStringLiteral("kernel.ptx")));
         QVERIFY(ptxFile.open(QIODevice::ReadOnly));
         const QByteArray text = ptxFile.readAll();
-        const QByteArray mma = "wgmma.mma_async.sync.aligned.m64n" + QByteArray::number(blockN) +
+        const QByteArray mma = "wgmma.mma_async.sync.aligned.m64n" + QByteArray::number(p.mmaN()) +
                                "k16.f32." + (a == QLatin1String("bf16") ? "bf16" : "f16");
         QVERIFY2(text.contains(mma), mma.constData());
+        // scale-d, imm-scale-a 1, imm-scale-b 1, then imm-trans-a and imm-trans-b: swapped, the A
+        // operand is a B chunk (MN-major) and the B operand the A tile (K-major).
+        QVERIFY(text.contains(p.swapped ? "p, 1, 1, 1, 0;" : "p, 1, 1, 0, 1;"));
+        QCOMPARE(text.contains("griddepcontrol.wait"), p.splitK > 1);
         QVERIFY(text.contains("cp.async.bulk.tensor.2d"));
         QVERIFY(text.contains("setmaxnreg.inc.sync.aligned.u32"));
-        QCOMPARE(text.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), tmaStore);
-        QCOMPARE(text.contains(".multicast::cluster"), cluster > 1);
+        QCOMPARE(text.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"),
+                 p.tmaStore);
+        QCOMPARE(text.contains(".multicast::cluster"), p.clusterM > 1);
         // A cluster-scope release on the stage hand-back compiles to MEMBAR.ALL.GPU in every
         // k-block (0.60x cuBLAS on an H200); the remote arrival keeps the default semantics.
         QVERIFY(!text.contains("mbarrier.arrive.release.cluster"));
-        QCOMPARE(text.contains("mbarrier.arrive.shared::cluster.b64"), cluster > 1);
+        QCOMPARE(text.contains("mbarrier.arrive.shared::cluster.b64"), p.clusterM > 1);
         // Only the ping-pong turn hands over with bar.arrive.
-        QCOMPARE(text.contains("bar.arrive"), pingPong);
+        QCOMPARE(text.contains("bar.arrive"), p.pingPong);
     }
 
     // The orientation moves as whole tiles: a swapped tile's rows halve or double or turn back to
@@ -430,55 +444,6 @@ private slots:
             }
         }
         QVERIFY(swaps);
-    }
-
-    // Swapped operands compile to m64nMk16 with the A operand MN-major (a B chunk) and the B
-    // operand K-major (the A tile): imm-trans-a 1, imm-trans-b 0; split-K too.
-    void swappedOperandsCompileForSm90a() {
-        const QString nvcc = QStringLiteral(KEV_TEST_NVCC);
-        if (nvcc.isEmpty())
-            QSKIP("no nvcc");
-        for (const auto& [rows, split] : {std::pair{80, 1}, std::pair{224, 3}}) {
-            const Task task = gemmTask(QStringLiteral("gemm_test"), QStringLiteral("bf16"),
-                                       QStringLiteral("bf16"), 4096);
-            WgmmaParams p;
-            p.swapped = true;
-            p.blockM = rows;
-            p.blockN = 128;
-            p.consumerWarpgroups = 2;
-            p.stages = 5;
-            p.splitK = split;
-            QVERIFY2(wgmmaConstraints(p, task, DeviceInfo::h200()).isEmpty(),
-                     qPrintable(wgmmaConstraints(p, task, DeviceInfo::h200()).join(u'\n')));
-            const QString source = generateWgmmaGemm(p, task);
-            QVERIFY(!source.contains(QStringLiteral("${")));
-            QVERIFY(source.contains(QStringLiteral("constexpr bool kSwap = true;")));
-            QTemporaryDir dir;
-            QVERIFY(dir.isValid());
-            const QString cu = dir.filePath(QStringLiteral("kernel.cu"));
-            QFile file(cu);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(source.toUtf8());
-            file.close();
-            QProcess ptx;
-            ptx.setProcessChannelMode(QProcess::MergedChannels);
-            ptx.start(nvcc,
-                      {QStringLiteral("-ptx"), QStringLiteral("-O3"), QStringLiteral("-std=c++17"),
-                       QStringLiteral("-gencode=arch=compute_90a,code=sm_90a"),
-                       QStringLiteral("-I"), QStringLiteral(KEV_TEST_ABI_INCLUDE),
-                       QStringLiteral("-o"), dir.filePath(QStringLiteral("kernel.ptx")), cu});
-            QVERIFY(ptx.waitForFinished(300000));
-            QVERIFY2(ptx.exitCode() == 0, ptx.readAll().constData());
-            QFile ptxFile(dir.filePath(QStringLiteral("kernel.ptx")));
-            QVERIFY(ptxFile.open(QIODevice::ReadOnly));
-            const QString text = QString::fromUtf8(ptxFile.readAll());
-            const QString mma = QStringLiteral("wgmma.mma_async.sync.aligned.m64n") +
-                                QString::number(rows) + QStringLiteral("k16.f32.bf16.bf16");
-            QVERIFY2(text.contains(mma), qPrintable(mma));
-            // scale-d predicate, imm-scale-a 1, imm-scale-b 1, imm-trans-a 1, imm-trans-b 0.
-            QVERIFY2(text.contains(QStringLiteral("p, 1, 1, 1, 0;")), "trans-a 1, trans-b 0");
-            QCOMPARE(text.contains(QStringLiteral("griddepcontrol.wait")), split > 1);
-        }
     }
 };
 

@@ -130,6 +130,19 @@ private:
     QString m_error;
 };
 
+// task.alignment.leading_dim_multiple: a dimension of at most 1024, the harness's own limit
+// (harness/src/task.cpp), so a task the workbench accepts is one the referee accepts.
+int parseLeadingDimMultiple(TaskParser& p, const QJsonObject& alignment) {
+    const qint64 multiple = p.dimension(alignment, QStringLiteral("leading_dim_multiple"),
+                                        QStringLiteral("task.alignment"));
+    if (multiple > 1024) {
+        p.fail(QStringLiteral("task.alignment.leading_dim_multiple: ") + QString::number(multiple) +
+               QStringLiteral(" is outside 1..1024"));
+        return 0;
+    }
+    return int(multiple);
+}
+
 struct OpLayout {
     QStringList dims;
     QStringList inputs;
@@ -369,9 +382,7 @@ void parseOtherOp(const QJsonObject& json, TaskParser& p, Task& t) {
         p.rejectUnknown(alignment, QStringLiteral("task.alignment"),
                         {QStringLiteral("leading_dim_multiple")});
         if (alignment.contains(QStringLiteral("leading_dim_multiple")))
-            t.leadingDimMultiple =
-                static_cast<int>(p.dimension(alignment, QStringLiteral("leading_dim_multiple"),
-                                             QStringLiteral("task.alignment")));
+            t.leadingDimMultiple = parseLeadingDimMultiple(p, alignment);
     }
 
     const QJsonObject shape = p.object(json, QStringLiteral("shape"), root, true);
@@ -482,10 +493,13 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
     p.rejectUnknown(json, root, known);
     Task t;
     if (json.contains(QStringLiteral("schema_version"))) {
-        t.schemaVersion = static_cast<int>(p.number(json, QStringLiteral("schema_version"), root));
-        if (!p.failed() && t.schemaVersion != 1)
-            p.fail(QStringLiteral("task.schema_version: ") + QString::number(t.schemaVersion) +
+        // Compared as a double: a huge number must be refused, not cast to int (undefined).
+        const double version = p.number(json, QStringLiteral("schema_version"), root);
+        if (!p.failed() && version != 1.0)
+            p.fail(QStringLiteral("task.schema_version: ") + QString::number(version) +
                    QStringLiteral(" is not supported (expected 1)"));
+        else
+            t.schemaVersion = 1;
     }
     t.name = p.string(json, QStringLiteral("name"), root, true);
     if (!p.failed() && t.name.isEmpty())
@@ -542,9 +556,7 @@ std::optional<Task> Task::fromJson(const QJsonObject& json, QString* error) {
         p.rejectUnknown(alignment, QStringLiteral("task.alignment"),
                         {QStringLiteral("leading_dim_multiple")});
         if (alignment.contains(QStringLiteral("leading_dim_multiple")))
-            t.leadingDimMultiple =
-                static_cast<int>(p.dimension(alignment, QStringLiteral("leading_dim_multiple"),
-                                             QStringLiteral("task.alignment")));
+            t.leadingDimMultiple = parseLeadingDimMultiple(p, alignment);
     }
 
     const QJsonObject shape = p.object(json, QStringLiteral("shape"), root, true);

@@ -97,6 +97,13 @@ private slots:
         QTest::newRow("schema 2^64")
             << headlineWith("schema_version", R"("schema_version": 18446744073709551616)")
             << QStringLiteral("task.schema_version");
+        // Found by fuzz_task_core (session 9): a 109-digit schema_version was cast to int.
+        QTest::newRow("schema 1e108")
+            << headlineWith("schema_version", R"("schema_version": 1e108)")
+            << QStringLiteral("task.schema_version");
+        QTest::newRow("leading_dim_multiple 2^40")
+            << headlineWith("alignment", R"("alignment": {"leading_dim_multiple": 1099511627776})")
+            << QStringLiteral("task.alignment.leading_dim_multiple");
         QTest::newRow("budget 1e308") << headlineWith("timing", R"("timing": {"budget_s": 1e308})")
                                       << QStringLiteral("task.timing.budget_s");
         // Each dimension within int32, together 1.8e19 bytes: beyond any GPU and any int64 count.

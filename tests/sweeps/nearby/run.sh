@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Tasks near the library's (issue 18's "hidden set of tasks like them", issue 21's held-out small-M
 # shapes): rows of 768 to 5120 for layernorm, rmsnorm and softmax, read-only row sums of 33 and
-# 100 MB (the harness's fixed overhead), and GEMMs with M = 4, 8, 32, 96, 192 at model widths. Each
-# task's built-in defaults and every strategy in strategies/ (TASK.NAME.json), generated with
-# kev-builtin-gen, then evaluated in ONE `kevolve-harness serve` (scripts/serve_batch.py --check
-# --no-profile: every validation shape first, then interleaved timing with the L2 flushed).
-# The figures of docs/benchmarks.md, session 8, came from this set.
+# 100 MB (the harness's fixed overhead), and GEMMs with M = 4, 8, 32, 80, 96, 160, 192, 224 at
+# model widths. Each task's built-in defaults and every strategy in strategies/ (TASK.NAME.json),
+# generated with kev-builtin-gen, then evaluated in ONE `kevolve-harness serve`
+# (scripts/serve_batch.py --check --no-profile: every validation shape first, then interleaved
+# timing with the L2 flushed).
+# The figures of docs/benchmarks.md, sessions 8 and 9, came from this set.
 #
 #   tests/sweeps/nearby/run.sh generate DIR [TASK...]   # here: needs kev-builtin-gen (Qt), no GPU
 #   tests/sweeps/nearby/run.sh evaluate DIR             # the GPU host: one line per kernel
@@ -18,7 +19,7 @@ here=$root/tests/sweeps/nearby
 mode=${1:-}
 dir=${2:-}
 if [[ -z $mode || -z $dir ]]; then
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 case $mode in

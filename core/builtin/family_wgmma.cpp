@@ -15,7 +15,7 @@ namespace kev {
 
 namespace {
 
-constexpr int kBlockK = 64; // one 128-byte swizzle row of fp16/bf16
+constexpr int kBlockK = kWgmmaBlockK;
 constexpr int kProducerRegs = 40;
 constexpr qint64 kBarrierBytes = 16;    // one full and one empty mbarrier per stage, 8 bytes each
 constexpr qint64 kCBoxBytes = 64 * 128; // one TMA-store staging box: 64 rows of 128 bytes
@@ -70,17 +70,16 @@ bool isHalfType(const QString& dtype) {
     return dtype == QLatin1String("f16") || dtype == QLatin1String("bf16");
 }
 
-// Columns of C in one TMA-store box: 128 bytes a row.
-int kCBoxColumns(const QString& dtypeC) {
-    return dtypeC == QLatin1String("f32") ? 32 : 64;
-}
-
 QString tensorMapType(const QString& dtype) {
     return dtype == QLatin1String("bf16") ? QStringLiteral("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16")
                                           : QStringLiteral("CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
 }
 
 } // namespace
+
+int wgmmaCBoxColumns(const QString& dtypeC) {
+    return dtypeC == QLatin1String("f32") ? 32 : 64;
+}
 
 WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     WgmmaParams p;
@@ -183,9 +182,9 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     } else if (params.blockN < 64 || params.blockN > 256 || params.blockN % 16 != 0)
         problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
                         QStringLiteral(" is not a multiple of 16 from 64 to 256 (the wgmma N)");
-    else if (params.tmaStore && params.blockN % kCBoxColumns(task.c) != 0)
+    else if (params.tmaStore && params.blockN % wgmmaCBoxColumns(task.c) != 0)
         problems << QStringLiteral("blockN: the TMA-store epilogue writes C in boxes of ") +
-                        QString::number(kCBoxColumns(task.c)) +
+                        QString::number(wgmmaCBoxColumns(task.c)) +
                         QStringLiteral(" columns, which do not divide ") +
                         QString::number(params.blockN) +
                         QStringLiteral(" (use the direct epilogue)");
@@ -337,204 +336,6 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         (params.tmaStore ? QStringLiteral("epilogue through shared memory and TMA stores.\n")
                          : QStringLiteral("bounded epilogue from registers.\n"));
     return header + cudatemplates::render(u"wgmma/gemm.cu"_s, values);
-}
-
-WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why) {
-    // Measured on the H200 (docs/benchmarks.md, sessions 7 to 9). Up to M = 128 the GEMM is
-    // memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate; a tile as
-    // tall as M (B leaves DRAM once), whole rounds of work units, few splits (each adds a second
-    // kernel and its partials), not every SM needed (96 CTAs of 128x128 at M = 128, N = 12288 beat
-    // 384 split units), and whole 64-column B chunks (128x112 and 128x96 tiles, which load a chunk
-    // they use part of, lost 7-10% to 128x128 at M = 80 to 128). Beyond M = 128 the tensor work
-    // decides: 256-row tiles at M = 160 to 224 waste up to 37% of it, and 96 tiles for 132 SMs
-    // leave a quarter idle (M = 192, N = 6144: 128x128 0.68x cuBLAS; 192x96 in three consumer
-    // warpgroups with split-K 2, 128 units, 0.89x).
-    //
-    // The model, per round of work units (a tile and a slice of K each, one CTA per SM): the
-    // slower of
-    //   - DRAM: the unit's B strip and partials, a CTA pulling at most a 96th of the DRAM rate
-    //     and the round at most all of it (the part of a chunk a tile loads but does not use is
-    //     its neighbour's, read in the same round: an L2 hit);
-    //   - tensor (M > 128 only): the unit's padded tile at 5.8 TFLOP/s an SM (764 TFLOP/s measured
-    //     / 132), slowed by shared memory: each k16 step, every m64 slice's wgmma reads its A
-    //     slice (2 KiB) and the B tile (32 N bytes) and TMA writes the A and B rows, about 128
-    //     bytes a clock against N / 2 clocks of MMA a slice. This predicts the measured rates of
-    //     256x96 (0.79 of 256x128's), 256x112 and 192x64 (half);
-    //   - in the tensor-bound case, the epilogue after the unit's last MMA: about 6.1 G elements
-    //     a second a CTA stored from registers (C pairs or fp32 partials: 128x192 bf16 tiles
-    //     measured 0.889x cuBLAS with the direct epilogue, 0.987x with TMA stores), a quarter of
-    //     that through TMA stores, which need a width the C box (128 bytes) divides;
-    // plus, with split-K, the reduction's launch and its pass over the partials and C. A width
-    // that is not a multiple of 64 must win by 8%, not 2% (at M = 256, N = 14336, 256x112 was
-    // modelled 6% ahead of 256x128 and measured 5% behind).
-    struct TileRows {
-        int blockM;
-        int consumers;
-    };
-    const bool tensorBound = task.m > 128;
-    const qint64 sms = device.smCount > 0 ? device.smCount : 132;
-    const qint64 kBlocks = (task.k + kBlockK - 1) / kBlockK;
-    const double bBytes = 2.0 * double(task.k) * double(task.n);
-    const double peakBytesPerS = 4.8e12;
-    const double ctaBytesPerS = peakBytesPerS / 96.0;
-    const double tensorFlopsPerSmS = 5.8e12;
-    const double reductionS = 2.0e-6;
-    // The tile shapes: C rows x C columns, consumer warpgroups, orientation.
-    struct TileShape {
-        int blockM;
-        int blockN;
-        int consumers;
-        bool swapped;
-    };
-    QVector<TileShape> shapes;
-    if (!tensorBound) {
-        const TileRows rows = task.m <= 64 ? TileRows{64, 1} : TileRows{128, 2};
-        for (int blockN : {256, 128, 64})
-            shapes.append({rows.blockM, blockN, rows.consumers, false});
-    } else {
-        QVector<TileRows> rowOptions;
-        if (task.m <= 192)
-            rowOptions.append(TileRows{192, 3});
-        rowOptions.append(TileRows{256, 2});
-        // Two tile rows of 128 (a grouped raster runs both rows of a column in the same round,
-        // so B still leaves DRAM about once): a wide N tile in one m64 slice per warpgroup reads
-        // shared memory less per MMA than 256 rows in two slices.
-        rowOptions.append(TileRows{128, 2});
-        for (const TileRows rows : rowOptions) {
-            // Whole 64-column chunks first (the 8% margin below).
-            for (int blockN : {256, 192, 128, 64, 240, 224, 208, 176, 160, 144, 112, 96, 80})
-                shapes.append({rows.blockM, blockN, rows.consumers, false});
-        }
-        // Swapped operands: C's rows are the wgmma N, so M (or half or a third of it) rounded up
-        // to 16, not to 64-row slices; C's columns are 64-column slices (cuBLAS's choice at
-        // M = 160 and 224: 128x80 tiles, 80 rows of C each).
-        for (int parts = 1; parts <= 3; ++parts) {
-            const int rows = int((task.m + parts - 1) / parts + 15) / 16 * 16;
-            if (rows > 256 || (parts > 1 && rows == int((task.m + 15) / 16 * 16)))
-                continue;
-            for (const auto& [consumers, blockN] :
-                 {std::pair{2, 128}, std::pair{1, 64}, std::pair{1, 128}, std::pair{3, 192},
-                  std::pair{2, 256}})
-                shapes.append({rows, blockN, consumers, true});
-        }
-    }
-    WgmmaParams best;
-    best.groupedRaster = true;
-    double bestTime = 0;
-    QString bestWhy;
-    for (const TileShape& shape : shapes) {
-        const qint64 tilesM = (task.m + shape.blockM - 1) / shape.blockM;
-        WgmmaParams probe;
-        probe.blockM = shape.blockM;
-        probe.consumerWarpgroups = shape.consumers;
-        probe.blockN = shape.blockN;
-        probe.swapped = shape.swapped;
-        probe.stages = 3;
-        probe.groupedRaster = true;
-        probe.groupM = int(std::min<qint64>(tilesM, 16));
-        if (!wgmmaConstraints(probe, task, device).isEmpty())
-            continue; // e.g. 256 x 256: more accumulators than a consumer's registers
-        const int blockN = shape.blockN;
-        const qint64 tilesN = (task.n + blockN - 1) / blockN;
-        const qint64 tiles = tilesM * tilesN;
-        const double loadedN = 64.0 * ((blockN + 63) / 64);
-        // Shared memory per k16 step: every m64 slice's wgmma reads its 64 x 16 slice (2 KiB)
-        // and the other operand (32 bytes per wgmma N), TMA writes the A and B rows.
-        const double slices = (shape.swapped ? blockN : shape.blockM) / 64.0;
-        const double mmaN = probe.mmaN();
-        const double mmaClocks = slices * mmaN / 2.0;
-        const double smemClocks =
-            (slices * (2048.0 + 32.0 * mmaN) + 32.0 * (shape.blockM + loadedN)) / 128.0;
-        const double tensorRate = tensorFlopsPerSmS * std::min(1.0, 1.08 * mmaClocks / smemClocks);
-        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
-            // At least 8 k-blocks a split, so the ring reaches its steady state.
-            if (split > 1 && kBlocks / split < 8)
-                break;
-            const qint64 units = tiles * split;
-            const qint64 rounds = (units + sms - 1) / sms;
-            const qint64 perRound = (units + rounds - 1) / rounds;
-            const double kSlice = double(task.k) / split;
-            const double stored = double(std::min<qint64>(task.m, shape.blockM)) * blockN;
-            const double partialBytes = split > 1 ? 8.0 * stored : 0.0;
-            const double dramBytes = bBytes / double(tilesN * tilesM * split) + partialBytes;
-            const double dram =
-                dramBytes / std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
-            const double tensor =
-                tensorBound ? 2.0 * shape.blockM * blockN * kSlice / tensorRate : 0.0;
-            // Swapped tiles store single elements (a thread's accumulator pairs are two rows of
-            // C), measured no slower than the pair stores (M = 192: 192x64 swapped 0.920x
-            // cuBLAS, 192x96 split-K 2 0.888x).
-            const bool tmaStore =
-                !shape.swapped && split == 1 && blockN % kCBoxColumns(task.c) == 0;
-            const double epilogue = tensorBound ? stored / (tmaStore ? 4.0 : 1.0) / 6.1e9 : 0.0;
-            const double reduction =
-                split > 1 ? reductionS + (tensorBound ? (4.0 * split + 4.0) * double(task.m) *
-                                                            double(task.n) / peakBytesPerS
-                                                      : 0.0)
-                          : 0.0;
-            const double time = double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
-            // Ties go to the configuration checked first: the shorter tile, whole chunks, the
-            // wider tile, the smaller split, the normal orientation.
-            const double margin = blockN % 64 == 0 ? 0.98 : 0.92;
-            if (bestTime == 0 || time < bestTime * margin) {
-                bestTime = time;
-                best = probe;
-                best.splitK = split;
-                bestWhy =
-                    QStringLiteral("%1 tiles x split-K %2 = %3 work units in %4 "
-                                   "round(s) on %5 SMs, modelled %6 us (%7-bound)")
-                        .arg(tiles)
-                        .arg(split)
-                        .arg(units)
-                        .arg(rounds)
-                        .arg(sms)
-                        .arg(time * 1e6, 0, 'f', 1)
-                        .arg(tensor > dram ? QStringLiteral("tensor") : QStringLiteral("DRAM"));
-            }
-        }
-    }
-    // Memory-bound with M not a multiple of 64: the same tile on swapped operands, its rows M
-    // rounded up to 16 instead of 64 (H200: M = 80 0.866x -> 0.961x, M = 96 0.800x -> 0.898x
-    // cuBLAS; at M = 128 the normal tile's TMA stores win, 0.953x against 0.896x).
-    if (!tensorBound && task.m % 64 != 0) {
-        WgmmaParams swapped = best;
-        swapped.swapped = true;
-        swapped.blockM = int((task.m + 15) / 16 * 16);
-        swapped.consumerWarpgroups = best.blockN == 64 ? 1 : 2;
-        swapped.groupM = 1;
-        if (wgmmaConstraints(swapped, task, device).isEmpty()) {
-            best = swapped;
-            bestWhy += QStringLiteral("; rows padded to %1, not %2")
-                           .arg(swapped.blockM)
-                           .arg(task.m <= 64 ? 64 : 128);
-        }
-    }
-    // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
-    best.tmaStore = !best.swapped && best.splitK == 1 && best.blockN % kCBoxColumns(task.c) == 0;
-    best.stages = 3;
-    for (int stages = 8; stages >= 3; --stages) {
-        WgmmaParams probe = best;
-        probe.stages = stages;
-        if (probe.smemBytes() <= device.smemPerBlockOptin) {
-            best.stages = stages;
-            break;
-        }
-    }
-    *why = QStringLiteral("Small-M (M=%1, B is %2 MB): %3x%4x64 tiles%9, %5 consumer "
-                          "warpgroup(s), %6 stages; %7%8.")
-               .arg(task.m)
-               .arg(bBytes / 1e6, 0, 'f', 0)
-               .arg(best.blockM)
-               .arg(best.blockN)
-               .arg(best.consumerWarpgroups)
-               .arg(best.stages)
-               .arg(bestWhy)
-               .arg(best.splitK > 1 ? QStringLiteral(", fp32 partials summed in split order")
-                    : best.tmaStore ? QStringLiteral(", TMA-store epilogue")
-                                    : QStringLiteral(", direct epilogue"))
-               .arg(best.swapped ? QStringLiteral(" on swapped operands (C's rows are the wgmma N)")
-                                 : QString());
-    return best;
 }
 
 } // namespace kev

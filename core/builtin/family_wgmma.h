@@ -60,6 +60,12 @@ struct WgmmaParams {
     qint64 workspaceBytes(qint64 m, qint64 n) const { return splitK > 1 ? splitK * m * n * 4 : 0; }
 };
 
+// The k-block of every wgmma_tma tile: one 128-byte swizzle row of fp16/bf16.
+inline constexpr int kWgmmaBlockK = 64;
+
+// Columns of C in one TMA-store box of the family's epilogue (128 bytes a row).
+int wgmmaCBoxColumns(const QString& dtypeC);
+
 // Why `params` cannot run `task` on `device`; empty when feasible. Each message names the knob.
 QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task, const DeviceInfo& device);
 

@@ -40,7 +40,13 @@ bool matchesType(const QString& wanted, const QString& actual) {
            (wanted == QLatin1String("number") && actual == QLatin1String("integer"));
 }
 
-QString brief(const QJsonValue& value) {
+QString childPath(const QString& path, const QString& key) {
+    return path.isEmpty() ? key : path + u'.' + key;
+}
+
+} // namespace
+
+QString jsonBrief(const QJsonValue& value) {
     if (value.isString())
         return u'"' + value.toString() + u'"';
     if (value.isDouble())
@@ -51,12 +57,6 @@ QString brief(const QJsonValue& value) {
         return QStringLiteral("null");
     return typeOf(value);
 }
-
-QString childPath(const QString& path, const QString& key) {
-    return path.isEmpty() ? key : path + u'.' + key;
-}
-
-} // namespace
 
 JsonSchema::JsonSchema(QJsonObject schema)
     : m_schema(std::move(schema)) {}
@@ -117,37 +117,37 @@ void JsonSchema::check(const QJsonObject& rawSchema, const QJsonValue& value, co
         if (!options.contains(value)) {
             QStringList names;
             for (const auto& o : options)
-                names << brief(o);
-            errors->append(where + QStringLiteral(": ") + brief(value) +
+                names << jsonBrief(o);
+            errors->append(where + QStringLiteral(": ") + jsonBrief(value) +
                            QStringLiteral(" is not one of ") + names.join(QStringLiteral(", ")));
         }
     }
     if (schema.contains(QLatin1String("const")) && schema.value(QLatin1String("const")) != value)
         errors->append(where + QStringLiteral(": must be ") +
-                       brief(schema.value(QLatin1String("const"))));
+                       jsonBrief(schema.value(QLatin1String("const"))));
 
     if (value.isDouble()) {
         const double d = value.toDouble();
         if (schema.contains(QLatin1String("minimum")) &&
             d < schema.value(QLatin1String("minimum")).toDouble())
-            errors->append(where + QStringLiteral(": ") + brief(value) +
+            errors->append(where + QStringLiteral(": ") + jsonBrief(value) +
                            QStringLiteral(" is less than the minimum ") +
-                           brief(schema.value(QLatin1String("minimum"))));
+                           jsonBrief(schema.value(QLatin1String("minimum"))));
         if (schema.contains(QLatin1String("maximum")) &&
             d > schema.value(QLatin1String("maximum")).toDouble())
-            errors->append(where + QStringLiteral(": ") + brief(value) +
+            errors->append(where + QStringLiteral(": ") + jsonBrief(value) +
                            QStringLiteral(" is more than the maximum ") +
-                           brief(schema.value(QLatin1String("maximum"))));
+                           jsonBrief(schema.value(QLatin1String("maximum"))));
         if (schema.contains(QLatin1String("exclusiveMinimum")) &&
             d <= schema.value(QLatin1String("exclusiveMinimum")).toDouble())
-            errors->append(where + QStringLiteral(": ") + brief(value) +
+            errors->append(where + QStringLiteral(": ") + jsonBrief(value) +
                            QStringLiteral(" must be more than ") +
-                           brief(schema.value(QLatin1String("exclusiveMinimum"))));
+                           jsonBrief(schema.value(QLatin1String("exclusiveMinimum"))));
         if (schema.contains(QLatin1String("exclusiveMaximum")) &&
             d >= schema.value(QLatin1String("exclusiveMaximum")).toDouble())
-            errors->append(where + QStringLiteral(": ") + brief(value) +
+            errors->append(where + QStringLiteral(": ") + jsonBrief(value) +
                            QStringLiteral(" must be less than ") +
-                           brief(schema.value(QLatin1String("exclusiveMaximum"))));
+                           jsonBrief(schema.value(QLatin1String("exclusiveMaximum"))));
     }
 
     if (value.isString()) {
@@ -165,7 +165,7 @@ void JsonSchema::check(const QJsonObject& rawSchema, const QJsonValue& value, co
         if (schema.contains(QLatin1String("pattern"))) {
             const QRegularExpression re(schema.value(QLatin1String("pattern")).toString());
             if (!re.match(s).hasMatch())
-                errors->append(where + QStringLiteral(": ") + brief(value) +
+                errors->append(where + QStringLiteral(": ") + jsonBrief(value) +
                                QStringLiteral(" does not match ") + re.pattern());
         }
     }

@@ -36,6 +36,10 @@ private:
     QJsonObject m_schema;
 };
 
+// A value as an error message quotes it: a string in quotes, a number, true/false/null, else its
+// JSON type ("object", "array").
+QString jsonBrief(const QJsonValue& value);
+
 // Parses a JSON object from text; on failure returns nullopt and says where the text is broken.
 std::optional<QJsonObject> parseJsonObject(const QByteArray& text, QString* error);
 

@@ -2,10 +2,8 @@
 
 #include "builtin/cudatemplates.h"
 #include "builtin/gemmcodegen.h"
+#include "core/jsonschema.h"
 #include "core/task.h"
-
-#include <QJsonArray>
-#include <QJsonDocument>
 
 #include <algorithm>
 
@@ -17,6 +15,9 @@ namespace {
 
 constexpr int kBlockK = kWgmmaBlockK;
 constexpr int kProducerRegs = 40;
+// sm_90's opt-in shared memory per block, the only devices this family runs on (the kernel's
+// static_assert; constraints use the device's own figure).
+constexpr qint64 kSm90SmemPerBlock = 232448;
 constexpr qint64 kBarrierBytes = 16;    // one full and one empty mbarrier per stage, 8 bytes each
 constexpr qint64 kCBoxBytes = 64 * 128; // one TMA-store staging box: 64 rows of 128 bytes
 // Registers a consumer thread needs besides its accumulators (addresses, loop state, epilogue).
@@ -38,32 +39,36 @@ int launchBoundsCap(int threads) {
     return std::min(255, 65536 / threads / 8 * 8);
 }
 
-// The wgmma instruction's accumulator operands for gemm.cu's wgmmaTile: "%0, %1, ..." and
-// "+f"(d[0]), ... for N / 2 registers, in lines the width of the hand-written ones.
-QString accumulatorOperands(int count) {
+// `count` items (item(i) for i = 0 .. count - 1) joined by ", ", `perLine` a line, each line
+// `open` + items + `close`; lines but the last end with `more` after their items.
+template <typename Item>
+QString wrappedList(int count, int perLine, const QString& open, const QString& more,
+                    const QString& close, Item item) {
     QStringList lines;
-    for (int first = 0; first < count; first += 8) {
-        QStringList ops;
-        for (int i = first; i < std::min(count, first + 8); ++i)
-            ops << u'%' + QString::number(i);
-        const bool last = first + 8 >= count;
-        lines << QStringLiteral("                 \"") + ops.join(QStringLiteral(", ")) +
-                     (last ? QString() : QStringLiteral(", ")) + u'"';
+    for (int first = 0; first < count; first += perLine) {
+        QStringList items;
+        for (int i = first; i < std::min(count, first + perLine); ++i)
+            items << item(i);
+        lines << open + items.join(QStringLiteral(", ")) +
+                     (first + perLine >= count ? QString() : more) + close;
     }
     return lines.join(u'\n');
 }
 
+// The wgmma instruction's accumulator operands for gemm.cu's wgmmaTile: "%0, %1, ..." and
+// "+f"(d[0]), ... for N / 2 registers, in lines the width of the hand-written ones.
+QString accumulatorOperands(int count) {
+    return wrappedList(count, 8, QStringLiteral("                 \""), QStringLiteral(", "),
+                       QStringLiteral("\""),
+                       [](int i) -> QString { return u'%' + QString::number(i); });
+}
+
 QString accumulatorBindings(int count) {
-    QStringList lines;
-    for (int first = 0; first < count; first += 6) {
-        QStringList ops;
-        for (int i = first; i < std::min(count, first + 6); ++i)
-            ops << QStringLiteral("\"+f\"(d[") + QString::number(i) + QStringLiteral("])");
-        const bool last = first + 6 >= count;
-        lines << QStringLiteral("                   ") + ops.join(QStringLiteral(", ")) +
-                     (last ? QString() : QStringLiteral(","));
-    }
-    return lines.join(u'\n');
+    return wrappedList(count, 6, QStringLiteral("                   "), QStringLiteral(","),
+                       QString(), [](int i) -> QString {
+                           return QStringLiteral("\"+f\"(d[") + QString::number(i) +
+                                  QStringLiteral("])");
+                       });
 }
 
 bool isHalfType(const QString& dtype) {
@@ -164,6 +169,7 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QStringLiteral(" is not 1, 2 or 3");
         return problems;
     }
+    const int slices = params.mmaSlicesPerWarpgroup();
     if (params.swapped) {
         if (params.pingPong || params.tmaStore || params.clusterM != 1)
             problems << QStringLiteral("swap_rows: swapped operands need the cooperative "
@@ -172,7 +178,6 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
             problems << QStringLiteral("swap_rows: ") + QString::number(params.blockM) +
                             QStringLiteral(" is not a multiple of 16 from 16 to 256 (the wgmma N "
                                            "of swapped operands)");
-        const int slices = params.mmaSlicesPerWarpgroup();
         if (params.blockN % (64 * params.consumerWarpgroups) != 0 || slices < 1 || slices > 2)
             problems << QStringLiteral("blockN: ") + QString::number(params.blockN) +
                             QStringLiteral(" must be one or two 64-column slices per consumer "
@@ -196,7 +201,6 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QStringLiteral(" needs the cooperative schedule, the direct epilogue and "
                                        "clusterM 1 (the partials are stored from registers)");
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
-    const int slices = params.mmaSlicesPerWarpgroup();
     if (!params.swapped && (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2))
         problems << QStringLiteral("blockM: ") + QString::number(params.blockM) +
                         QStringLiteral(" must be 64 or 128 rows per consumer warpgroup (") +
@@ -275,7 +279,7 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
              task.c == u"f32" ? u"CU_TENSOR_MAP_DATA_TYPE_FLOAT32"_s : tensorMapType(task.c))
         .set(u"PRODUCER_REGS"_s, kProducerRegs)
         .set(u"CONSUMER_REGS"_s, consumerRegs(params.consumerWarpgroups))
-        .set(u"SMEM_LIMIT"_s, 232448)
+        .set(u"SMEM_LIMIT"_s, kSm90SmemPerBlock)
         .set(u"SWAP"_s, params.swapped ? u"true"_s : u"false"_s)
         .set(u"MMA_N"_s, params.mmaN())
         .set(u"ACC"_s, params.mmaN() / 2)
@@ -447,11 +451,7 @@ public:
         if (!swap.isUndefined()) {
             const double rows = swap.toDouble(-1.0);
             if (!swap.isDouble() || rows != double(qint64(rows)) || rows < 0)
-                problems << QStringLiteral("params.swap_rows: ") +
-                                QString::fromUtf8(
-                                    QJsonDocument(QJsonArray{swap}).toJson(QJsonDocument::Compact))
-                                    .mid(1)
-                                    .chopped(1) +
+                problems << QStringLiteral("params.swap_rows: ") + jsonBrief(swap) +
                                 QStringLiteral(" is not 0 (normal operands) or a row count");
             else if (rows > 0 && strategy.blockM != int(rows))
                 problems << QStringLiteral("block_m: ") + QString::number(strategy.blockM) +
@@ -521,9 +521,8 @@ public:
         }
         const WgmmaParams p = WgmmaParams::fromStrategy(strategy);
         const auto add = [&](WgmmaParams q, const QString& why) {
-            // The ring keeps its depth where the new tile fits sm_90's 227 KiB (the only devices
-            // this family runs on), else as deep as fits.
-            while (q.stages > 3 && q.smemBytes() > 232448)
+            // The ring keeps its depth where the new tile fits, else as deep as fits.
+            while (q.stages > 3 && q.smemBytes() > kSm90SmemPerBlock)
                 --q.stages;
             Strategy moved = strategy;
             q.applyTo(moved);
@@ -531,11 +530,10 @@ public:
             moved.rationale = why;
             out << moved;
         };
-        const auto rows = [](int r) { return (r + 15) / 16 * 16; };
         if (p.swapped) {
             if (p.blockM >= 32) {
                 WgmmaParams q = p;
-                q.blockM = rows(p.blockM / 2);
+                q.blockM = wgmmaRowsOf16(p.blockM / 2);
                 add(q, u"swap_rows %1 -> %2 (C's rows in twice the tiles)"_s.arg(p.blockM).arg(
                            q.blockM));
             }

@@ -66,6 +66,11 @@ inline constexpr int kWgmmaBlockK = 64;
 // Columns of C in one TMA-store box of the family's epilogue (128 bytes a row).
 int wgmmaCBoxColumns(const QString& dtypeC);
 
+// Rows of a swapped tile holding `rows` rows of C: the wgmma N, a multiple of 16.
+inline int wgmmaRowsOf16(qint64 rows) {
+    return int((rows + 15) / 16 * 16);
+}
+
 // Why `params` cannot run `task` on `device`; empty when feasible. Each message names the knob.
 QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task, const DeviceInfo& device);
 

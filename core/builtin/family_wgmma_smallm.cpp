@@ -84,8 +84,8 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         // to 16, not to 64-row slices; C's columns are 64-column slices (cuBLAS's choice at
         // M = 160 and 224: 128x80 tiles, 80 rows of C each).
         for (int parts = 1; parts <= 3; ++parts) {
-            const int rows = int((task.m + parts - 1) / parts + 15) / 16 * 16;
-            if (rows > 256 || (parts > 1 && rows == int((task.m + 15) / 16 * 16)))
+            const int rows = wgmmaRowsOf16((task.m + parts - 1) / parts);
+            if (rows > 256 || (parts > 1 && rows == wgmmaRowsOf16(task.m)))
                 continue;
             for (const auto& [consumers, blockN] :
                  {std::pair{2, 128}, std::pair{1, 64}, std::pair{1, 128}, std::pair{3, 192},
@@ -93,6 +93,10 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                 shapes.append({rows, blockN, consumers, true});
         }
     }
+    // TMA stores need the normal orientation, no split and a width the C box divides.
+    const auto tmaStores = [&task](bool swapped, int split, int blockN) {
+        return !swapped && split == 1 && blockN % wgmmaCBoxColumns(task.c) == 0;
+    };
     WgmmaParams best;
     best.groupedRaster = true;
     double bestTime = 0;
@@ -115,7 +119,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         const double loadedN = 64.0 * ((blockN + 63) / 64);
         // Shared memory per k16 step: every m64 slice's wgmma reads its 64 x 16 slice (2 KiB)
         // and the other operand (32 bytes per wgmma N), TMA writes the A and B rows.
-        const double slices = (shape.swapped ? blockN : shape.blockM) / 64.0;
+        const double slices = probe.mmaSlicesPerWarpgroup() * probe.consumerWarpgroups;
         const double mmaN = probe.mmaN();
         const double mmaClocks = slices * mmaN / 2.0;
         const double smemClocks =
@@ -139,8 +143,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
             // Swapped tiles store single elements (a thread's accumulator pairs are two rows of
             // C), measured no slower than the pair stores (M = 192: 192x64 swapped 0.920x
             // cuBLAS, 192x96 split-K 2 0.888x).
-            const bool tmaStore =
-                !shape.swapped && split == 1 && blockN % wgmmaCBoxColumns(task.c) == 0;
+            const bool tmaStore = tmaStores(shape.swapped, split, blockN);
             const double epilogue = tensorBound ? stored / (tmaStore ? 4.0 : 1.0) / 6.1e9 : 0.0;
             const double reduction =
                 split > 1 ? reductionS + (tensorBound ? (4.0 * split + 4.0) * double(task.m) *
@@ -174,7 +177,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     if (!tensorBound && task.m % 64 != 0) {
         WgmmaParams swapped = best;
         swapped.swapped = true;
-        swapped.blockM = int((task.m + 15) / 16 * 16);
+        swapped.blockM = wgmmaRowsOf16(task.m);
         swapped.consumerWarpgroups = best.blockN == 64 ? 1 : 2;
         swapped.groupM = 1;
         if (wgmmaConstraints(swapped, task, device).isEmpty()) {
@@ -185,8 +188,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         }
     }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
-    best.tmaStore =
-        !best.swapped && best.splitK == 1 && best.blockN % wgmmaCBoxColumns(task.c) == 0;
+    best.tmaStore = tmaStores(best.swapped, best.splitK, best.blockN);
     best.stages = 3;
     for (int stages = 8; stages >= 3; --stages) {
         WgmmaParams probe = best;

@@ -8,31 +8,44 @@
 
 namespace kev::lint {
 
+namespace {
+
+bool isSyscallPair(uint8_t a, uint8_t b) {
+    return (a == 0x0f && (b == 0x05 || b == 0x34)) || (a == 0xcd && b == 0x80);
+}
+
+int64_t readSigned(const uint8_t* p, uint64_t bytes) {
+    if (bytes == 1)
+        return static_cast<int8_t>(*p);
+    int32_t v = 0;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// The target of a rel32 operand at `at`: relative to `next`, the address after the instruction.
+uint64_t rel32Target(const uint8_t* at, uint64_t next) {
+    return next + static_cast<uint64_t>(readSigned(at, 4));
+}
+
+} // namespace
+
 std::vector<CodeRef> scanCode(const uint8_t* code, uint64_t base, uint64_t size) {
     std::vector<CodeRef> refs;
     for (uint64_t i = 0; i < size; ++i) {
         const uint8_t op = code[i];
-        int32_t disp = 0;
         if ((op == 0xE8 || op == 0xE9) && i + 5 <= size) {
-            std::memcpy(&disp, code + i + 1, 4);
-            refs.push_back({CodeRef::Direct,
-                            base + i + 5 + static_cast<uint64_t>(static_cast<int64_t>(disp))});
+            refs.push_back({CodeRef::Direct, rel32Target(code + i + 1, base + i + 5)});
         } else if (op == 0xFF && i + 2 <= size) {
             const uint8_t modrm = code[i + 1];
             const int reg = (modrm >> 3) & 7;
             if ((modrm == 0x15 || modrm == 0x25) && i + 6 <= size) {
-                std::memcpy(&disp, code + i + 2, 4);
-                refs.push_back({CodeRef::ThroughSlot,
-                                base + i + 6 + static_cast<uint64_t>(static_cast<int64_t>(disp))});
+                refs.push_back({CodeRef::ThroughSlot, rel32Target(code + i + 2, base + i + 6)});
             } else if (reg == 2 || reg == 4) {
                 refs.push_back({CodeRef::Indirect, base + i});
             }
         } else if (op == 0x8D && i + 6 <= size && (code[i + 1] & 0xC7) == 0x05) {
-            std::memcpy(&disp, code + i + 2, 4);
-            refs.push_back({CodeRef::AddressTaken,
-                            base + i + 6 + static_cast<uint64_t>(static_cast<int64_t>(disp))});
-        } else if ((op == 0x0F && i + 2 <= size && (code[i + 1] == 0x05 || code[i + 1] == 0x34)) ||
-                   (op == 0xCD && i + 2 <= size && code[i + 1] == 0x80)) {
+            refs.push_back({CodeRef::AddressTaken, rel32Target(code + i + 2, base + i + 6)});
+        } else if (i + 2 <= size && isSyscallPair(op, code[i + 1])) {
             refs.push_back({CodeRef::Syscall, base + i});
         }
     }
@@ -50,17 +63,10 @@ std::optional<std::vector<CodeRef>> atexitRefs(const uint8_t* code, uint64_t add
     if (i + 14 != size || code[i] != 0x48 || (code[i + 1] != 0x8b && code[i + 1] != 0x8d) ||
         code[i + 2] != 0x15 || code[i + 7] != 0x31 || code[i + 8] != 0xf6 || code[i + 9] != 0xe9)
         return std::nullopt;
-    int32_t disp = 0;
-    std::memcpy(&disp, code + i + 10, 4);
-    return std::vector<CodeRef>{
-        {CodeRef::Direct, addr + size + static_cast<uint64_t>(static_cast<int64_t>(disp))}};
+    return std::vector<CodeRef>{{CodeRef::Direct, rel32Target(code + i + 10, addr + size)}};
 }
 
 namespace {
-
-bool isSyscallPair(uint8_t a, uint8_t b) {
-    return (a == 0x0f && (b == 0x05 || b == 0x34)) || (a == 0xcd && b == 0x80);
-}
 
 bool isLegacyPrefix(uint8_t b) {
     switch (b) {
@@ -255,14 +261,6 @@ std::optional<Operands> twoByte(uint8_t op) {
     return std::nullopt;
 }
 
-int64_t readSigned(const uint8_t* p, uint64_t bytes) {
-    if (bytes == 1)
-        return static_cast<int8_t>(*p);
-    int32_t v = 0;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-
 } // namespace
 
 std::optional<DecodedCode> decodeCode(const uint8_t* code, uint64_t base, uint64_t size) {
@@ -353,8 +351,7 @@ std::optional<DecodedCode> decodeCode(const uint8_t* code, uint64_t base, uint64
         }
         if (rip) {
             mark(dispAt, 4);
-            const uint64_t target =
-                base + pos + static_cast<uint64_t>(readSigned(code + dispAt, 4));
+            const uint64_t target = rel32Target(code + dispAt, base + pos);
             if (!escape && op == 0x8d) {
                 out.refs.push_back({CodeRef::AddressTaken, target});
                 if (target >= base && target < base + size)

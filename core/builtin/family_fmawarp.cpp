@@ -280,22 +280,30 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     // one whose tiles, in slices of K where K is deep, fill the SMs best.
     struct KernelShape {
         int blockM, blockN, blockK, warpM, warpN, threadM, threadN, minBlocks, stages;
+        int kUnroll; // k steps per loop body (0: the whole k-tile)
         bool serpentine;
         double speed;     // share of cuBLAS when the grid fills the SMs
         int blocksPerSm;  // resident blocks (registers)
         const char* what; // for the rationale
     };
     static const KernelShape shapes[] = {
-        // 0.894x (4096^3), 0.868x (2048x2048x8192): 218 registers, one block of 8 warps per SM.
-        {128, 256, 16, 64, 64, 16, 8, 1, 3, true, 0.89, 1,
-         "128x256x16 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs: 128 FMAs per 6 "
-         "float4 shared loads), k-tiles by cp.async into 3 buffers (no register staging)"},
+        // 0.972x (4096^3), 0.969x (2048x2048x8192), session 10: 235 registers, one block of 8
+        // warps per SM, 194 KiB of shared memory. The 8-step loop body (17 KiB of code) beat the
+        // whole unrolled k-tile of 32 (0.933x, 70 KiB) and blockK 16 (0.943x).
+        {128, 256, 32, 64, 64, 16, 8, 1, 4, 8, true, 0.97, 1,
+         "128x256x32 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs: 128 FMAs per 6 "
+         "float4 shared loads), k-tiles by cp.async into 4 buffers (no register staging), 8 k "
+         "steps per loop body"},
+        // 0.939x at blockK 16 and 3 stages (session 10): where 4 stages of blockK 32 do not fit.
+        {128, 256, 16, 64, 64, 16, 8, 1, 3, 0, true, 0.94, 1,
+         "128x256x16 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs), k-tiles by "
+         "cp.async into 3 buffers"},
         // 0.816x: 128 registers, two blocks per SM.
-        {128, 128, 8, 32, 64, 8, 8, 2, 2, false, 0.81, 2,
+        {128, 128, 8, 32, 64, 8, 8, 2, 2, 0, false, 0.81, 2,
          "128x128x8 block tile, 8 warps of 32x64 (8x8 per lane), k-tiles through registers, 128 "
          "registers for two blocks per SM"},
         // Not measured on the SGEMM tasks (their outputs are large); four blocks per SM.
-        {64, 64, 8, 32, 32, 8, 4, 1, 2, false, 0.6, 4,
+        {64, 64, 8, 32, 32, 8, 4, 1, 2, 0, false, 0.6, 4,
          "64x64x8 block tile, 4 warps of 32x32 (8x4 per lane), many small blocks"},
     };
     const qint64 sms = std::max(device.smCount, 1);
@@ -304,6 +312,12 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     double bestScore = -1.0;
     qint64 bestTiles = 0;
     for (const KernelShape& shape : shapes) {
+        // cp.async needs sm_80; older GPUs take the register-staged shapes (two buffers).
+        const bool async = shape.stages > 2 && device.ccMajor >= 8;
+        if (qint64(async ? shape.stages : 2) * shape.blockK * ((shape.blockM + 4) + shape.blockN) *
+                4 >
+            device.smemPerBlockOptin)
+            continue;
         const qint64 tiles = ((task.m + shape.blockM - 1) / shape.blockM) *
                              ((task.n + shape.blockN - 1) / shape.blockN);
         const qint64 kTiles = (task.k + shape.blockK - 1) / shape.blockK;
@@ -341,6 +355,8 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     s.params.insert(u"serpentine"_s, best->serpentine ? 1 : 0);
     // cp.async needs sm_80; older GPUs get the register-staged pipeline.
     s.params.insert(u"cp_async"_s, best->stages > 2 && device.ccMajor >= 8 ? 1 : 0);
+    if (best->kUnroll > 0)
+        s.params.insert(u"k_unroll"_s, best->kUnroll);
     if (best->blocksPerSm < 4) {
         // Eight block rows per raster group: the blocks resident at once share A and B panels.
         s.raster = u"grouped"_s;

@@ -264,13 +264,35 @@ private slots:
         const kev::KernelFamily& f = family(u"fma_warptile"_s);
         const kev::Task t = task(u"gemm_fp32_fp32_4096"_s);
         kev::Strategy s = f.defaultStrategy(t, h200);
-        // The measured best (docs/benchmarks.md): 128x256x16, 16x8 per thread, cp.async 3 stages.
+        // The measured best (docs/benchmarks.md, session 10): 128x256x32, 16x8 per thread,
+        // cp.async 4 stages, 8 k steps per loop body; interior k-tiles by issueFast.
         QVERIFY(s.params.value(u"cp_async"_s).toInt() == 1);
+        QCOMPARE(s.params.value(u"k_unroll"_s).toInt(), 8);
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
         const QString best = f.generate(s, t);
         QVERIFY(best.contains(u"constexpr int WARP_M = 64;"_s));
         QVERIFY(best.contains(u"constexpr int THREAD_M = 16;"_s));
-        QVERIFY(best.contains(u"constexpr int STAGES = 3;"_s));
+        QVERIFY(best.contains(u"constexpr int BLOCK_K = 32;"_s));
+        QVERIFY(best.contains(u"constexpr int STAGES = 4;"_s));
+        QVERIFY(best.contains(u"constexpr int K_UNROLL = 8;"_s));
         QVERIFY(best.contains(u"cp.async.ca.shared.global"_s));
+        QVERIFY(best.contains(u"kTileStep<true>"_s));
+
+        // Where four 32-deep stages (194 KiB) do not fit (an A100's 163 KiB), the 16-deep
+        // three-stage shape is the default; with 48 KiB nothing of 8 warps' shapes fits either.
+        kev::DeviceInfo a100 = h200;
+        a100.smemPerBlockOptin = 163 * 1024;
+        const kev::Strategy smaller = f.defaultStrategy(t, a100);
+        QCOMPARE(smaller.blockK, 16);
+        QCOMPARE(smaller.stages, 3);
+        QVERIFY2(f.constraints(smaller, t, a100).isEmpty(),
+                 qPrintable(f.constraints(smaller, t, a100).join(u"; "_s)));
+        kev::DeviceInfo small = h200;
+        small.smemPerBlockOptin = 48 * 1024;
+        const kev::Strategy tiny = f.defaultStrategy(t, small);
+        QVERIFY2(f.constraints(tiny, t, small).isEmpty(),
+                 qPrintable(f.constraints(tiny, t, small).join(u"; "_s)));
 
         s.params.insert(u"min_blocks"_s, 2);
         s.params.insert(u"cp_async"_s, 0);

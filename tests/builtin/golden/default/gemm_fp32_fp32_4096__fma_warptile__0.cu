@@ -2,13 +2,13 @@
 // task: gemm_fp32_fp32_4096.json
 // Kevolve built-in kernel, family fma_warptile (generated; edit freely).
 // Task: gemm_fp32_fp32_4096 (gemm 4096x4096x4096 f32*f32->f32).
-// Strategy: block 128x256x16, warps of 64x64, 16x8 outputs per thread (256 threads), FP32 FMA,
-//   cp.async into 3 shared-memory buffers, double-buffered fragments, C written as f32,
+// Strategy: block 128x256x32, warps of 64x64, 16x8 outputs per thread (256 threads), FP32 FMA,
+//   cp.async into 4 shared-memory buffers, double-buffered fragments, C written as f32,
 //   grouped (8 block rows) raster, serpentine FMA order.
 // Rationale:
-//   128x256x16 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs: 128 FMAs per 6 float4
-//   shared loads), k-tiles by cp.async into 3 buffers (no register staging), grouped raster;
-//   chosen for 512 output tiles on 132 SMs.
+//   128x256x32 block tile, 8 warps of 64x64 (lanes 4x8 of 16x8 outputs: 128 FMAs per 6 float4
+//   shared loads), k-tiles by cp.async into 4 buffers (no register staging), 8 k steps per loop
+//   body, grouped raster; chosen for 512 output tiles on 132 SMs.
 
 #include <kevolve/abi.h>
 #include <stdint.h>
@@ -19,7 +19,7 @@ using Output = float;
 
 constexpr int BLOCK_M = 128;
 constexpr int BLOCK_N = 256;
-constexpr int BLOCK_K = 16;
+constexpr int BLOCK_K = 32;
 constexpr int WARP_M = 64;
 constexpr int WARP_N = 64;
 constexpr int THREAD_M = 16; // rows of C per thread, in groups of 4
@@ -29,7 +29,7 @@ constexpr bool SERPENTINE = true; // FMA order of the outer product (see the mai
 constexpr int SPLIT_K = 1; // slices of K, each a block per tile (1: C written directly)
 // k steps per unrolled loop body: BLOCK_K unrolls the whole k-tile; fewer keep the loop's code
 // small (16x8 per thread at BLOCK_K 16 is 2048 FMAs, 32 KiB of instructions, per k-tile).
-constexpr int K_UNROLL = 16;
+constexpr int K_UNROLL = 8;
 static_assert(K_UNROLL % 2 == 0 && BLOCK_K % K_UNROLL == 0, "K_UNROLL: even, dividing BLOCK_K");
 constexpr int WARPS_N = BLOCK_N / WARP_N;
 constexpr int THREADS = (BLOCK_M / WARP_M) * WARPS_N * 32;
@@ -49,7 +49,7 @@ constexpr int A_ROW = BLOCK_M + 4;
 constexpr int B_ROW = BLOCK_N;
 constexpr int A_STAGE = BLOCK_K * A_ROW; // floats of one shared-memory buffer of A
 constexpr int B_STAGE = BLOCK_K * B_ROW;
-constexpr int STAGES = 3; // shared-memory buffers, STAGES - 1 k-tiles in flight
+constexpr int STAGES = 4; // shared-memory buffers, STAGES - 1 k-tiles in flight
 constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
 constexpr int B_VECS = BLOCK_K * BLOCK_N / 4 / THREADS;
 static_assert(BLOCK_M * BLOCK_K % (4 * THREADS) == 0, "A tile must split evenly over threads");
@@ -187,6 +187,117 @@ __device__ __forceinline__ void issueTile(const TileSource& src, float* sA, floa
     }
 }
 
+// The copies of an interior k-tile (inside M, N and K) without bounds checks or per-copy address
+// arithmetic. A thread's A copies lie LANE_ROWS rows apart (wrapping into the tile's next 8 k),
+// its B copies B_K_STEP k-rows apart in one column, so one source address per matrix, advanced a
+// k-tile at a time, and compile-time multiples of one 32-bit stride reach them all: per k-tile an
+// address multiply-add per row and the copies themselves (issueTile spends a 64-bit multiply, a
+// bounds test and a select on each copy: 260 of the main loop's 2430 instructions at 128x256x16).
+constexpr int LANE_ROWS = THREADS / 8; // rows of A one pass of copies covers (8 k per row)
+constexpr bool FAST_ISSUE =
+    (BLOCK_M % LANE_ROWS == 0 || LANE_ROWS % BLOCK_M == 0) && THREADS % (BLOCK_N / 4) == 0;
+constexpr int B_K_STEP = FAST_ISSUE ? THREADS / (BLOCK_N / 4) : 1;
+
+struct FastSource {
+    const float* a; // this thread's first A copy in the next k-tile to issue
+    const float* b; // its first B copy
+    int aRowStride; // LANE_ROWS * lda elements: between the thread's A rows
+    int bRowStride; // B_K_STEP * ldb elements: between its B rows
+};
+
+// Where copy 0 of thread `tid` lands in a stage's buffers (the checked path's copy 0), in floats.
+// Recomputed per k-tile from tid: a few integer instructions cost less than registers held
+// across the main loop (the fast path's state is four registers of address and two strides).
+__device__ __forceinline__ void fastDestinations(int tid, int& aRow, int& aK, int& bK, int& bCol)
+{
+    const int rest = tid >> 3;
+    aRow = rest % BLOCK_M;
+    aK = (rest / BLOCK_M) * 8 + (tid & 7);
+    bCoord(0, tid, bK, bCol);
+}
+
+// The thread's first copy sources of the k-tile at kBegin.
+__device__ __forceinline__ FastSource fastSource(const TileSource& src, int kBegin, int tid)
+{
+    int row, k, bk, bcol;
+    fastDestinations(tid, row, k, bk, bcol);
+    FastSource f;
+    f.a = src.A + (src.rowBase + row) * src.lda + kBegin + k;
+    f.b = src.B + (kBegin + bk) * src.ldb + src.colBase + bcol;
+    f.aRowStride = static_cast<int>(LANE_ROWS * src.lda);
+    f.bRowStride = static_cast<int>(B_K_STEP * src.ldb);
+    return f;
+}
+
+// Issues the copies of the next interior k-tile into one stage's buffers and moves on a k-tile.
+__device__ __forceinline__ void issueFast(FastSource& f, float* sA, float* sB, int tid)
+{
+    int row, k, bk, bcol;
+    fastDestinations(tid, row, k, bk, bcol);
+    float* const aDst = sA + k * A_ROW + row;
+    float* const bDst = sB + bk * B_ROW + bcol;
+#pragma unroll
+    for (int i = 0; i < A_COPIES; ++i) {
+        // Copy i lands LANE_ROWS * i rows further, wrapping into the next 8 k of the tile.
+        const int rowStep = (LANE_ROWS * i) % BLOCK_M / LANE_ROWS;
+        const int kStep = LANE_ROWS * i / BLOCK_M * 8;
+        copy4(aDst + rowStep * LANE_ROWS + kStep * A_ROW, f.a + rowStep * f.aRowStride + kStep,
+              true);
+    }
+#pragma unroll
+    for (int i = 0; i < B_VECS; ++i)
+        copy16(bDst + i * B_K_STEP * B_ROW, f.b + i * f.bRowStride, true);
+    f.a += BLOCK_K;
+    f.b += (BLOCK_K / B_K_STEP) * f.bRowStride;
+}
+
+// Issues the copies of the k-tile at k0 (the next one, in order) into one stage's buffers with
+// bounds checks: zeros outside M, N and K, read from nothing (a zero fill from the matrix's first
+// element). The same addresses as issueFast, with 64-bit row offsets (strides of any size), so
+// that the edge tiles hold no more registers than the interior ones.
+__device__ __forceinline__ void issueEdge(FastSource& f, const TileSource& src, float* sA,
+                                          float* sB, int k0, int tid)
+{
+    int row, k, bk, bcol;
+    fastDestinations(tid, row, k, bk, bcol);
+    float* const aDst = sA + k * A_ROW + row;
+    float* const bDst = sB + bk * B_ROW + bcol;
+    const int rowsLeft = src.M - src.rowBase - row;
+    const int aKLeft = src.K - k0 - k;
+#pragma unroll
+    for (int i = 0; i < A_COPIES; ++i) {
+        const int rowStep = (LANE_ROWS * i) % BLOCK_M / LANE_ROWS;
+        const int kStep = LANE_ROWS * i / BLOCK_M * 8;
+        const bool inside = rowStep * LANE_ROWS < rowsLeft && kStep < aKLeft;
+        const float* from = f.a + static_cast<long long>(rowStep * LANE_ROWS) * src.lda + kStep;
+        copy4(aDst + rowStep * LANE_ROWS + kStep * A_ROW, inside ? from : src.A, inside);
+    }
+    const bool colInside = src.colBase + bcol < src.N;
+    const int bKLeft = src.K - k0 - bk;
+#pragma unroll
+    for (int i = 0; i < B_VECS; ++i) {
+        const bool inside = colInside && i * B_K_STEP < bKLeft;
+        const float* from = f.b + static_cast<long long>(i * B_K_STEP) * src.ldb;
+        copy16(bDst + i * B_K_STEP * B_ROW, inside ? from : src.B, inside);
+    }
+    f.a += BLOCK_K;
+    f.b += BLOCK_K * src.ldb;
+}
+
+// The next k-tile (at k0) by the copy path its tile takes: issueFast for the first fastTiles,
+// issueEdge after them, issueTile where the fast pattern does not apply to the block shape.
+template <bool FAST>
+__device__ __forceinline__ void issueNext(FastSource& f, const TileSource& src, float* sA,
+                                          float* sB, int k0, int tid)
+{
+    if constexpr (FAST)
+        issueFast(f, sA, sB, tid);
+    else if constexpr (FAST_ISSUE)
+        issueEdge(f, src, sA, sB, k0, tid);
+    else
+        issueTile(src, sA, sB, k0, tid);
+}
+
 // The fragments of one k step: this lane's THREAD_M values of A and THREAD_N values of B, one
 // float4 shared load per 4-group.
 __device__ __forceinline__ void loadFragments(const float* sA, const float* sB, int k, int aBase,
@@ -225,6 +336,48 @@ __device__ __forceinline__ void outerProduct(float (&acc)[THREAD_M][THREAD_N],
         for (int jj = 0; jj < THREAD_N; ++jj) {
             const int j = SERPENTINE && (i & 1) ? THREAD_N - 1 - jj : jj;
             acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+    }
+}
+
+// One k-tile of the cp.async pipeline: issue k-tile t + STAGES - 1 (FAST: by issueFast), then
+// the FMAs of k-tile t with the fragments of each next step read during the current one.
+template <bool FAST>
+__device__ __forceinline__ void kTileStep(int t, int numKTiles, const TileSource& src,
+                                          FastSource& fast, float* sA, float* sB, int& readStage,
+                                          int& writeStage, int kBegin, int tid, int aBase,
+                                          int bBase, float (&acc)[THREAD_M][THREAD_N],
+                                          float (&ra)[2][THREAD_M], float (&rb)[2][THREAD_N])
+{
+    const float* const curA = sA + readStage * A_STAGE;
+    const float* const curB = sB + readStage * B_STAGE;
+    // k-tile t + STAGES - 1 goes to the buffer k-tile t - 1 used: every read of it came before
+    // the barrier that made k-tile t visible.
+    if (FAST || t + STAGES - 1 < numKTiles)
+        issueNext<FAST>(fast, src, sA + writeStage * A_STAGE, sB + writeStage * B_STAGE,
+                        kBegin + (t + STAGES - 1) * BLOCK_K, tid);
+    commitCopies();
+    writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
+    readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
+    // `more` is uniform, so the barrier below is reached by all threads or none.
+    const bool more = t + 1 < numKTiles;
+    // K_UNROLL steps per loop body (even, so a step's fragment buffer is known at compile time);
+    // the body's last step reads the next body's first fragments, or at the k-tile's end those
+    // of the next k-tile.
+#pragma unroll 1
+    for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
+#pragma unroll
+        for (int kk = 0; kk < K_UNROLL; ++kk) {
+            const int k = k0 + kk;
+            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
+                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
+            } else if (more) {
+                waitCopies<STAGES - 2>();
+                __syncthreads();
+                loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
+                              ra[0], rb[0]);
+            }
+            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
         }
     }
 }
@@ -283,12 +436,22 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int numKTiles = max(0, min(kTilesAll - split * kTilesPer, kTilesPer));
     const int kBegin = split * kTilesPer * BLOCK_K;
 
+    // The first fastTiles k-tiles take issueFast: all of them when the block's tile lies inside
+    // M and N and its strides fit 32 bits, all but a K tail. The condition is uniform.
+    FastSource fast = fastSource(src, kBegin, tid);
+    int fastTiles = 0;
+    if (FAST_ISSUE && rowBase + BLOCK_M <= M && colBase + BLOCK_N <= N &&
+        BLOCK_M * lda < 0x7fffffffLL && BLOCK_K * ldb < 0x7fffffffLL)
+        fastTiles = min(numKTiles, (K - kBegin) / BLOCK_K);
     // STAGES - 1 k-tiles in flight. Every thread commits one group per k-tile (empty past the
     // end), so "k-tile t + 1 has landed" is always "at most STAGES - 2 groups pending".
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
-        if (st < numKTiles)
-            issueTile(src, sA + st * A_STAGE, sB + st * B_STAGE, kBegin + st * BLOCK_K, tid);
+        if (st < fastTiles)
+            issueNext<true>(fast, src, sA + st * A_STAGE, sB + st * B_STAGE, 0, tid);
+        else if (st < numKTiles)
+            issueNext<false>(fast, src, sA + st * A_STAGE, sB + st * B_STAGE,
+                             kBegin + st * BLOCK_K, tid);
         commitCopies();
     }
     waitCopies<STAGES - 2>();
@@ -297,39 +460,16 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     int readStage = 0;
     int writeStage = STAGES - 1;
-    for (int t = 0; t < numKTiles; ++t) {
-        const float* const curA = sA + readStage * A_STAGE;
-        const float* const curB = sB + readStage * B_STAGE;
-        // k-tile t + STAGES - 1 goes to the buffer k-tile t - 1 used: every read of it came
-        // before the barrier that made k-tile t visible.
-        if (t + STAGES - 1 < numKTiles)
-            issueTile(src, sA + writeStage * A_STAGE, sB + writeStage * B_STAGE,
-                      kBegin + (t + STAGES - 1) * BLOCK_K, tid);
-        commitCopies();
-        writeStage = writeStage + 1 == STAGES ? 0 : writeStage + 1;
-        readStage = readStage + 1 == STAGES ? 0 : readStage + 1;
-        // `more` is uniform, so the barrier below is reached by all threads or none.
-        const bool more = t + 1 < numKTiles;
-        // K_UNROLL steps per loop body (even, so a step's fragment buffer is known at compile
-        // time); the body's last step reads the next body's first fragments, or at the k-tile's
-        // end those of the next k-tile.
-#pragma unroll 1
-        for (int k0 = 0; k0 < BLOCK_K; k0 += K_UNROLL) {
-#pragma unroll
-        for (int kk = 0; kk < K_UNROLL; ++kk) {
-            const int k = k0 + kk;
-            if (kk + 1 < K_UNROLL || k + 1 < BLOCK_K) {
-                loadFragments(curA, curB, k + 1, aBase, bBase, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
-            } else if (more) {
-                waitCopies<STAGES - 2>();
-                __syncthreads();
-                loadFragments(sA + readStage * A_STAGE, sB + readStage * B_STAGE, 0, aBase, bBase,
-                              ra[0], rb[0]);
-            }
-            outerProduct(acc, ra[kk & 1], rb[kk & 1]);
-        }
-        }
-    }
+    // Two loops of the same body: the first while the k-tile it issues takes issueFast, so its
+    // code holds no bounds checks; the second for the rest (the K tail, edge blocks, the last
+    // STAGES - 1 k-tiles, which issue nothing).
+    int t = 0;
+    for (; t + STAGES - 1 < fastTiles; ++t)
+        kTileStep<true>(t, numKTiles, src, fast, sA, sB, readStage, writeStage, kBegin, tid,
+                        aBase, bBase, acc, ra, rb);
+    for (; t < numKTiles; ++t)
+        kTileStep<false>(t, numKTiles, src, fast, sA, sB, readStage, writeStage, kBegin, tid,
+                         aBase, bBase, acc, ra, rb);
     // No copy is in flight past the end (the groups past the last k-tile are empty).
 
 #pragma unroll

@@ -9,6 +9,8 @@
 #
 #   tests/inference/sweep/run.sh generate DIR   # here: needs kev-builtin-gen (Qt), no GPU
 #   tests/inference/sweep/run.sh compile DIR    # nvcc for sm_90a, ptxas -v: registers, spills
+#   tests/inference/sweep/run.sh sass DIR [OUT] # SASS: a table, and OUT/NAME.sass listings
+#                                               # (scripts/sass_listing.py; needs nvdisasm)
 #   tests/inference/sweep/run.sh evaluate DIR   # the GPU host: one line per kernel
 #
 # GEN (default build/ci/tests/builtin/kev-builtin-gen), HARNESS (build/ci/harness/kevolve-harness)
@@ -79,6 +81,11 @@ compile)
     done
     exit $status
     ;;
+sass)
+    # One Markdown row per kernel (registers, spills, the hottest loop's size and math share);
+    # with OUT, each kernel's listing there.
+    python3 "$root/scripts/sass_listing.py" --table ${3:+--out "$3"} "$dir"/*.cu
+    ;;
 evaluate)
     harness=${HARNESS:-$root/build/ci/harness/kevolve-harness}
     export KEVOLVE_HARNESS_INCLUDE=${KEVOLVE_HARNESS_INCLUDE:-$root/harness/include}
@@ -115,7 +122,7 @@ PY
     exit $rc
     ;;
 *)
-    echo "run.sh: unknown mode '$mode' (generate, compile or evaluate)" >&2
+    echo "run.sh: unknown mode '$mode' (generate, compile, sass or evaluate)" >&2
     exit 2
     ;;
 esac

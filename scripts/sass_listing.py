@@ -213,7 +213,7 @@ def main():
             sass = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True,
                                   check=True).stdout
         funcs = parse_functions(sass)
-        lines = [f"// SASS of {kernel} for {args.arch}", f"// {tools}", ""]
+        lines = [f"// SASS of {pathlib.Path(kernel).name} for {args.arch}", f"// {tools}", ""]
         rows = []
         for func, ins in funcs.items():
             r = res.get(func, {})

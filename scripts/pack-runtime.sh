@@ -14,7 +14,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 plugins=()
 for bin in "$@"; do
-    if ldd "$bin" | grep -q libkevolve-core; then
+    # Not `ldd | grep -q`: grep -q exits at the first match, ldd then dies of SIGPIPE, and with
+    # pipefail the test fails now and then (the SQLite plugin left out of the pack).
+    if [[ $(ldd "$bin") == *libkevolve-core* ]]; then
         sql=$(find /usr/lib -path '*qt6/plugins/sqldrivers/libqsqlite.so' 2>/dev/null | head -1)
         [[ -n $sql ]] && plugins+=("$sql")
     fi

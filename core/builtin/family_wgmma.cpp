@@ -171,9 +171,12 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     }
     const int slices = params.mmaSlicesPerWarpgroup();
     if (params.swapped) {
-        if (params.pingPong || params.tmaStore || params.clusterM != 1)
+        // A cluster multicasts the B chunks as in the normal orientation (the loads do not
+        // depend on which operand each buffer feeds): cuBLAS's own choice at M = 160 and 224 is
+        // 80-row swapped tiles in pairs (nvjet_sm90_*_128x80_*_1x2).
+        if (params.pingPong || params.tmaStore)
             problems << QStringLiteral("swap_rows: swapped operands need the cooperative "
-                                       "schedule, the direct epilogue and clusterM 1");
+                                       "schedule and the direct epilogue");
         if (params.blockM < 16 || params.blockM > 256 || params.blockM % 16 != 0)
             problems << QStringLiteral("swap_rows: ") + QString::number(params.blockM) +
                             QStringLiteral(" is not a multiple of 16 from 16 to 256 (the wgmma N "
@@ -569,6 +572,11 @@ public:
             p.consumerWarpgroups = 3;
         else if (!p.swapped && p.consumerWarpgroups == 3)
             p.blockM = 192;
+        // The grouped raster counts cluster units (kGroupUnits = groupM / clusterM, at least 1):
+        // with a cluster of 2, groups of 1, 2 and 3 rows are one kernel, measured twice in a
+        // session before this (M = 160: 0.921x and 0.932x, the same code).
+        if (p.clusterM > 1 && p.groupedRaster)
+            p.groupM = std::max(1, p.groupM / p.clusterM) * p.clusterM;
         p.applyTo(strategy);
     }
 

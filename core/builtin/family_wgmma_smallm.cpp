@@ -187,6 +187,35 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                            .arg(task.m <= 64 ? 64 : 128);
         }
     }
+    // Tensor-bound with two tile rows that fill one round: C's rows halved into a pair of
+    // swapped tiles, 128 columns in two consumer warpgroups, the pair a 2-CTA cluster whose B
+    // chunks are multicast (cuBLAS's nvjet 128x80 1x2 at M = 160). The model above has no term
+    // for what the cluster saves; measured on the H200 (docs/benchmarks.md, session 10): it won
+    // where the pairs make 70-100% of one round (M = 160, N = 8192: 128 CTAs, 0.927x against
+    // 0.885x; M = 192, N = 6144: 96, 0.938x against 0.914x) and lost at 80 CTAs (M = 224) and
+    // beyond one round (M = 80, 96, 128: 172-224 CTAs).
+    if (tensorBound) {
+        WgmmaParams pair;
+        pair.swapped = true;
+        pair.blockM = wgmmaRowsOf16((task.m + 1) / 2);
+        pair.blockN = 128;
+        pair.consumerWarpgroups = 2;
+        pair.clusterM = 2;
+        pair.stages = 3;
+        pair.groupedRaster = true;
+        pair.groupM = 2; // one unit (a cluster's pair of tiles) per group: normalize's form
+        const qint64 ctas = 2 * ((task.n + pair.blockN - 1) / pair.blockN);
+        if ((task.m + pair.blockM - 1) / pair.blockM == 2 && ctas <= sms && 10 * ctas >= 7 * sms &&
+            wgmmaConstraints(pair, task, device).isEmpty()) {
+            best = pair;
+            bestWhy = QStringLiteral("C's rows in two swapped tiles of %1, a 2-CTA cluster per "
+                                     "column strip sharing its B chunks (multicast): %2 CTAs in one "
+                                     "round on %3 SMs")
+                          .arg(pair.blockM)
+                          .arg(ctas)
+                          .arg(sms);
+        }
+    }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
     best.tmaStore = tmaStores(best.swapped, best.splitK, best.blockN);
     best.stages = 3;

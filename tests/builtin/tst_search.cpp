@@ -198,6 +198,7 @@ private slots:
         parent.blockN = 96;
         parent.consumerWarpgroups = 3;
         parent.splitK = 2;
+        parent.clusterM = 1; // the default at M = 192 is a clustered pair of swapped tiles
         parent.stages = 5;
         parent.epilogue = u"direct"_s;
         parent.params.insert(u"swap_rows"_s, 0);

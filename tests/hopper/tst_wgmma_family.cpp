@@ -135,8 +135,16 @@ private slots:
         swapped.tmaStore = true;
         QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("direct epilogue")));
         swapped.tmaStore = false;
+        // A 2-CTA cluster multicasts the B chunks in either orientation (session 10: the default
+        // at M = 160), but needs two chunks to split.
         swapped.clusterM = 2;
-        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("clusterM 1")));
+        QVERIFY2(wgmmaConstraints(swapped, task, h200).isEmpty(),
+                 qPrintable(wgmmaConstraints(swapped, task, h200).join(u'\n')));
+        swapped.blockN = 64;
+        swapped.consumerWarpgroups = 1;
+        QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("blockN must be")));
+        swapped.blockN = 128;
+        swapped.consumerWarpgroups = 2;
         swapped.clusterM = 1;
         swapped.blockM = 160; // 2 slices x 80 accumulators: over the 168 of 384 threads
         swapped.blockN = 256;
@@ -408,8 +416,34 @@ private slots:
                              QStringLiteral("f16"), 4096);
         task.m = 160;
         task.n = 8192;
-        const Strategy start = family->defaultStrategy(task, h200);
-        QCOMPARE(start.params.value(QLatin1String("swap_rows")).toInt(), 160);
+        // M = 160 in one swapped tile (the default at M = 160 is the clustered pair of 80-row
+        // tiles, below).
+        Strategy start = family->defaultStrategy(task, h200);
+        QCOMPARE(start.params.value(QLatin1String("swap_rows")).toInt(), 80);
+        QCOMPARE(start.clusterM, 2);
+        QCOMPARE(start.blockN, 128);
+        {
+            // Groups count cluster units: 1, 2 and 3 block rows are the same kernel with a
+            // cluster of 2, so they normalize to one strategy (deduplicated by parameters).
+            Strategy a = start;
+            Strategy b = start;
+            a.groupSize = 1;
+            b.groupSize = 3;
+            family->normalize(a);
+            family->normalize(b);
+            QCOMPARE(a.groupSize, 2);
+            QCOMPARE(b.groupSize, 2);
+            QCOMPARE(family->generate(a, task), family->generate(start, task));
+        }
+        WgmmaParams one = WgmmaParams::fromStrategy(start);
+        one.blockM = 160;
+        one.blockN = 64;
+        one.consumerWarpgroups = 1;
+        one.clusterM = 1;
+        one.applyTo(start);
+        family->normalize(start);
+        QVERIFY2(family->constraints(start, task, h200).isEmpty(),
+                 qPrintable(family->constraints(start, task, h200).join(u'\n')));
         QSet<int> rows;
         bool normal = false;
         for (const Strategy& n : family->neighbours(start)) {

@@ -77,10 +77,8 @@ static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 655
 static_assert(kBChunks % kCluster == 0, "the cluster splits the B chunks evenly");
 static_assert(kTileN % 16 == 0 && kTileN >= 64 && kTileN <= 256, "tile width: 64..256, step 16");
 static_assert(kMmaN % 16 == 0 && kMmaN >= 16 && kMmaN <= 256, "the wgmma N: 16..256, step 16");
-static_assert(!kSwap || (kTileN == 64 * kSlices * kConsumerGroups && !kPingPong && !kTmaStore &&
-                         kCluster == 1),
-              "swapped operands: one 64-column B chunk a slice, cooperative, direct epilogue, "
-              "no cluster");
+static_assert(!kSwap || (kTileN == 64 * kSlices * kConsumerGroups && !kPingPong && !kTmaStore),
+              "swapped operands: one 64-column B chunk a slice, cooperative, direct epilogue");
 static_assert(!kTmaStore || kTileN % kCBoxCols == 0, "TMA stores write whole boxes of C");
 static_assert(kPingPong ? kConsumerGroups == 2 : kConsumerGroups >= 1 && kConsumerGroups <= 3,
               "one to three cooperative consumer warpgroups, or two in ping-pong");

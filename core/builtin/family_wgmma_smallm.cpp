@@ -208,12 +208,13 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         if ((task.m + pair.blockM - 1) / pair.blockM == 2 && ctas <= sms && 10 * ctas >= 7 * sms &&
             wgmmaConstraints(pair, task, device).isEmpty()) {
             best = pair;
-            bestWhy = QStringLiteral("C's rows in two swapped tiles of %1, a 2-CTA cluster per "
-                                     "column strip sharing its B chunks (multicast): %2 CTAs in one "
-                                     "round on %3 SMs")
-                          .arg(pair.blockM)
-                          .arg(ctas)
-                          .arg(sms);
+            bestWhy =
+                QStringLiteral("C's rows in two swapped tiles of %1, a 2-CTA cluster per "
+                               "column strip sharing its B chunks (multicast): %2 CTAs in one "
+                               "round on %3 SMs")
+                    .arg(pair.blockM)
+                    .arg(ctas)
+                    .arg(sms);
         }
     }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.

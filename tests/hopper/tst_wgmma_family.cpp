@@ -312,6 +312,9 @@ private slots:
              false, false, true},
             {"f16-f32 swapped 16x64 s8 c1 split 2", "f16", "f32", 16, 64, 8, 1, 1, 2, true, false,
              false, true},
+            // The M = 160 default: a pair of 80-row swapped tiles in a 2-CTA cluster.
+            {"f16-f16 swapped 80x128 s8 c2 cluster 2", "f16", "f16", 80, 128, 8, 2, 2, 1, true,
+             false, false, true},
         };
         for (const Row& r : rows) {
             WgmmaParams p;
@@ -398,6 +401,10 @@ private slots:
         QCOMPARE(text.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"),
                  p.tmaStore);
         QCOMPARE(text.contains(".multicast::cluster"), p.clusterM > 1);
+        // Swapped tiles of a 16-bit C transpose their 8x8 blocks in registers for 32-bit stores
+        // (with split-K the tile goes to fp32 partials instead).
+        QCOMPARE(text.contains("movmatrix.sync.aligned.m8n8.trans.b16"),
+                 p.swapped && c != QLatin1String("f32") && p.splitK == 1);
         // A cluster-scope release on the stage hand-back compiles to MEMBAR.ALL.GPU in every
         // k-block (0.60x cuBLAS on an H200); the remote arrival keeps the default semantics.
         QVERIFY(!text.contains("mbarrier.arrive.release.cluster"));

@@ -355,8 +355,49 @@ __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], co
     }
 }
 
+// Transposes the 8x8 matrix of 16-bit values whose row lane / 4, columns 2 * (lane % 4) + 0, 1
+// this lane holds (the fragment layout), into the same layout.
+__device__ inline uint32_t transpose8x8(uint32_t pair) {
+    uint32_t out;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(out) : "r"(pair));
+    return out;
+}
+
 __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                         TileCoord tc, int group) {
+    if constexpr (sizeof(OutT) == 2) {
+        if (p.beta == 0.0f) {
+            // 16-bit C, not read: each 8x8 block of the fragment (8 columns of C across lane / 4,
+            // 8 rows across the accumulator pairs) is transposed in registers (movmatrix), so a
+            // thread writes two adjacent columns of one row of C in one 32-bit store: half the
+            // stores of the single-element path, one bounds test per pair (N is a multiple of 8).
+            const int warp = (threadIdx.x / 32) % 4;
+            const int lane = threadIdx.x % 32;
+#pragma unroll
+            for (int s = 0; s < kSlices; ++s) {
+                const int nBase = tc.n * kTileN + (group * kSlices + s) * 64 + warp * 16 +
+                                  2 * (lane % 4);
+#pragma unroll
+                for (int j = 0; j < kMmaN / 8; ++j) {
+                    const int m = tc.m * kTileM + 8 * j + lane / 4;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const OutT pair[2] = {OutT(p.alpha * acc[s][4 * j + 2 * h]),
+                                              OutT(p.alpha * acc[s][4 * j + 2 * h + 1])};
+                        uint32_t bits;
+                        memcpy(&bits, pair, sizeof(bits));
+                        // Every lane takes part in the transpose; only the store is guarded.
+                        const uint32_t rowPair = transpose8x8(bits);
+                        const int n = nBase + 8 * h;
+                        if (m < p.m && n < p.n) {
+                            *reinterpret_cast<uint32_t*>(p.c + int64_t(m) * p.ldc + n) = rowPair;
+                        }
+                    }
+                }
+            }
+            return;
+        }
+    }
     forEachSwapped(acc, p, tc, group,
                    [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
 }

@@ -193,8 +193,10 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // for what the cluster saves; measured on the H200 (docs/benchmarks.md, session 10): it won
     // where the pairs make 70-100% of one round (M = 160, N = 8192: 128 CTAs, 0.927x against
     // 0.885x; M = 192, N = 6144: 96, 0.938x against 0.914x) and lost at 80 CTAs (M = 224) and
-    // beyond one round (M = 80, 96, 128: 172-224 CTAs).
-    if (tensorBound) {
+    // beyond one round (M = 80, 96, 128: 172-224 CTAs). Up to M = 192 only: at M = 256 the
+    // normal 128-row tiles with TMA stores reach cuBLAS (0.99-1.00x), and no pair was measured
+    // there.
+    if (tensorBound && task.m <= 192) {
         WgmmaParams pair;
         pair.swapped = true;
         pair.blockM = wgmmaRowsOf16((task.m + 1) / 2);

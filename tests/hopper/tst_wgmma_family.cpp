@@ -413,6 +413,38 @@ private slots:
         QCOMPARE(text.contains("bar.arrive"), p.pingPong);
     }
 
+    // The tensor-bound small-M default pairs two swapped tiles in a 2-CTA cluster where the
+    // pairs fill 70-100% of one round, up to M = 192 (measured: M = 160, 192); elsewhere not.
+    void clusteredPairDefault() {
+        const DeviceInfo h200 = DeviceInfo::h200();
+        const auto pick = [&](int m, int n, int k) {
+            Task task = gemmTask(QStringLiteral("gemm_pair"), QStringLiteral("f16"),
+                                 QStringLiteral("f16"), 4096);
+            task.m = m;
+            task.n = n;
+            task.k = k;
+            QString why;
+            const WgmmaParams p = smallMWgmmaParams(task, h200, &why);
+            if (!wgmmaConstraints(p, task, h200).isEmpty())
+                qWarning() << wgmmaConstraints(p, task, h200);
+            return p;
+        };
+        WgmmaParams p = pick(160, 8192, 4096); // 128 CTAs
+        QVERIFY(p.swapped);
+        QCOMPARE(p.blockM, 80);
+        QCOMPARE(p.blockN, 128);
+        QCOMPARE(p.clusterM, 2);
+        QCOMPARE(p.consumerWarpgroups, 2);
+        p = pick(192, 6144, 4096); // 96 CTAs
+        QCOMPARE(p.clusterM, 2);
+        QCOMPARE(p.blockM, 96);
+        QCOMPARE(pick(224, 5120, 5120).clusterM, 1); // 80 CTAs: too few
+        QCOMPARE(pick(160, 16384, 4096).clusterM, 1); // 256 CTAs: two rounds
+        const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
+        QCOMPARE(wide.clusterM, 1);
+        QVERIFY(!wide.swapped);
+    }
+
     // The orientation moves as whole tiles: a swapped tile's rows halve or double or turn back to
     // the normal orientation, never a step of 16 rows (a second tile row of 16 at M = 160); a
     // normal tile swaps keeping its rows.

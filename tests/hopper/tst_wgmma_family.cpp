@@ -438,8 +438,8 @@ private slots:
         p = pick(192, 6144, 4096); // 96 CTAs
         QCOMPARE(p.clusterM, 2);
         QCOMPARE(p.blockM, 96);
-        QCOMPARE(pick(224, 5120, 5120).clusterM, 1); // 80 CTAs: too few
-        QCOMPARE(pick(160, 16384, 4096).clusterM, 1); // 256 CTAs: two rounds
+        QCOMPARE(pick(224, 5120, 5120).clusterM, 1);    // 80 CTAs: too few
+        QCOMPARE(pick(160, 16384, 4096).clusterM, 1);   // 256 CTAs: two rounds
         const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
         QCOMPARE(wide.clusterM, 1);
         QVERIFY(!wide.swapped);

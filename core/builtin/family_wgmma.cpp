@@ -223,6 +223,15 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
         problems << QStringLiteral("clusterM: a 2-CTA cluster splits the B tile's 64-column "
                                    "chunks between its CTAs, so blockN must be 128 or 256, not ") +
                         QString::number(params.blockN);
+    else if (params.clusterM > 1 && task.m <= qint64(params.blockM) * (params.clusterM - 1))
+        // Correct but wasteful: the cluster's CTAs stack along M, and the last would have no
+        // rows (a session at M = 160 spent a step on 160-row swapped tiles in pairs: 0.56x).
+        problems << QStringLiteral("clusterM: M = ") + QString::number(task.m) +
+                        QStringLiteral(" fits in fewer tile rows of ") +
+                        QString::number(params.blockM) + QStringLiteral(" than the ") +
+                        QString::number(params.clusterM) +
+                        QStringLiteral(" CTAs of a cluster stacked along M (one would have no "
+                                       "rows)");
     if (params.groupedRaster && (params.groupM < 1 || params.groupM > 64))
         problems << QStringLiteral("groupSize: ") + QString::number(params.groupM) +
                         QStringLiteral(" is outside 1..64");

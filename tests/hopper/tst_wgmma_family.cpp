@@ -145,6 +145,12 @@ private slots:
         QVERIFY(mentions(wgmmaConstraints(swapped, task, h200), QStringLiteral("blockN must be")));
         swapped.blockN = 128;
         swapped.consumerWarpgroups = 2;
+        {
+            // A cluster along M needs as many tile rows as CTAs.
+            Task small = task;
+            small.m = 16;
+            QVERIFY(mentions(wgmmaConstraints(swapped, small, h200), QStringLiteral("no rows")));
+        }
         swapped.clusterM = 1;
         swapped.blockM = 160; // 2 slices x 80 accumulators: over the 168 of 384 threads
         swapped.blockN = 256;
@@ -443,6 +449,23 @@ private slots:
         const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
         QCOMPARE(wide.clusterM, 1);
         QVERIFY(!wide.swapped);
+
+        // From the pair at M = 160, doubling the rows to 160 would leave each cluster's second
+        // CTA without rows: that move is refused, not measured.
+        const auto family = makeWgmmaTmaFamily();
+        Task task = gemmTask(QStringLiteral("gemm_pair"), QStringLiteral("f16"),
+                             QStringLiteral("f16"), 4096);
+        task.m = 160;
+        task.n = 8192;
+        int doubled = 0;
+        for (const Strategy& n : family->neighbours(family->defaultStrategy(task, h200))) {
+            const WgmmaParams q = WgmmaParams::fromStrategy(n);
+            if (q.swapped && q.blockM == 160 && q.clusterM == 2) {
+                ++doubled;
+                QVERIFY(mentions(family->constraints(n, task, h200), QStringLiteral("no rows")));
+            }
+        }
+        QCOMPARE(doubled, 1);
     }
 
     // The orientation moves as whole tiles: a swapped tile's rows halve or double or turn back to

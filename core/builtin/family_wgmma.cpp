@@ -172,8 +172,8 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     const int slices = params.mmaSlicesPerWarpgroup();
     if (params.swapped) {
         // A cluster multicasts the B chunks as in the normal orientation (the loads do not
-        // depend on which operand each buffer feeds): cuBLAS's own choice at M = 160 and 224 is
-        // 80-row swapped tiles in pairs (nvjet_sm90_*_128x80_*_1x2).
+        // depend on which operand each buffer feeds): cuBLAS's own choice at M = 160 is 80-row
+        // swapped tiles in pairs (nvjet_sm90_hsh_128x80_64x8_1x2).
         if (params.pingPong || params.tmaStore)
             problems << QStringLiteral("swap_rows: swapped operands need the cooperative "
                                        "schedule and the direct epilogue");

@@ -318,6 +318,7 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
     values.set(u"WGMMA_TILE"_s, cudatemplates::render(u"wgmma/wgmma_tile.cu"_s, values))
         .set(u"SWAPPED_EPILOGUE"_s,
              cudatemplates::render(u"wgmma/swapped_epilogue.cu"_s, TemplateValues()))
+        .set(u"EPILOGUE"_s, cudatemplates::render(u"wgmma/epilogue.cu"_s, TemplateValues()))
         .set(u"SPLIT_K_CODE"_s,
              params.splitK > 1 ? cudatemplates::render(u"wgmma/splitk.cu"_s, values) : QString());
     const QString header =

@@ -24,7 +24,7 @@ here=$root/tests/inference/sweep
 mode=${1:-}
 dir=${2:-}
 if [[ -z $mode || -z $dir ]]; then
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 inference_tasks="gemm_f16_m1_n4096_k4096 gemm_f16_m16_n12288_k4096 gemm_f16_m64_n4096_k11008

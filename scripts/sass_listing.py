@@ -78,16 +78,18 @@ def ptxas_resources(log):
 
 INSTR = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 LABEL = re.compile(r"^(\.L_x_\d+):")
-FUNC = re.compile(r"^\s+\.text\.(\S+):|^(\S+):\s*$")
+FUNC_TEXT = re.compile(r"^\s*\.text\.(\S+):")
+FUNC_LABEL = re.compile(r"^([A-Za-z_]\w*):\s*$")
 
 
 def parse_functions(sass):
-    """{function: [(label_or_None, address, text, opcode)]} from nvdisasm -c output."""
+    """{function: [(labels, address, text, opcode)]} from nvdisasm -c output (labels: those
+    placed just before the instruction)."""
     funcs = collections.OrderedDict()
     current = None
     pending = []
     for line in sass.splitlines():
-        m = re.match(r"^\s*\.text\.(\S+):", line) or re.match(r"^([A-Za-z_]\w*):\s*$", line)
+        m = FUNC_TEXT.match(line) or FUNC_LABEL.match(line)
         if m and not line.startswith(".L"):
             current = m.group(1)
             funcs[current] = []

@@ -285,6 +285,18 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
         double speed;     // share of cuBLAS when the grid fills the SMs
         int blocksPerSm;  // resident blocks (registers)
         const char* what; // for the rationale
+
+        // cp.async needs sm_80; older GPUs take the register-staged pipeline (two buffers).
+        bool async(const DeviceInfo& d) const { return stages > 2 && d.ccMajor >= 8; }
+        qint64 smemBytes(const DeviceInfo& d) const {
+            FmaWarpTileConfig c;
+            c.blockM = blockM;
+            c.blockN = blockN;
+            c.blockK = blockK;
+            c.async = async(d);
+            c.stages = stages;
+            return c.smemBytes();
+        }
     };
     static const KernelShape shapes[] = {
         // 0.972x (4096^3), 0.969x (2048x2048x8192), session 10: 235 registers, one block of 8
@@ -312,11 +324,7 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     double bestScore = -1.0;
     qint64 bestTiles = 0;
     for (const KernelShape& shape : shapes) {
-        // cp.async needs sm_80; older GPUs take the register-staged shapes (two buffers).
-        const bool async = shape.stages > 2 && device.ccMajor >= 8;
-        if (qint64(async ? shape.stages : 2) * shape.blockK * ((shape.blockM + 4) + shape.blockN) *
-                4 >
-            device.smemPerBlockOptin)
+        if (shape.smemBytes(device) > device.smemPerBlockOptin)
             continue;
         const qint64 tiles = ((task.m + shape.blockM - 1) / shape.blockM) *
                              ((task.n + shape.blockN - 1) / shape.blockN);
@@ -353,8 +361,7 @@ Strategy FmaWarpTileFamily::defaultStrategy(const Task& task, const DeviceInfo& 
     s.params.insert(u"thread_tile_n"_s, best->threadN);
     s.params.insert(u"min_blocks"_s, best->minBlocks);
     s.params.insert(u"serpentine"_s, best->serpentine ? 1 : 0);
-    // cp.async needs sm_80; older GPUs get the register-staged pipeline.
-    s.params.insert(u"cp_async"_s, best->stages > 2 && device.ccMajor >= 8 ? 1 : 0);
+    s.params.insert(u"cp_async"_s, best->async(device) ? 1 : 0);
     if (best->kUnroll > 0)
         s.params.insert(u"k_unroll"_s, best->kUnroll);
     if (best->blocksPerSm < 4) {

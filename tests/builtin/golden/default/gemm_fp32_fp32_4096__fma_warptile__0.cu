@@ -229,71 +229,65 @@ __device__ __forceinline__ FastSource fastSource(const TileSource& src, int kBeg
     return f;
 }
 
-// Issues the copies of the next interior k-tile into one stage's buffers and moves on a k-tile.
-__device__ __forceinline__ void issueFast(FastSource& f, float* sA, float* sB, int tid)
+// Issues the copies of the next k-tile (at k0, in order) into one stage's buffers and moves the
+// sources on a k-tile. Unchecked (interior k-tiles): 32-bit strides, no tests. CHECKED (the
+// rest): the same addresses with 64-bit row offsets (strides of any size), zeros outside M, N
+// and K read from nothing (a zero fill from the matrix's first element); the edge tiles then hold
+// no more registers than the interior ones.
+template <bool CHECKED>
+__device__ __forceinline__ void issueCopies(FastSource& f, const TileSource& src, float* sA,
+                                            float* sB, int k0, int tid)
 {
     int row, k, bk, bcol;
     fastDestinations(tid, row, k, bk, bcol);
     float* const aDst = sA + k * A_ROW + row;
     float* const bDst = sB + bk * B_ROW + bcol;
+    // The checked copies' limits (unused, and so not computed, by the unchecked ones).
+    const int rowsLeft = src.M - src.rowBase - row;
+    const int aKLeft = src.K - k0 - k;
+    const bool colInside = src.colBase + bcol < src.N;
+    const int bKLeft = src.K - k0 - bk;
 #pragma unroll
     for (int i = 0; i < A_COPIES; ++i) {
         // Copy i lands LANE_ROWS * i rows further, wrapping into the next 8 k of the tile.
         const int rowStep = (LANE_ROWS * i) % BLOCK_M / LANE_ROWS;
         const int kStep = LANE_ROWS * i / BLOCK_M * 8;
-        copy4(aDst + rowStep * LANE_ROWS + kStep * A_ROW, f.a + rowStep * f.aRowStride + kStep,
-              true);
+        float* const dst = aDst + rowStep * LANE_ROWS + kStep * A_ROW;
+        if constexpr (CHECKED) {
+            const bool inside = rowStep * LANE_ROWS < rowsLeft && kStep < aKLeft;
+            const float* from =
+                f.a + static_cast<long long>(rowStep * LANE_ROWS) * src.lda + kStep;
+            copy4(dst, inside ? from : src.A, inside);
+        } else {
+            copy4(dst, f.a + rowStep * f.aRowStride + kStep, true);
+        }
     }
-#pragma unroll
-    for (int i = 0; i < B_VECS; ++i)
-        copy16(bDst + i * B_K_STEP * B_ROW, f.b + i * f.bRowStride, true);
-    f.a += BLOCK_K;
-    f.b += (BLOCK_K / B_K_STEP) * f.bRowStride;
-}
-
-// Issues the copies of the k-tile at k0 (the next one, in order) into one stage's buffers with
-// bounds checks: zeros outside M, N and K, read from nothing (a zero fill from the matrix's first
-// element). The same addresses as issueFast, with 64-bit row offsets (strides of any size), so
-// that the edge tiles hold no more registers than the interior ones.
-__device__ __forceinline__ void issueEdge(FastSource& f, const TileSource& src, float* sA,
-                                          float* sB, int k0, int tid)
-{
-    int row, k, bk, bcol;
-    fastDestinations(tid, row, k, bk, bcol);
-    float* const aDst = sA + k * A_ROW + row;
-    float* const bDst = sB + bk * B_ROW + bcol;
-    const int rowsLeft = src.M - src.rowBase - row;
-    const int aKLeft = src.K - k0 - k;
-#pragma unroll
-    for (int i = 0; i < A_COPIES; ++i) {
-        const int rowStep = (LANE_ROWS * i) % BLOCK_M / LANE_ROWS;
-        const int kStep = LANE_ROWS * i / BLOCK_M * 8;
-        const bool inside = rowStep * LANE_ROWS < rowsLeft && kStep < aKLeft;
-        const float* from = f.a + static_cast<long long>(rowStep * LANE_ROWS) * src.lda + kStep;
-        copy4(aDst + rowStep * LANE_ROWS + kStep * A_ROW, inside ? from : src.A, inside);
-    }
-    const bool colInside = src.colBase + bcol < src.N;
-    const int bKLeft = src.K - k0 - bk;
 #pragma unroll
     for (int i = 0; i < B_VECS; ++i) {
-        const bool inside = colInside && i * B_K_STEP < bKLeft;
-        const float* from = f.b + static_cast<long long>(i * B_K_STEP) * src.ldb;
-        copy16(bDst + i * B_K_STEP * B_ROW, inside ? from : src.B, inside);
+        float* const dst = bDst + i * B_K_STEP * B_ROW;
+        if constexpr (CHECKED) {
+            const bool inside = colInside && i * B_K_STEP < bKLeft;
+            const float* from = f.b + static_cast<long long>(i * B_K_STEP) * src.ldb;
+            copy16(dst, inside ? from : src.B, inside);
+        } else {
+            copy16(dst, f.b + i * f.bRowStride, true);
+        }
     }
     f.a += BLOCK_K;
-    f.b += BLOCK_K * src.ldb;
+    if constexpr (CHECKED)
+        f.b += BLOCK_K * src.ldb;
+    else
+        f.b += (BLOCK_K / B_K_STEP) * f.bRowStride;
 }
 
-// The next k-tile (at k0) by the copy path its tile takes: issueFast for the first fastTiles,
-// issueEdge after them, issueTile where the fast pattern does not apply to the block shape.
+// The next k-tile (at k0) by the copy path its tile takes: unchecked for the first fastTiles,
+// checked after them, issueTile where the fast pattern does not apply to the block shape.
 template <bool FAST>
 __device__ __forceinline__ void issueNext(FastSource& f, const TileSource& src, float* sA,
                                           float* sB, int k0, int tid)
 {
-    if constexpr (FAST)
-        issueFast(f, sA, sB, tid);
-    else if constexpr (FAST_ISSUE)
-        issueEdge(f, src, sA, sB, k0, tid);
+    if constexpr (FAST_ISSUE)
+        issueCopies<!FAST>(f, src, sA, sB, k0, tid);
     else
         issueTile(src, sA, sB, k0, tid);
 }
@@ -340,7 +334,7 @@ __device__ __forceinline__ void outerProduct(float (&acc)[THREAD_M][THREAD_N],
     }
 }
 
-// One k-tile of the cp.async pipeline: issue k-tile t + STAGES - 1 (FAST: by issueFast), then
+// One k-tile of the cp.async pipeline: issue k-tile t + STAGES - 1 (FAST: unchecked copies), then
 // the FMAs of k-tile t with the fragments of each next step read during the current one.
 template <bool FAST>
 __device__ __forceinline__ void kTileStep(int t, int numKTiles, const TileSource& src,
@@ -436,7 +430,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int numKTiles = max(0, min(kTilesAll - split * kTilesPer, kTilesPer));
     const int kBegin = split * kTilesPer * BLOCK_K;
 
-    // The first fastTiles k-tiles take issueFast: all of them when the block's tile lies inside
+    // The first fastTiles k-tiles take the unchecked copies: all of them when the block's tile lies inside
     // M and N and its strides fit 32 bits, all but a K tail. The condition is uniform.
     FastSource fast = fastSource(src, kBegin, tid);
     int fastTiles = 0;
@@ -460,7 +454,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     int readStage = 0;
     int writeStage = STAGES - 1;
-    // Two loops of the same body: the first while the k-tile it issues takes issueFast, so its
+    // Two loops of the same body: the first while the k-tile it issues takes the unchecked copies, so its
     // code holds no bounds checks; the second for the rest (the K tail, edge blocks, the last
     // STAGES - 1 k-tiles, which issue nothing).
     int t = 0;

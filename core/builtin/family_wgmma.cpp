@@ -75,6 +75,18 @@ bool isHalfType(const QString& dtype) {
     return dtype == QLatin1String("f16") || dtype == QLatin1String("bf16");
 }
 
+// " of 2x4-CTA clusters multicasting B and A" for the generated file's header.
+QString clusterText(const WgmmaParams& params) {
+    if (params.clusterM * params.clusterN == 1)
+        return QString();
+    const QString shared = params.clusterM > 1 && params.clusterN > 1 ? u"B and A"_s
+                           : params.clusterM > 1                     ? u"B"_s
+                                                                     : u"A"_s;
+    return u" of %1x%2-CTA clusters multicasting %3"_s.arg(params.clusterM)
+        .arg(params.clusterN)
+        .arg(shared);
+}
+
 QString tensorMapType(const QString& dtype) {
     return dtype == QLatin1String("bf16") ? QStringLiteral("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16")
                                           : QStringLiteral("CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
@@ -95,6 +107,7 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.groupedRaster = strategy.raster == QLatin1String("grouped");
     p.groupM = strategy.groupSize;
     p.clusterM = strategy.clusterM;
+    p.clusterN = strategy.clusterN;
     p.tmaStore = strategy.epilogue == QLatin1String("tma_store");
     p.pingPong =
         strategy.params.value(QLatin1String("schedule")).toString() == QLatin1String("pingpong");
@@ -124,7 +137,7 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.swizzleBytes = 128;
     strategy.splitK = splitK;
     strategy.clusterM = clusterM;
-    strategy.clusterN = 1;
+    strategy.clusterN = clusterN;
     strategy.raster = groupedRaster ? QStringLiteral("grouped") : QStringLiteral("row");
     strategy.groupSize = groupedRaster ? groupM : 1;
     strategy.epilogue = tmaStore ? QStringLiteral("tma_store") : QStringLiteral("direct");
@@ -136,7 +149,7 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
 qint64 WgmmaParams::smemBytes() const {
     // B is loaded in whole 64-column chunks (templates/wgmma/gemm.cu), however wide the tile.
     const qint64 loadedN = 64 * ((qint64(blockN) + 63) / 64);
-    const qint64 stage = qint64(blockM) * kBlockK * 2 + qint64(kBlockK) * loadedN * 2;
+    const qint64 stage = qint64(aRowsLoaded()) * kBlockK * 2 + qint64(kBlockK) * loadedN * 2;
     const qint64 staging = tmaStore ? qint64(consumerWarpgroups) * 2 * kCBoxBytes : 0;
     return 1024 + stage * stages + staging + kBarrierBytes * stages;
 }
@@ -199,10 +212,10 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     if (params.splitK < 1 || params.splitK > 16)
         problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
                         QStringLiteral(" is outside 1..16");
-    else if (params.splitK > 1 && (params.pingPong || params.tmaStore || params.clusterM != 1))
+    else if (params.splitK > 1 && (params.pingPong || params.tmaStore))
         problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
-                        QStringLiteral(" needs the cooperative schedule, the direct epilogue and "
-                                       "clusterM 1 (the partials are stored from registers)");
+                        QStringLiteral(" needs the cooperative schedule and the direct epilogue "
+                                       "(the partials are stored from registers)");
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
     if (!params.swapped && (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2))
         problems << QStringLiteral("blockM: ") + QString::number(params.blockM) +
@@ -232,6 +245,16 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QString::number(params.clusterM) +
                         QStringLiteral(" CTAs of a cluster stacked along M (one would have no "
                                        "rows)");
+    if (params.clusterN != 1 && params.clusterN != 2 && params.clusterN != 4)
+        problems << QStringLiteral("clusterN: ") + QString::number(params.clusterN) +
+                        QStringLiteral(" is not 1, 2 or 4");
+    else if (params.clusterN > 1 && task.n <= qint64(params.blockN) * (params.clusterN - 1))
+        problems << QStringLiteral("clusterN: N = ") + QString::number(task.n) +
+                        QStringLiteral(" fits in fewer tile columns of ") +
+                        QString::number(params.blockN) + QStringLiteral(" than the ") +
+                        QString::number(params.clusterN) +
+                        QStringLiteral(" CTAs of a cluster side by side along N (one would have no "
+                                       "columns)");
     if (params.groupedRaster && (params.groupM < 1 || params.groupM > 64))
         problems << QStringLiteral("groupSize: ") + QString::number(params.groupM) +
                         QStringLiteral(" is outside 1..64");
@@ -284,7 +307,8 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"SLICES"_s, params.mmaSlicesPerWarpgroup())
         .flag(u"GROUPED"_s, params.groupedRaster)
         .set(u"GROUP_M"_s, params.groupM)
-        .set(u"CLUSTER"_s, params.clusterM)
+        .set(u"CLUSTER_M"_s, params.clusterM)
+        .set(u"CLUSTER_N"_s, params.clusterN)
         .set(u"PING_PONG"_s, params.pingPong ? u"true"_s : u"false"_s)
         .set(u"TMA_STORE"_s, params.tmaStore ? u"true"_s : u"false"_s)
         .set(u"TMAP_C_TYPE"_s,
@@ -344,9 +368,7 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         (params.splitK > 1 ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
                                  QStringLiteral(" (fp32 partials summed in split order)")
                            : QString()) +
-        (params.clusterM > 1 ? QStringLiteral(" of ") + QString::number(params.clusterM) +
-                                   QStringLiteral("-CTA clusters multicasting B")
-                             : QString()) +
+        clusterText(params) +
         QStringLiteral("; ") + task.a + u'*' + task.b + QStringLiteral("->") + task.c +
         QStringLiteral(", fp32 accumulate; TMA loads with 128-byte swizzle, mbarrier "
                        "pipeline,\n// producer/consumer warpgroups with setmaxnreg, ") +
@@ -421,6 +443,12 @@ public:
                            QStringLiteral("CTAs per cluster along M sharing the B tile through "
                                           "TMA multicast"),
                            QJsonArray{1, 2}, &Strategy::clusterM),
+            // cuBLAS's choice at M = 96 and 224 (nvjet ..._4x1): the small A tile, which every
+            // column tile reads, multicast to four column neighbours.
+            fieldParameter(QStringLiteral("clusterN"),
+                           QStringLiteral("CTAs per cluster along N sharing the A tile through "
+                                          "TMA multicast (each loads a slice of its rows)"),
+                           QJsonArray{1, 2, 4}, &Strategy::clusterN),
             paramsParameter(QStringLiteral("schedule"),
                             QStringLiteral("consumer warpgroups splitting each tile "
                                            "(cooperative) or taking whole tiles in turns so "
@@ -451,9 +479,6 @@ public:
         if (strategy.blockK != kBlockK)
             problems << QStringLiteral("blockK: ") + QString::number(strategy.blockK) +
                             QStringLiteral(" is not 64 (one 128-byte swizzle row)");
-        if (strategy.clusterN != 1)
-            problems << QStringLiteral("clusterN: clusters run along M only (clusterN 1, not ") +
-                            QString::number(strategy.clusterN) + u')';
         if (strategy.epilogue != QLatin1String("direct") &&
             strategy.epilogue != QLatin1String("tma_store"))
             problems << QStringLiteral("epilogue: ") + strategy.epilogue +

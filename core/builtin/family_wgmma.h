@@ -1,8 +1,8 @@
 // Hopper GEMM through `wgmma.mma_async` (sm_90a): TMA loads of A and B tiles into a multi-stage
 // shared-memory ring with 128-byte swizzle, completing on mbarriers; one producer warpgroup and one
 // to three consumer warpgroups (setmaxnreg moves registers to the consumers); a persistent grid
-// that walks output tiles in row or grouped order, optionally in 2-CTA clusters that multicast the
-// shared B tile; a bounded epilogue from registers or one staged through shared memory and TMA
+// that walks output tiles in row or grouped order, optionally in clusters whose CTAs multicast the
+// B tile they share along M and the A tile they share along N; a bounded epilogue from registers or one staged through shared memory and TMA
 // stores. Row-major A is K-major for wgmma, row-major B is N-major (the instruction's transpose bit
 // for B).
 #ifndef KEV_BUILTIN_FAMILY_WGMMA_H
@@ -29,6 +29,9 @@ struct WgmmaParams {
     // "wgmma: TMA-store epilogue and clusters").
     int groupM = 16;
     int clusterM = 1;      // CTAs per cluster along M, sharing B through TMA multicast (1, 2)
+    // CTAs per cluster along N, sharing A through TMA multicast (1, 2, 4): each loads a slice of
+    // the A tile's rows, whole 8-row swizzle groups (aRowsLoaded).
+    int clusterN = 1;
     bool tmaStore = false; // epilogue through shared-memory staging and TMA bulk stores
     // Ping-pong: each consumer warpgroup computes whole blockM x blockN tiles, the two alternating
     // on the tensor cores so that one's epilogue overlaps the other's main loop (needs two consumer
@@ -41,7 +44,7 @@ struct WgmmaParams {
     // Swapped operands (Strategy::params["swap_rows"] > 0, then blockM): the MMA computes the
     // tile transposed, so C's rows are the wgmma N (a multiple of 16, 16..256, no padding to
     // 64-row slices) and C's columns are m64 slices of one 64-column B chunk each (blockN = 64 x
-    // slices x consumer warpgroups). Cooperative, direct epilogue, no cluster.
+    // slices x consumer warpgroups). Cooperative, direct epilogue.
     bool swapped = false;
 
     static WgmmaParams fromStrategy(const Strategy& strategy);
@@ -53,6 +56,12 @@ struct WgmmaParams {
     int mmaN() const { return swapped ? blockM : blockN; } // the wgmma N
     int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * mmaN() / 2; }
     int threads() const { return 128 * (consumerWarpgroups + 1); }
+    // Rows of A a stage holds: the tile's, or in a cluster along N clusterN slices of whole 8-row
+    // swizzle groups (80 rows in 4 slices: 96).
+    int aRowsLoaded() const {
+        return clusterN <= 1 ? blockM
+                             : clusterN * ((blockM + 8 * clusterN - 1) / (8 * clusterN) * 8);
+    }
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
     // epilogue, the mbarriers and 1 KiB of alignment slack.
     qint64 smemBytes() const;

@@ -209,8 +209,46 @@ private slots:
         clustered.clusterM = 4;
         QVERIFY(mentions(family->constraints(clustered, task, h200), QStringLiteral("clusterM")));
         clustered.clusterM = 1;
-        clustered.clusterN = 2;
-        QVERIFY(mentions(family->constraints(clustered, task, h200), QStringLiteral("clusterN")));
+        clustered.clusterN = 2; // A multicast along N
+        QVERIFY(family->constraints(clustered, task, h200).isEmpty());
+        clustered.clusterM = 2; // 2x2: B along M and A along N
+        QVERIFY(family->constraints(clustered, task, h200).isEmpty());
+        clustered.clusterN = 3;
+        QVERIFY(mentions(family->constraints(clustered, task, h200),
+                         QStringLiteral("clusterN: 3 is not 1, 2 or 4")));
+        {
+            // A cluster along N wider than the tile columns: one CTA would have no columns.
+            Task fewColumns = task;
+            fewColumns.n = 256;
+            WgmmaParams wide;
+            wide.blockN = 128;
+            wide.clusterN = 4;
+            QVERIFY(mentions(wgmmaConstraints(wide, fewColumns, h200),
+                             QStringLiteral("clusterN: N = 256")));
+            wide.clusterN = 2;
+            QVERIFY(wgmmaConstraints(wide, fewColumns, h200).isEmpty());
+            // The A slices are whole 8-row swizzle groups: 80 rows in 4 slices of 24 load 96.
+            WgmmaParams sliced;
+            sliced.swapped = true;
+            sliced.blockM = 80;
+            sliced.blockN = 128;
+            sliced.clusterN = 4;
+            QCOMPARE(sliced.aRowsLoaded(), 96);
+            sliced.clusterN = 2;
+            QCOMPARE(sliced.aRowsLoaded(), 80);
+            sliced.blockM = 224;
+            sliced.clusterN = 4;
+            QCOMPARE(sliced.aRowsLoaded(), 224);
+            const qint64 smem2 = sliced.smemBytes();
+            sliced.blockM = 80;
+            QCOMPARE(smem2 - sliced.smemBytes(), qint64(sliced.stages) * (224 - 96) * 128);
+            // Split-K runs in clusters: the cluster's CTAs take the same split of their tiles.
+            sliced.splitK = 3;
+            QVERIFY(wgmmaConstraints(sliced, task, h200).isEmpty());
+            const QString code = generateWgmmaGemm(sliced, task);
+            QVERIFY(code.contains(QStringLiteral("constexpr int kClusterN = 4;")));
+            QVERIFY(code.contains(QStringLiteral("1x4-CTA clusters multicasting A")));
+        }
 
         WgmmaParams oddChunks;
         oddChunks.blockN = 192; // 3 B chunks cannot be split over 2 CTAs

@@ -31,7 +31,12 @@ constexpr int kSlices = 1; // m64 wgmma slices per consumer warpgroup
 constexpr bool kPingPong = false;
 constexpr int kTileWarpgroups = kPingPong ? 1 : kConsumerGroups; // consumer warpgroups per tile
 constexpr int kThreads = 128 * (kConsumerGroups + 1);
-constexpr int kCluster = 1; // CTAs along M sharing (multicasting) the B tile
+// Clusters of kClusterM x kClusterN tiles (rank = rankM + kClusterM * rankN): the CTAs of a cluster
+// column (same tile column) share the B tile, those of a cluster row (same tile row) the A tile,
+// each CTA loading its share and multicasting it to the others.
+constexpr int kClusterM = 1;
+constexpr int kClusterN = 1;
+constexpr int kCluster = kClusterM * kClusterN;
 constexpr bool kTmaStore = false; // epilogue through shared memory and TMA bulk stores
 // Swapped operands: the MMA computes the tile of C transposed, D (kTileN x kTileM) = B^T * A^T, so
 // C's rows are the wgmma N (any multiple of 16: a small M is not padded to 64-row slices) and C's
@@ -40,20 +45,22 @@ constexpr bool kTmaStore = false; // epilogue through shared memory and TMA bulk
 constexpr bool kSwap = false;
 constexpr int kMmaN = kSwap ? kTileM : kTileN; // the wgmma N
 constexpr int kGroupM = 1; // tile rows per raster group
-constexpr int kGroupUnits = kGroupM / kCluster > 0 ? kGroupM / kCluster : 1;
+constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
 // Blocks sharing one output tile along K (wgmma/splitk.cu).
 constexpr int kSplitK = 2;
-static_assert(!kPingPong && !kTmaStore && kCluster == 1,
-              "split-K runs cooperative, with the direct epilogue and without clusters");
+static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 
 // Shared-memory layouts (every buffer 1024-byte aligned, so the 128-byte swizzle pattern starts at
 // each buffer and the wgmma descriptors' base offset is 0):
-//   A stage: kTileM rows of 64 elements (128 bytes), TMA box {64, kTileM}: the K-major 128B-swizzle
+//   A stage: kTileM rows of 64 elements (128 bytes), TMA box {64, kARows}: the K-major 128B-swizzle
 //            canonical layout, 8-row groups 1024 bytes apart (SBO), LBO unused; a k16 step is +32
 //            bytes. Slice s of consumer warpgroup g starts at row 64 * s (ping-pong) or
-//            64 * (g * kSlices + s) (cooperative).
+//            64 * (g * kSlices + s) (cooperative). In a cluster along N each CTA loads kARows
+//            rows (whole 8-row swizzle groups) and multicasts them; the kClusterN slices may
+//            cover more rows than the tile (80 in 4 x 24), so the stage holds them all and the
+//            MMA reads the first kTileM (the rest are the next tile's rows or TMA's zeros).
 //   B stage: ceil(kTileN / 64) chunks of 64 K-rows x 64 elements (8192 bytes), one TMA box {64, 64}
 //            each. Row-major B is N-major for wgmma (imm-trans-b = 1): LBO is the distance between
 //            64-element N chunks (8192 bytes), SBO between 8-row K groups (1024 bytes); a k16 step
@@ -67,7 +74,9 @@ constexpr int kConsumerRegs = 232;
 // Tails: TMA fills out-of-bounds elements with zeros, so partial K blocks add nothing; the direct
 // epilogue stores only rows < M and columns < N (N is a multiple of 8, so a column pair never
 // straddles), the TMA stores clip at the tensor's bounds.
-constexpr uint32_t kABytes = kTileM * kTileK * sizeof(InT);
+constexpr int kARows =
+    kClusterN == 1 ? kTileM : (kTileM + 8 * kClusterN - 1) / (8 * kClusterN) * 8;
+constexpr uint32_t kABytes = kClusterN * kARows * kTileK * sizeof(InT);
 constexpr uint32_t kBChunkBytes = kTileK * 64 * sizeof(InT);
 constexpr uint32_t kBChunks = (kTileN + 63) / 64;
 constexpr uint32_t kBBytes = kBChunks * kBChunkBytes;
@@ -79,7 +88,8 @@ constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
-static_assert(kBChunks % kCluster == 0, "the cluster splits the B chunks evenly");
+static_assert(kBChunks % kClusterM == 0, "a cluster column splits the B chunks evenly");
+static_assert(kCluster <= 8, "at most 8 CTAs a cluster (the portable size)");
 static_assert(kTileN % 16 == 0 && kTileN >= 64 && kTileN <= 256, "tile width: 64..256, step 16");
 static_assert(kMmaN % 16 == 0 && kMmaN >= 16 && kMmaN <= 256, "the wgmma N: 16..256, step 16");
 static_assert(!kSwap || (kTileN == 64 * kSlices * kConsumerGroups && !kPingPong && !kTmaStore),
@@ -105,11 +115,11 @@ struct Problem {
     int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
 };
 
-// Grouped raster over units (kCluster tiles stacked along M): kGroupUnits unit rows sweep all
-// tile columns before the next group starts, so the CTAs of one wave share B panels (and a
-// few A panels) in L2.
-__device__ inline TileCoord unitCoord(int unit, int unitsM, int tilesN) {
-    const int perGroup = kGroupUnits * tilesN;
+// Grouped raster over units (a cluster's kClusterM x kClusterN tiles): kGroupUnits unit rows
+// sweep all unit columns before the next group starts, so the CTAs of one wave share B panels
+// (and a few A panels) in L2.
+__device__ inline TileCoord unitCoord(int unit, int unitsM, int unitsN) {
+    const int perGroup = kGroupUnits * unitsN;
     const int group = unit / perGroup;
     const int firstM = group * kGroupUnits;
     const int rows = min(unitsM - firstM, kGroupUnits);
@@ -167,8 +177,9 @@ __device__ inline void mbarWait(uint32_t bar, uint32_t parity) {
 }
 
 // Hands a stage back, called by every consumer thread: one arrival per warp on the stage's empty
-// barrier, in a cluster on the barrier of every CTA (lane i signals CTA i), since each CTA's
-// producer multicasts into the stage buffers of all of them. The remote arrival keeps the default
+// barrier, in a cluster on the barrier of every CTA (lane i signals CTA i): a producer multicasts
+// into the stage buffers of its cluster row or column, and waiting for the whole cluster covers
+// both (and keeps every CTA's ring in step). The remote arrival keeps the default
 // CTA-scope release: the stage's readers are wgmma and its writer is TMA, both async proxy, so no
 // generic store has to become visible cluster-wide first, and a cluster-scope release would put a
 // memory fence into every k-block of every consumer warp.
@@ -448,28 +459,37 @@ __global__ void __launch_bounds__(256) reduceSplits(Problem p) {
 }
 
 struct Schedule {
-    int unitsM; // cluster units (kCluster tiles stacked along M) per column of units
-    int tilesN;
+    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
+    int unitsN; // cluster units per row of units
     int units; // work units: cluster units times the splits of each
     int splits;
     int kBlocks;
     int first;  // this CTA's cluster's first unit
     int stride; // clusters in the grid
-    int rank;   // this CTA's tile inside its unit
+    int rankM;  // this CTA's tile row inside its unit
+    int rankN;  // this CTA's tile column inside its unit
 };
 
 __device__ inline Schedule schedule(const Problem& p) {
     Schedule s;
     const int tilesM = (p.m + kTileM - 1) / kTileM;
-    s.unitsM = (tilesM + kCluster - 1) / kCluster;
-    s.tilesN = (p.n + kTileN - 1) / kTileN;
+    const int tilesN = (p.n + kTileN - 1) / kTileN;
+    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
+    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
     s.splits = p.splits;
-    s.units = s.unitsM * s.tilesN * s.splits;
+    s.units = s.unitsM * s.unitsN * s.splits;
     s.kBlocks = (p.k + kTileK - 1) / kTileK;
     s.first = blockIdx.x / kCluster;
     s.stride = gridDim.x / kCluster;
-    s.rank = kCluster == 1 ? 0 : int(clusterRank());
+    const int rank = kCluster == 1 ? 0 : int(clusterRank());
+    s.rankM = rank % kClusterM;
+    s.rankN = rank / kClusterM;
     return s;
+}
+
+// The tile this CTA computes of cluster unit `unit`.
+__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
+    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
 }
 
 // Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks.
@@ -484,7 +504,7 @@ __device__ inline Work work(const Schedule& sc, int unit) {
     Work w;
     const int tileUnit = unit / sc.splits;
     w.split = unit - tileUnit * sc.splits;
-    w.unit = unitCoord(tileUnit, sc.unitsM, sc.tilesN);
+    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
     w.kBegin = w.split * sc.kBlocks / sc.splits;
     w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
     return w;
@@ -494,32 +514,42 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
                                uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
                                const Problem& p) {
     const Schedule sc = schedule(p);
-    constexpr uint32_t kOwnChunks = kBChunks / kCluster;
+    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
+    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
+    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
+    uint16_t maskA = 0;
+#pragma unroll
+    for (int q = 0; q < kClusterN; ++q) {
+        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
+    }
     uint32_t it = 0;
     for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
         const Work w = work(sc, unit);
-        const TileCoord uc = w.unit;
-        const int tileM = uc.m * kCluster + sc.rank;
+        const TileCoord tile = tileOf(sc, w.unit);
         for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
             const uint32_t s = it % kStages;
             // The first pass over the ring finds every slot free: parity 1 names the phase before
             // the barrier's initial phase 0, which counts as complete.
             mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
             const uint32_t full = fullBars + 8 * s;
-            // The whole stage completes here: the own A tile, the own B chunks and, in a cluster,
-            // the chunks the other CTAs multicast.
+            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
+            // the rows and chunks the other CTAs multicast.
             mbarArriveExpectTx(full, kStageBytes);
-            tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tileM * kTileM);
+            if constexpr (kClusterN == 1) {
+                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
+            } else {
+                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
+                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
+            }
 #pragma unroll
             for (uint32_t i = 0; i < kOwnChunks; ++i) {
-                const uint32_t j = sc.rank * kOwnChunks + i;
+                const uint32_t j = sc.rankM * kOwnChunks + i;
                 const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
-                const int col = uc.n * kTileN + 64 * int(j);
-                if constexpr (kCluster == 1) {
+                const int col = tile.n * kTileN + 64 * int(j);
+                if constexpr (kClusterM == 1) {
                     tmaLoad2d(dst, mapB, full, col, kb * kTileK);
                 } else {
-                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK,
-                                       uint16_t((1u << kCluster) - 1));
+                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
                 }
             }
         }
@@ -661,7 +691,7 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     (void)tileStep;
     for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
         const Work w = work(sc, unit);
-        const TileCoord tc = {w.unit.m * kCluster + sc.rank, w.unit.n};
+        const TileCoord tc = tileOf(sc, w.unit);
         uint32_t it = ring;
         const int kBegin = w.kBegin;
         const int kEnd = w.kEnd;
@@ -821,7 +851,7 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     CUtensorMap mapB;
     CUtensorMap mapC;
     if (encodeMap(args->services, &mapA, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(InT), args->inputs[0].data, k, m,
-                  lda, kTileK, kTileM) != 0) {
+                  lda, kTileK, kARows) != 0) {
         return kTensorMapA;
     }
     if (encodeMap(args->services, &mapB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(InT), args->inputs[1].data, n, k,
@@ -852,10 +882,12 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     }
     p.partials = static_cast<float*>(args->workspace);
 
-    // Persistent grid: at most one CTA per SM; each cluster walks units (kCluster tiles stacked
-    // along M) gridDim.x / kCluster apart.
-    const int64_t units = ((m + int64_t(kTileM) * kCluster - 1) / (int64_t(kTileM) * kCluster)) *
-                          ((n + kTileN - 1) / kTileN) * p.splits;
+    // Persistent grid: at most one CTA per SM; each cluster walks units (kClusterM x kClusterN
+    // tiles) gridDim.x / kCluster apart.
+    const int64_t clusterRows = int64_t(kTileM) * kClusterM;
+    const int64_t clusterCols = int64_t(kTileN) * kClusterN;
+    const int64_t units = ((m + clusterRows - 1) / clusterRows) *
+                          ((n + clusterCols - 1) / clusterCols) * p.splits;
     cudaLaunchConfig_t config = {};
     config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = kSmemBytes;

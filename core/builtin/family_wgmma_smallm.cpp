@@ -188,34 +188,32 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         }
     }
     // Tensor-bound with two tile rows that fill one round: C's rows halved into a pair of
-    // swapped tiles, 128 columns in two consumer warpgroups, the pair a 2-CTA cluster whose B
-    // chunks are multicast (cuBLAS's nvjet 128x80 1x2 at M = 160). The model above has no term
-    // for what the cluster saves; measured on the H200 (docs/benchmarks.md, session 10): it won
-    // where the pairs make 70-100% of one round (M = 160, N = 8192: 128 CTAs, 0.927x against
-    // 0.885x; M = 192, N = 6144: 96, 0.938x against 0.914x) and lost at 80 CTAs (M = 224) and
-    // beyond one round (M = 80, 96, 128: 172-224 CTAs). Up to M = 192 only: at M = 256 the
-    // normal 128-row tiles with TMA stores reach cuBLAS (0.99-1.00x), and no pair was measured
-    // there. A later session at M = 160 found the same pair without the cluster, in groups of two
-    // tile rows (both row tiles of a strip in one round, B from L2 for the second), 2% faster
-    // (0.982x against 0.960x); unmeasured at M = 192, so the cluster stays.
+    // swapped tiles, 128 columns in two consumer warpgroups, in groups of the two tile rows, so
+    // both tiles of a column strip run in the same round and the second reads B from L2. The
+    // model above has no term for that reuse; measured on the H200 (docs/benchmarks.md, sessions
+    // 10 and 11): the pair won where it makes 70-100% of one round (M = 160, N = 8192: 128 CTAs;
+    // M = 192, N = 6144: 96) and lost at 80 CTAs (M = 224) and beyond one round (M = 80, 96, 128:
+    // 172-224 CTAs). In 2-CTA clusters multicasting B (cuBLAS's nvjet 128x80 1x2 at M = 160) it
+    // measured 0.960x and 0.996x cuBLAS, without them 0.984x and 1.038x (session 11, one serve);
+    // in groups of one tile row 0.787x. Up to M = 192 only: at M = 256 the normal 128-row tiles
+    // with TMA stores reach cuBLAS (0.99-1.00x), and no pair was measured there.
     if (tensorBound && task.m <= 192) {
         WgmmaParams pair;
         pair.swapped = true;
         pair.blockM = wgmmaRowsOf16((task.m + 1) / 2);
         pair.blockN = 128;
         pair.consumerWarpgroups = 2;
-        pair.clusterM = 2;
         pair.stages = 3;
         pair.groupedRaster = true;
-        pair.groupM = 2; // one unit (a cluster's pair of tiles) per group: normalize's form
+        pair.groupM = 2; // both tile rows of a column strip in one group
         const qint64 ctas = 2 * ((task.n + pair.blockN - 1) / pair.blockN);
         if ((task.m + pair.blockM - 1) / pair.blockM == 2 && ctas <= sms && 10 * ctas >= 7 * sms &&
             wgmmaConstraints(pair, task, device).isEmpty()) {
             best = pair;
             bestWhy =
-                QStringLiteral("C's rows in two swapped tiles of %1, a 2-CTA cluster per "
-                               "column strip sharing its B chunks (multicast): %2 CTAs in one "
-                               "round on %3 SMs")
+                QStringLiteral("C's rows in two swapped tiles of %1, both tiles of a column "
+                               "strip in the same round (the second reads B from L2): %2 CTAs "
+                               "in one round on %3 SMs")
                     .arg(pair.blockM)
                     .arg(ctas)
                     .arg(sms);

@@ -457,9 +457,9 @@ private slots:
         QCOMPARE(text.contains("bar.arrive"), p.pingPong);
     }
 
-    // The tensor-bound small-M default pairs two swapped tiles in a 2-CTA cluster where the
-    // pairs fill 70-100% of one round, up to M = 192 (measured: M = 160, 192); elsewhere not.
-    void clusteredPairDefault() {
+    // The tensor-bound small-M default pairs two swapped tiles, grouped by column strip, where
+    // the pairs fill 70-100% of one round, up to M = 192 (measured: M = 160, 192); elsewhere not.
+    void pairDefault() {
         const DeviceInfo h200 = DeviceInfo::h200();
         const auto pick = [&](int m, int n, int k) {
             Task task = gemmTask(QStringLiteral("gemm_pair"), QStringLiteral("f16"),
@@ -473,30 +473,28 @@ private slots:
                 qWarning() << wgmmaConstraints(p, task, h200);
             return p;
         };
-        WgmmaParams p = pick(160, 8192, 4096); // 128 CTAs
-        QVERIFY(p.swapped);
-        QCOMPARE(p.blockM, 80);
-        QCOMPARE(p.blockN, 128);
-        QCOMPARE(p.clusterM, 2);
-        QCOMPARE(p.consumerWarpgroups, 2);
-        p = pick(192, 6144, 4096); // 96 CTAs
-        QCOMPARE(p.clusterM, 2);
-        QCOMPARE(p.blockM, 96);
-        QCOMPARE(pick(224, 5120, 5120).clusterM, 1);    // 80 CTAs: too few
-        QCOMPARE(pick(160, 16384, 4096).clusterM, 1);   // 256 CTAs: two rounds
+        const auto isPair = [](const WgmmaParams& q, int rows) {
+            return q.swapped && q.blockM == rows && q.blockN == 128 && q.consumerWarpgroups == 2 &&
+                   q.groupedRaster && q.groupM == 2 && q.clusterM == 1 && q.splitK == 1;
+        };
+        QVERIFY(isPair(pick(160, 8192, 4096), 80)); // 128 CTAs
+        QVERIFY(isPair(pick(192, 6144, 4096), 96)); // 96 CTAs
+        QVERIFY(!isPair(pick(224, 5120, 5120), 112));  // 80 CTAs: too few
+        QVERIFY(!isPair(pick(160, 16384, 4096), 80));  // 256 CTAs: two rounds
         const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
-        QCOMPARE(wide.clusterM, 1);
         QVERIFY(!wide.swapped);
 
-        // From the pair at M = 160, doubling the rows to 160 would leave each cluster's second
-        // CTA without rows: that move is refused, not measured.
+        // From the pair at M = 160 in a 2-CTA cluster, doubling the rows to 160 would leave each
+        // cluster's second CTA without rows: that move is refused, not measured.
         const auto family = makeWgmmaTmaFamily();
         Task task = gemmTask(QStringLiteral("gemm_pair"), QStringLiteral("f16"),
                              QStringLiteral("f16"), 4096);
         task.m = 160;
         task.n = 8192;
+        Strategy clusteredPair = family->defaultStrategy(task, h200);
+        clusteredPair.clusterM = 2;
         int doubled = 0;
-        for (const Strategy& n : family->neighbours(family->defaultStrategy(task, h200))) {
+        for (const Strategy& n : family->neighbours(clusteredPair)) {
             const WgmmaParams q = WgmmaParams::fromStrategy(n);
             if (q.swapped && q.blockM == 160 && q.clusterM == 2) {
                 ++doubled;
@@ -516,12 +514,13 @@ private slots:
                              QStringLiteral("f16"), 4096);
         task.m = 160;
         task.n = 8192;
-        // M = 160 in one swapped tile (the default at M = 160 is the clustered pair of 80-row
-        // tiles, below).
+        // M = 160 in one swapped tile (the default at M = 160 is the pair of 80-row tiles, here
+        // in a 2-CTA cluster, below).
         Strategy start = family->defaultStrategy(task, h200);
         QCOMPARE(start.params.value(QLatin1String("swap_rows")).toInt(), 80);
-        QCOMPARE(start.clusterM, 2);
+        QCOMPARE(start.clusterM, 1);
         QCOMPARE(start.blockN, 128);
+        start.clusterM = 2;
         {
             // Groups count cluster units: 1, 2 and 3 block rows are the same kernel with a
             // cluster of 2, so they normalize to one strategy (deduplicated by parameters).

@@ -2,8 +2,9 @@ ${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comm
 ${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER_M/N, PING_PONG, TMA_STORE, SWAP, TMAP_TYPE,}
 ${# TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
 ${# ABI_A/B/C, WGMMA_TILE (wgmma/wgmma_tile.cu), SWAPPED_EPILOGUE (wgmma/swapped_epilogue.cu),}
-${# EPILOGUE (wgmma/epilogue.cu), SPLIT and SPLIT_K_CODE (wgmma/splitk.cu).}
-${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set).}
+${# EPILOGUE (wgmma/epilogue.cu), SPLIT, STREAM_K_ON and PARTIALS_CODE (wgmma/splitk.cu or}
+${# wgmma/streamk.cu). Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K), STREAM_K, PARTIALS}
+${# (either: work units that cover part of a tile's k-blocks; its code only where it is set).}
 #include <kevolve/abi.h>
 
 #include <cuda_fp16.h>
@@ -54,6 +55,10 @@ ${if SPLIT_K}
 constexpr int kSplitK = ${SPLIT};
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
 ${endif}
+// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
+constexpr bool kStreamK = ${STREAM_K_ON};
+static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
+              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = ${PRODUCER_REGS};
 constexpr int kConsumerRegs = ${CONSUMER_REGS};
 
@@ -89,7 +94,9 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
+constexpr uint32_t kFlagBytes = kStreamK ? 16 : 0; // stream-K: "this CTA finishes the tile"
+constexpr size_t kSmemBytes =
+    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
 static_assert(kSmemBytes <= ${SMEM_LIMIT}, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -119,6 +126,11 @@ struct Problem {
 ${if SPLIT_K}
     float* partials; // `splits` fp32 slices of M x N in the workspace
     int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
+${endif}
+${if STREAM_K}
+    float* partials;               // two fp32 tiles per CTA in the workspace
+    unsigned long long* counters;  // one per tile: the launch's epoch << 16 | CTAs counted in
+    unsigned long long epoch;      // 48 bits, different at every launch
 ${endif}
 };
 
@@ -270,9 +282,7 @@ ${WGMMA_TILE}
 ${STORE_PAIR}
 
 ${SWAPPED_EPILOGUE}
-${if SPLIT_K}
-${SPLIT_K_CODE}
-${endif}
+${EPILOGUE}
 struct Schedule {
     int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
     int unitsN; // cluster units per row of units
@@ -314,25 +324,9 @@ ${endif}
 __device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
     return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
 }
-${if SPLIT_K}
+${if PARTIALS}
 
-// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks.
-struct Work {
-    TileCoord unit;
-    int split;
-    int kBegin;
-    int kEnd;
-};
-
-__device__ inline Work work(const Schedule& sc, int unit) {
-    Work w;
-    const int tileUnit = unit / sc.splits;
-    w.split = unit - tileUnit * sc.splits;
-    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
-    w.kBegin = w.split * sc.kBlocks / sc.splits;
-    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
-    return w;
-}
+${PARTIALS_CODE}
 ${endif}
 
 __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
@@ -348,12 +342,12 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
         maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
     }
     uint32_t it = 0;
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
-${if SPLIT_K}
-        const Work w = work(sc, unit);
+${if PARTIALS}
+    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
         const TileCoord tile = tileOf(sc, w.unit);
         for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
 ${else}
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
         const TileCoord tile = tileOf(sc, unitCoord(unit, sc.unitsM, sc.unitsN));
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
 ${endif}
@@ -386,7 +380,6 @@ ${endif}
     }
 }
 
-${EPILOGUE}
 __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
                                uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
     const int group = threadIdx.x / 128 - 1;
@@ -417,13 +410,12 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     constexpr uint32_t kStepB = kSwap ? 32 : 2048;
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
-${if SPLIT_K}
-    // The ring position carries over from tile to tile: splits differ in k-blocks by one.
+${if PARTIALS}
+    // The ring position carries over from unit to unit: their k-blocks differ.
     uint32_t ring = 0;
     (void)firstTile;
     (void)tileStep;
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
-        const Work w = work(sc, unit);
+    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
         const TileCoord tc = tileOf(sc, w.unit);
         uint32_t it = ring;
         const int kBegin = w.kBegin;
@@ -439,7 +431,7 @@ ${else}
             }
         }
 ${endif}
-${if SPLIT_K}
+${if PARTIALS}
         for (int kb = kBegin; kb < kEnd; ++kb, ++it) {
 ${else}
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
@@ -457,7 +449,7 @@ ${endif}
 #pragma unroll
                 for (int s = 0; s < kSlices; ++s) {
                     wgmmaTile(acc[s], da + ((s * kSliceA + kk * kStepA) >> 4), db + ((kk * kStepB) >> 4),
-${if SPLIT_K}
+${if PARTIALS}
                               (kb > kBegin || kk > 0) ? 1 : 0);
 ${else}
                               (kb > 0 || kk > 0) ? 1 : 0);
@@ -468,7 +460,7 @@ ${endif}
             // Keep this block's MMAs in flight; the previous block's are done, so its slot goes
             // back to the producer(s) (one arrival per consumer warp and CTA).
             wgmmaWait<1>();
-${if SPLIT_K}
+${if PARTIALS}
             if (kb > kBegin) {
 ${else}
             if (kb > 0) {
@@ -476,6 +468,7 @@ ${endif}
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
+${if !PARTIALS}
         if constexpr (kPingPong) {
             // The other warpgroup's next tile may start issuing; only passed when it exists, so
             // every arrival meets a wait.
@@ -483,11 +476,12 @@ ${endif}
                 passTurn(group);
             }
         }
+${endif}
         wgmmaWait<0>();
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
-${if SPLIT_K}
+${if PARTIALS}
         ring = it;
-        storePartials(acc, p, tc, group, w.split);
+        finishWork(acc, p, sc, w, tc, group, emptyBars + 8 * kStages);
 ${else}
         if constexpr (kTmaStore) {
             storeTileTma(acc, mapC, smemC, p, tc, group);
@@ -566,7 +560,7 @@ enum LaunchError {
     kLaunch = 6,
     kTensorMapC = 7,
     kNoClusterFits = 8,
-${if SPLIT_K}
+${if PARTIALS}
     kWorkspace = 9,
 ${endif}
 };
@@ -591,6 +585,36 @@ ${if SPLIT_K}
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
     return uint64_t(kSplitK) * uint64_t(KEVOLVE_GEMM_M(args)) * uint64_t(KEVOLVE_GEMM_N(args)) *
            sizeof(float);
+}
+${endif}
+${if STREAM_K}
+
+// Stream-K: a counter per tile (256-byte aligned block), then two fp32 tiles per CTA, at most
+// one CTA per SM.
+static uint64_t streamCounterBytes(const KevolveArgs* args) {
+    const uint64_t tiles = uint64_t((KEVOLVE_GEMM_M(args) + kTileM - 1) / kTileM) *
+                           uint64_t((KEVOLVE_GEMM_N(args) + kTileN - 1) / kTileN);
+    return (tiles * sizeof(unsigned long long) + 255) / 256 * 256;
+}
+
+extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
+    const uint64_t sms = args->device.sm_count > 0 ? uint64_t(args->device.sm_count) : 1;
+    return streamCounterBytes(args) + 2 * sms * kSlotFloats * sizeof(float);
+}
+
+// The launch's epoch: a counter from a per-process start (the address of a static, which ASLR
+// places differently in every process), 48 bits, never 0. A counter left in the workspace by an
+// earlier launch, or any other content, carries another epoch and counts as empty.
+static unsigned long long nextEpoch() {
+    static unsigned long long epoch = 0;
+    if (epoch == 0) {
+        epoch = (reinterpret_cast<uintptr_t>(&epoch) * 0x9E3779B97F4A7C15ull) >> 16;
+    }
+    epoch = (epoch + 1) & ((1ull << 48) - 1);
+    if (epoch == 0) {
+        epoch = 1;
+    }
+    return epoch;
 }
 ${endif}
 
@@ -653,6 +677,15 @@ ${if SPLIT_K}
     }
     p.partials = static_cast<float*>(args->workspace);
 ${endif}
+${if STREAM_K}
+    if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
+        return kWorkspace;
+    }
+    p.counters = static_cast<unsigned long long*>(args->workspace);
+    p.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(args->workspace) +
+                                          streamCounterBytes(args));
+    p.epoch = nextEpoch();
+${endif}
 
     // Persistent grid: at most one CTA per SM; each cluster walks units (kClusterM x kClusterN
     // tiles) gridDim.x / kCluster apart.
@@ -695,11 +728,17 @@ ${endif}
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if (units < clusters) {
-        clusters = units;
+    if constexpr (kStreamK) {
+        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
+        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
+        clusters = iterations < clusters ? iterations : clusters;
+    } else {
+        if (units < clusters) {
+            clusters = units;
+        }
+        const int64_t rounds = (units + clusters - 1) / clusters;
+        clusters = (units + rounds - 1) / rounds;
     }
-    const int64_t rounds = (units + clusters - 1) / clusters;
-    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
 ${if SPLIT_K}
     if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {

@@ -1,9 +1,39 @@
-${# wgmma/splitk.cu: split-K of the wgmma_tma family (gemm.cu renders it where SPLIT_K is set).}
+${# wgmma/splitk.cu: split-K of the wgmma_tma family (gemm.cu renders it as PARTIALS_CODE where}
+${# SPLIT_K is set).}
 // Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
 // owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
 // at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
 // workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
 // bits on every run whatever order the CTAs finished in.
+// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks. The
+// CTAs of a cluster take the same units, so they multicast the same k-blocks.
+struct Work {
+    TileCoord unit;
+    int index;
+    int split;
+    int kBegin;
+    int kEnd;
+    bool valid;
+};
+
+__device__ inline Work work(const Schedule& sc, int unit) {
+    Work w;
+    w.index = unit;
+    w.valid = unit < sc.units;
+    const int tileUnit = unit / sc.splits;
+    w.split = unit - tileUnit * sc.splits;
+    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
+    w.kBegin = w.split * sc.kBlocks / sc.splits;
+    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
+    return w;
+}
+
+__device__ inline Work firstWork(const Schedule& sc) { return work(sc, sc.first); }
+
+__device__ inline Work nextWork(const Schedule& sc, const Work& w) {
+    return work(sc, w.index + sc.stride);
+}
+
 __device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                      TileCoord tc, int group, int split) {
     if constexpr (kSwap) {
@@ -64,4 +94,12 @@ __global__ void __launch_bounds__(256) reduceSplits(Problem p) {
         storePair(out, sum.x, sum.y, p);
         storePair(out + 2, sum.z, sum.w, p);
     }
+}
+
+__device__ inline void finishWork(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+                                  const Schedule& sc, const Work& w, TileCoord tc, int group,
+                                  uint32_t flag) {
+    (void)sc;
+    (void)flag;
+    storePartials(acc, p, tc, group, w.split);
 }

@@ -48,6 +48,10 @@ constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
 // Blocks sharing one output tile along K (wgmma/splitk.cu).
 constexpr int kSplitK = 6;
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
+// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
+constexpr bool kStreamK = false;
+static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
+              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 
@@ -83,7 +87,9 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
+constexpr uint32_t kFlagBytes = kStreamK ? 16 : 0; // stream-K: "this CTA finishes the tile"
+constexpr size_t kSmemBytes =
+    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -383,171 +389,6 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
                    [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
 }
 
-// Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
-// owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
-// at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
-// workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
-// bits on every run whatever order the CTAs finished in.
-__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
-                                     TileCoord tc, int group, int split) {
-    if constexpr (kSwap) {
-        float* const slice = p.partials + int64_t(split) * p.m * p.n;
-        forEachSwapped(acc, p, tc, group,
-                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
-        return;
-    }
-    const int warp = (threadIdx.x / 32) % 4;
-    const int lane = threadIdx.x % 32;
-    const int sliceBase = group * kSlices;
-    const int colBase = tc.n * kTileN + 2 * (lane % 4);
-    float* slice = p.partials + int64_t(split) * p.m * p.n;
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-        const int row = tc.m * kTileM + (sliceBase + s) * 64 + warp * 16 + lane / 4;
-        float* rowLo = slice + int64_t(row) * p.n;
-        float* rowHi = rowLo + 8 * int64_t(p.n);
-        const bool loIn = row < p.m;
-        const bool hiIn = row + 8 < p.m;
-#pragma unroll
-        for (int j = 0; j < kTileN / 8; ++j) {
-            const int col = colBase + 8 * j;
-            if (col < p.n) {
-                if (loIn) {
-                    *reinterpret_cast<float2*>(rowLo + col) =
-                        make_float2(acc[s][4 * j], acc[s][4 * j + 1]);
-                }
-                if (hiIn) {
-                    *reinterpret_cast<float2*>(rowHi + col) =
-                        make_float2(acc[s][4 * j + 2], acc[s][4 * j + 3]);
-                }
-            }
-        }
-    }
-}
-
-// C = alpha * (slice 0 + slice 1 + ... in order) + beta * C, four elements a thread (N is a
-// multiple of 8, so four consecutive elements never straddle a row). Launched as a programmatic
-// dependent of gemmKernel: its blocks start while the GEMM drains and wait for it to finish
-// (griddepcontrol.wait), so the second kernel costs no launch gap.
-__global__ void __launch_bounds__(256) reduceSplits(Problem p) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    const int64_t elements = int64_t(p.m) * p.n;
-    for (int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4; first < elements;
-         first += int64_t(gridDim.x) * blockDim.x * 4) {
-        float4 sum = *reinterpret_cast<const float4*>(p.partials + first);
-        for (int s = 1; s < p.splits; ++s) {
-            const float4 q = *reinterpret_cast<const float4*>(p.partials + s * elements + first);
-            sum.x += q.x;
-            sum.y += q.y;
-            sum.z += q.z;
-            sum.w += q.w;
-        }
-        const int64_t row = first / p.n;
-        const int col = int(first - row * p.n);
-        OutT* out = p.c + row * p.ldc + col;
-        storePair(out, sum.x, sum.y, p);
-        storePair(out + 2, sum.z, sum.w, p);
-    }
-}
-
-struct Schedule {
-    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
-    int unitsN; // cluster units per row of units
-    int units; // work units: cluster units times the splits of each
-    int splits;
-    int kBlocks;
-    int first;  // this CTA's cluster's first unit
-    int stride; // clusters in the grid
-    int rankM;  // this CTA's tile row inside its unit
-    int rankN;  // this CTA's tile column inside its unit
-};
-
-__device__ inline Schedule schedule(const Problem& p) {
-    Schedule s;
-    const int tilesM = (p.m + kTileM - 1) / kTileM;
-    const int tilesN = (p.n + kTileN - 1) / kTileN;
-    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
-    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
-    s.splits = p.splits;
-    s.units = s.unitsM * s.unitsN * s.splits;
-    s.kBlocks = (p.k + kTileK - 1) / kTileK;
-    s.first = blockIdx.x / kCluster;
-    s.stride = gridDim.x / kCluster;
-    const int rank = kCluster == 1 ? 0 : int(clusterRank());
-    s.rankM = rank % kClusterM;
-    s.rankN = rank / kClusterM;
-    return s;
-}
-
-// The tile this CTA computes of cluster unit `unit`.
-__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
-    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
-}
-
-// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks.
-struct Work {
-    TileCoord unit;
-    int split;
-    int kBegin;
-    int kEnd;
-};
-
-__device__ inline Work work(const Schedule& sc, int unit) {
-    Work w;
-    const int tileUnit = unit / sc.splits;
-    w.split = unit - tileUnit * sc.splits;
-    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
-    w.kBegin = w.split * sc.kBlocks / sc.splits;
-    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
-    return w;
-}
-
-__device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
-                               uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
-                               const Problem& p) {
-    const Schedule sc = schedule(p);
-    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
-    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
-    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
-    uint16_t maskA = 0;
-#pragma unroll
-    for (int q = 0; q < kClusterN; ++q) {
-        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
-    }
-    uint32_t it = 0;
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
-        const Work w = work(sc, unit);
-        const TileCoord tile = tileOf(sc, w.unit);
-        for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
-            const uint32_t s = it % kStages;
-            // The first pass over the ring finds every slot free: parity 1 names the phase before
-            // the barrier's initial phase 0, which counts as complete.
-            mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
-            const uint32_t full = fullBars + 8 * s;
-            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
-            // the rows and chunks the other CTAs multicast.
-            mbarArriveExpectTx(full, kStageBytes);
-            if constexpr (kClusterN == 1) {
-                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
-            } else {
-                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
-                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
-            }
-#pragma unroll
-            for (uint32_t i = 0; i < kOwnChunks; ++i) {
-                const uint32_t j = sc.rankM * kOwnChunks + i;
-                const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
-                const int col = tile.n * kTileN + 64 * int(j);
-                if constexpr (kClusterM == 1) {
-                    tmaLoad2d(dst, mapB, full, col, kb * kTileK);
-                } else {
-                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
-                }
-            }
-        }
-    }
-}
-
 // Accumulator fragment of wgmma m64nN (fp32): register 4j + 2h + e of a thread holds row
 // 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice.
 __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
@@ -647,6 +488,190 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
     }
 }
 
+struct Schedule {
+    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
+    int unitsN; // cluster units per row of units
+    int units; // work units: cluster units times the splits of each
+    int splits;
+    int kBlocks;
+    int first;  // this CTA's cluster's first unit
+    int stride; // clusters in the grid
+    int rankM;  // this CTA's tile row inside its unit
+    int rankN;  // this CTA's tile column inside its unit
+};
+
+__device__ inline Schedule schedule(const Problem& p) {
+    Schedule s;
+    const int tilesM = (p.m + kTileM - 1) / kTileM;
+    const int tilesN = (p.n + kTileN - 1) / kTileN;
+    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
+    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
+    s.splits = p.splits;
+    s.units = s.unitsM * s.unitsN * s.splits;
+    s.kBlocks = (p.k + kTileK - 1) / kTileK;
+    s.first = blockIdx.x / kCluster;
+    s.stride = gridDim.x / kCluster;
+    const int rank = kCluster == 1 ? 0 : int(clusterRank());
+    s.rankM = rank % kClusterM;
+    s.rankN = rank / kClusterM;
+    return s;
+}
+
+// The tile this CTA computes of cluster unit `unit`.
+__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
+    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
+}
+
+// Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
+// owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
+// at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
+// workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
+// bits on every run whatever order the CTAs finished in.
+// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks. The
+// CTAs of a cluster take the same units, so they multicast the same k-blocks.
+struct Work {
+    TileCoord unit;
+    int index;
+    int split;
+    int kBegin;
+    int kEnd;
+    bool valid;
+};
+
+__device__ inline Work work(const Schedule& sc, int unit) {
+    Work w;
+    w.index = unit;
+    w.valid = unit < sc.units;
+    const int tileUnit = unit / sc.splits;
+    w.split = unit - tileUnit * sc.splits;
+    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
+    w.kBegin = w.split * sc.kBlocks / sc.splits;
+    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
+    return w;
+}
+
+__device__ inline Work firstWork(const Schedule& sc) { return work(sc, sc.first); }
+
+__device__ inline Work nextWork(const Schedule& sc, const Work& w) {
+    return work(sc, w.index + sc.stride);
+}
+
+__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+                                     TileCoord tc, int group, int split) {
+    if constexpr (kSwap) {
+        float* const slice = p.partials + int64_t(split) * p.m * p.n;
+        forEachSwapped(acc, p, tc, group,
+                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
+        return;
+    }
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    const int sliceBase = group * kSlices;
+    const int colBase = tc.n * kTileN + 2 * (lane % 4);
+    float* slice = p.partials + int64_t(split) * p.m * p.n;
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+        const int row = tc.m * kTileM + (sliceBase + s) * 64 + warp * 16 + lane / 4;
+        float* rowLo = slice + int64_t(row) * p.n;
+        float* rowHi = rowLo + 8 * int64_t(p.n);
+        const bool loIn = row < p.m;
+        const bool hiIn = row + 8 < p.m;
+#pragma unroll
+        for (int j = 0; j < kTileN / 8; ++j) {
+            const int col = colBase + 8 * j;
+            if (col < p.n) {
+                if (loIn) {
+                    *reinterpret_cast<float2*>(rowLo + col) =
+                        make_float2(acc[s][4 * j], acc[s][4 * j + 1]);
+                }
+                if (hiIn) {
+                    *reinterpret_cast<float2*>(rowHi + col) =
+                        make_float2(acc[s][4 * j + 2], acc[s][4 * j + 3]);
+                }
+            }
+        }
+    }
+}
+
+// C = alpha * (slice 0 + slice 1 + ... in order) + beta * C, four elements a thread (N is a
+// multiple of 8, so four consecutive elements never straddle a row). Launched as a programmatic
+// dependent of gemmKernel: its blocks start while the GEMM drains and wait for it to finish
+// (griddepcontrol.wait), so the second kernel costs no launch gap.
+__global__ void __launch_bounds__(256) reduceSplits(Problem p) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    const int64_t elements = int64_t(p.m) * p.n;
+    for (int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4; first < elements;
+         first += int64_t(gridDim.x) * blockDim.x * 4) {
+        float4 sum = *reinterpret_cast<const float4*>(p.partials + first);
+        for (int s = 1; s < p.splits; ++s) {
+            const float4 q = *reinterpret_cast<const float4*>(p.partials + s * elements + first);
+            sum.x += q.x;
+            sum.y += q.y;
+            sum.z += q.z;
+            sum.w += q.w;
+        }
+        const int64_t row = first / p.n;
+        const int col = int(first - row * p.n);
+        OutT* out = p.c + row * p.ldc + col;
+        storePair(out, sum.x, sum.y, p);
+        storePair(out + 2, sum.z, sum.w, p);
+    }
+}
+
+__device__ inline void finishWork(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+                                  const Schedule& sc, const Work& w, TileCoord tc, int group,
+                                  uint32_t flag) {
+    (void)sc;
+    (void)flag;
+    storePartials(acc, p, tc, group, w.split);
+}
+
+
+__device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
+                               uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
+                               const Problem& p) {
+    const Schedule sc = schedule(p);
+    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
+    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
+    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
+    uint16_t maskA = 0;
+#pragma unroll
+    for (int q = 0; q < kClusterN; ++q) {
+        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
+    }
+    uint32_t it = 0;
+    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
+        const TileCoord tile = tileOf(sc, w.unit);
+        for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
+            const uint32_t s = it % kStages;
+            // The first pass over the ring finds every slot free: parity 1 names the phase before
+            // the barrier's initial phase 0, which counts as complete.
+            mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
+            const uint32_t full = fullBars + 8 * s;
+            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
+            // the rows and chunks the other CTAs multicast.
+            mbarArriveExpectTx(full, kStageBytes);
+            if constexpr (kClusterN == 1) {
+                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
+            } else {
+                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
+                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
+            }
+#pragma unroll
+            for (uint32_t i = 0; i < kOwnChunks; ++i) {
+                const uint32_t j = sc.rankM * kOwnChunks + i;
+                const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
+                const int col = tile.n * kTileN + 64 * int(j);
+                if constexpr (kClusterM == 1) {
+                    tmaLoad2d(dst, mapB, full, col, kb * kTileK);
+                } else {
+                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
+                }
+            }
+        }
+    }
+}
+
 __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
                                uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
     const int group = threadIdx.x / 128 - 1;
@@ -677,12 +702,11 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     constexpr uint32_t kStepB = kSwap ? 32 : 2048;
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
-    // The ring position carries over from tile to tile: splits differ in k-blocks by one.
+    // The ring position carries over from unit to unit: their k-blocks differ.
     uint32_t ring = 0;
     (void)firstTile;
     (void)tileStep;
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
-        const Work w = work(sc, unit);
+    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
         const TileCoord tc = tileOf(sc, w.unit);
         uint32_t it = ring;
         const int kBegin = w.kBegin;
@@ -712,17 +736,10 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
-        if constexpr (kPingPong) {
-            // The other warpgroup's next tile may start issuing; only passed when it exists, so
-            // every arrival meets a wait.
-            if (unit + sc.stride < sc.units) {
-                passTurn(group);
-            }
-        }
         wgmmaWait<0>();
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
         ring = it;
-        storePartials(acc, p, tc, group, w.split);
+        finishWork(acc, p, sc, w, tc, group, emptyBars + 8 * kStages);
     }
     if constexpr (kTmaStore) {
         // Shared memory must outlive the bulk stores that read it.
@@ -911,11 +928,17 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if (units < clusters) {
-        clusters = units;
+    if constexpr (kStreamK) {
+        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
+        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
+        clusters = iterations < clusters ? iterations : clusters;
+    } else {
+        if (units < clusters) {
+            clusters = units;
+        }
+        const int64_t rounds = (units + clusters - 1) / clusters;
+        clusters = (units + rounds - 1) / rounds;
     }
-    const int64_t rounds = (units + clusters - 1) / clusters;
-    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
     if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {
         return kLaunch;

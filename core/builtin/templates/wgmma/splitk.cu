@@ -1,10 +1,19 @@
-${# wgmma/splitk.cu: split-K of the wgmma_tma family (gemm.cu renders it as PARTIALS_CODE where}
+${# wgmma/splitk.cu: split-K of the wgmma_tma family (gemm.cu renders it as SPLIT_K_CODE where}
 ${# SPLIT_K is set).}
 // Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
 // owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
-// at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
-// workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
-// bits on every run whatever order the CTAs finished in.
+// at most kBlocks. The splits of a tile are summed in the kernel, by the last of them to finish:
+// each stores its fp32 partial in fragment order (accumulator i of consumer thread t at
+// i * threads + t: coalesced, no layout) into its own slot of the workspace and counts itself in
+// on the tile's counter; the last to arrive adds the partials in split order, its own registers
+// in its place, and stores C. The sum has the same order whichever split arrives last, so C has
+// the same bits on every run; no CTA waits for another, so nothing depends on which CTAs are
+// resident; and no second kernel reads the partials back from memory (the reduction kernel this
+// replaced cost about 2 us a launch). The counters carry the launch's epoch (Problem::epoch), so
+// the workspace needs no clearing.
+constexpr int kConsumerThreads = kConsumerGroups * 128;
+constexpr int kSlotFloats = kConsumerThreads * kSlices * (kMmaN / 2); // one tile of fp32
+
 // Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks. The
 // CTAs of a cluster take the same units, so they multicast the same k-blocks.
 struct Work {
@@ -34,72 +43,78 @@ __device__ inline Work nextWork(const Schedule& sc, const Work& w) {
     return work(sc, w.index + sc.stride);
 }
 
-__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
-                                     TileCoord tc, int group, int split) {
-    if constexpr (kSwap) {
-        float* const slice = p.partials + int64_t(split) * p.m * p.n;
-        forEachSwapped(acc, p, tc, group,
-                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
-        return;
-    }
-    const int warp = (threadIdx.x / 32) % 4;
-    const int lane = threadIdx.x % 32;
-    const int sliceBase = group * kSlices;
-    const int colBase = tc.n * kTileN + 2 * (lane % 4);
-    float* slice = p.partials + int64_t(split) * p.m * p.n;
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-        const int row = tc.m * kTileM + (sliceBase + s) * 64 + warp * 16 + lane / 4;
-        float* rowLo = slice + int64_t(row) * p.n;
-        float* rowHi = rowLo + 8 * int64_t(p.n);
-        const bool loIn = row < p.m;
-        const bool hiIn = row + 8 < p.m;
-#pragma unroll
-        for (int j = 0; j < kTileN / 8; ++j) {
-            const int col = colBase + 8 * j;
-            if (col < p.n) {
-                if (loIn) {
-                    *reinterpret_cast<float2*>(rowLo + col) =
-                        make_float2(acc[s][4 * j], acc[s][4 * j + 1]);
-                }
-                if (hiIn) {
-                    *reinterpret_cast<float2*>(rowHi + col) =
-                        make_float2(acc[s][4 * j + 2], acc[s][4 * j + 3]);
-                }
-            }
+// The consumer warpgroups' own barrier (the producer warpgroup runs its loop meanwhile).
+__device__ inline void consumerBarrier() {
+    asm volatile("bar.sync 6, %0;" ::"n"(kConsumerThreads) : "memory");
+}
+
+// Counts this split in on the tile's counter; true when it is the last of `splits`.
+__device__ inline bool countIn(unsigned long long* counter, unsigned long long epoch, int splits) {
+    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
+    for (;;) {
+        const unsigned long long next = (seen >> 16) == epoch ? seen + 1 : (epoch << 16) | 1;
+        const unsigned long long before = atomicCAS(counter, seen, next);
+        if (before == seen) {
+            return int(next & 0xFFFF) == splits;
         }
+        seen = before;
     }
 }
 
-// C = alpha * (slice 0 + slice 1 + ... in order) + beta * C, four elements a thread (N is a
-// multiple of 8, so four consecutive elements never straddle a row). Launched as a programmatic
-// dependent of gemmKernel: its blocks start while the GEMM drains and wait for it to finish
-// (griddepcontrol.wait), so the second kernel costs no launch gap.
-__global__ void __launch_bounds__(256) reduceSplits(Problem p) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    const int64_t elements = int64_t(p.m) * p.n;
-    for (int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4; first < elements;
-         first += int64_t(gridDim.x) * blockDim.x * 4) {
-        float4 sum = *reinterpret_cast<const float4*>(p.partials + first);
-        for (int s = 1; s < p.splits; ++s) {
-            const float4 q = *reinterpret_cast<const float4*>(p.partials + s * elements + first);
-            sum.x += q.x;
-            sum.y += q.y;
-            sum.z += q.z;
-            sum.w += q.w;
-        }
-        const int64_t row = first / p.n;
-        const int col = int(first - row * p.n);
-        OutT* out = p.c + row * p.ldc + col;
-        storePair(out, sum.x, sum.y, p);
-        storePair(out + 2, sum.z, sum.w, p);
-    }
-}
-
-__device__ inline void finishWork(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+// The end of work unit `w`: its partial stored and counted in; the last split of the tile sums
+// all of them and stores C. `flag` is a shared-memory word.
+__device__ inline void finishWork(float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                   const Schedule& sc, const Work& w, TileCoord tc, int group,
                                   uint32_t flag) {
-    (void)sc;
-    (void)flag;
-    storePartials(acc, p, tc, group, w.split);
+    // Each CTA of a cluster has its own tile of the unit.
+    const int64_t tile = int64_t(w.index / sc.splits) * kCluster + sc.rankM + kClusterM * sc.rankN;
+    const int t = int(threadIdx.x) - 128;
+    float* const slots = p.partials + tile * sc.splits * kSlotFloats + t;
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+        for (int i = 0; i < kMmaN / 2; ++i) {
+            slots[int64_t(w.split) * kSlotFloats + (s * (kMmaN / 2) + i) * kConsumerThreads] =
+                acc[s][i];
+        }
+    }
+    // Every thread's partial is visible device-wide before the split counts in (the CUDA
+    // programming guide's last-block pattern).
+    __threadfence();
+    consumerBarrier();
+    if (t == 0) {
+        const bool last = countIn(p.counters + tile, p.epoch, sc.splits);
+        asm volatile("st.shared.u32 [%0], %1;" ::"r"(flag), "r"(last ? 1u : 0u) : "memory");
+    }
+    consumerBarrier();
+    uint32_t last;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(last) : "r"(flag) : "memory");
+    // Everyone has read the word before thread 0 may write it for the next unit.
+    consumerBarrier();
+    if (last == 0) {
+        return;
+    }
+    __threadfence();
+    // (P_0 + ... + P_{own-1}) + own, then + P_{own+1} + ... : the left-to-right sum in split
+    // order (addition commutes exactly). L2 reads: the partials were written by other SMs.
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+        for (int i = 0; i < kMmaN / 2; ++i) {
+            const float* const at = slots + (s * (kMmaN / 2) + i) * kConsumerThreads;
+            float sum = acc[s][i];
+            if (w.split > 0) {
+                float before = __ldcg(at);
+                for (int q = 1; q < w.split; ++q) {
+                    before += __ldcg(at + int64_t(q) * kSlotFloats);
+                }
+                sum = before + sum;
+            }
+            for (int q = w.split + 1; q < sc.splits; ++q) {
+                sum += __ldcg(at + int64_t(q) * kSlotFloats);
+            }
+            acc[s][i] = sum;
+        }
+    }
+    storeTile(acc, p, tc, group);
 }

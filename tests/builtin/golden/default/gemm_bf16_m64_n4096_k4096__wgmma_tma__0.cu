@@ -49,10 +49,6 @@ constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
 // Blocks sharing one output tile along K (wgmma/splitk.cu).
 constexpr int kSplitK = 2;
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
-// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
-constexpr bool kStreamK = false;
-static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
-              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 240;
 
@@ -88,7 +84,7 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr uint32_t kFlagBytes = kStreamK ? 16 : 0; // stream-K: "this CTA finishes the tile"
+constexpr uint32_t kFlagBytes = 16; // split-K: "this CTA finishes the tile"
 constexpr size_t kSmemBytes =
     1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
@@ -117,8 +113,10 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
-    float* partials; // `splits` fp32 slices of M x N in the workspace
-    int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
+    float* partials;              // fp32 tiles in the workspace, one per work unit
+    unsigned long long* counters; // one per tile: the launch's epoch << 16 | splits counted in
+    unsigned long long epoch;     // 48 bits, different at every launch
+    int splits;                   // split-K factor of this shape: min(kSplitK, k-blocks)
 };
 
 // Grouped raster over units (a cluster's kClusterM x kClusterN tiles): kGroupUnits unit rows
@@ -532,9 +530,18 @@ __device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
 
 // Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
 // owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
-// at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
-// workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
-// bits on every run whatever order the CTAs finished in.
+// at most kBlocks. The splits of a tile are summed in the kernel, by the last of them to finish:
+// each stores its fp32 partial in fragment order (accumulator i of consumer thread t at
+// i * threads + t: coalesced, no layout) into its own slot of the workspace and counts itself in
+// on the tile's counter; the last to arrive adds the partials in split order, its own registers
+// in its place, and stores C. The sum has the same order whichever split arrives last, so C has
+// the same bits on every run; no CTA waits for another, so nothing depends on which CTAs are
+// resident; and no second kernel reads the partials back from memory (the reduction kernel this
+// replaced cost about 2 us a launch). The counters carry the launch's epoch (Problem::epoch), so
+// the workspace needs no clearing.
+constexpr int kConsumerThreads = kConsumerGroups * 128;
+constexpr int kSlotFloats = kConsumerThreads * kSlices * (kMmaN / 2); // one tile of fp32
+
 // Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks. The
 // CTAs of a cluster take the same units, so they multicast the same k-blocks.
 struct Work {
@@ -564,74 +571,80 @@ __device__ inline Work nextWork(const Schedule& sc, const Work& w) {
     return work(sc, w.index + sc.stride);
 }
 
-__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
-                                     TileCoord tc, int group, int split) {
-    if constexpr (kSwap) {
-        float* const slice = p.partials + int64_t(split) * p.m * p.n;
-        forEachSwapped(acc, p, tc, group,
-                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
-        return;
-    }
-    const int warp = (threadIdx.x / 32) % 4;
-    const int lane = threadIdx.x % 32;
-    const int sliceBase = group * kSlices;
-    const int colBase = tc.n * kTileN + 2 * (lane % 4);
-    float* slice = p.partials + int64_t(split) * p.m * p.n;
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-        const int row = tc.m * kTileM + (sliceBase + s) * 64 + warp * 16 + lane / 4;
-        float* rowLo = slice + int64_t(row) * p.n;
-        float* rowHi = rowLo + 8 * int64_t(p.n);
-        const bool loIn = row < p.m;
-        const bool hiIn = row + 8 < p.m;
-#pragma unroll
-        for (int j = 0; j < kTileN / 8; ++j) {
-            const int col = colBase + 8 * j;
-            if (col < p.n) {
-                if (loIn) {
-                    *reinterpret_cast<float2*>(rowLo + col) =
-                        make_float2(acc[s][4 * j], acc[s][4 * j + 1]);
-                }
-                if (hiIn) {
-                    *reinterpret_cast<float2*>(rowHi + col) =
-                        make_float2(acc[s][4 * j + 2], acc[s][4 * j + 3]);
-                }
-            }
+// The consumer warpgroups' own barrier (the producer warpgroup runs its loop meanwhile).
+__device__ inline void consumerBarrier() {
+    asm volatile("bar.sync 6, %0;" ::"n"(kConsumerThreads) : "memory");
+}
+
+// Counts this split in on the tile's counter; true when it is the last of `splits`.
+__device__ inline bool countIn(unsigned long long* counter, unsigned long long epoch, int splits) {
+    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
+    for (;;) {
+        const unsigned long long next = (seen >> 16) == epoch ? seen + 1 : (epoch << 16) | 1;
+        const unsigned long long before = atomicCAS(counter, seen, next);
+        if (before == seen) {
+            return int(next & 0xFFFF) == splits;
         }
+        seen = before;
     }
 }
 
-// C = alpha * (slice 0 + slice 1 + ... in order) + beta * C, four elements a thread (N is a
-// multiple of 8, so four consecutive elements never straddle a row). Launched as a programmatic
-// dependent of gemmKernel: its blocks start while the GEMM drains and wait for it to finish
-// (griddepcontrol.wait), so the second kernel costs no launch gap.
-__global__ void __launch_bounds__(256) reduceSplits(Problem p) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    const int64_t elements = int64_t(p.m) * p.n;
-    for (int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4; first < elements;
-         first += int64_t(gridDim.x) * blockDim.x * 4) {
-        float4 sum = *reinterpret_cast<const float4*>(p.partials + first);
-        for (int s = 1; s < p.splits; ++s) {
-            const float4 q = *reinterpret_cast<const float4*>(p.partials + s * elements + first);
-            sum.x += q.x;
-            sum.y += q.y;
-            sum.z += q.z;
-            sum.w += q.w;
-        }
-        const int64_t row = first / p.n;
-        const int col = int(first - row * p.n);
-        OutT* out = p.c + row * p.ldc + col;
-        storePair(out, sum.x, sum.y, p);
-        storePair(out + 2, sum.z, sum.w, p);
-    }
-}
-
-__device__ inline void finishWork(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+// The end of work unit `w`: its partial stored and counted in; the last split of the tile sums
+// all of them and stores C. `flag` is a shared-memory word.
+__device__ inline void finishWork(float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                   const Schedule& sc, const Work& w, TileCoord tc, int group,
                                   uint32_t flag) {
-    (void)sc;
-    (void)flag;
-    storePartials(acc, p, tc, group, w.split);
+    // Each CTA of a cluster has its own tile of the unit.
+    const int64_t tile = int64_t(w.index / sc.splits) * kCluster + sc.rankM + kClusterM * sc.rankN;
+    const int t = int(threadIdx.x) - 128;
+    float* const slots = p.partials + tile * sc.splits * kSlotFloats + t;
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+        for (int i = 0; i < kMmaN / 2; ++i) {
+            slots[int64_t(w.split) * kSlotFloats + (s * (kMmaN / 2) + i) * kConsumerThreads] =
+                acc[s][i];
+        }
+    }
+    // Every thread's partial is visible device-wide before the split counts in (the CUDA
+    // programming guide's last-block pattern).
+    __threadfence();
+    consumerBarrier();
+    if (t == 0) {
+        const bool last = countIn(p.counters + tile, p.epoch, sc.splits);
+        asm volatile("st.shared.u32 [%0], %1;" ::"r"(flag), "r"(last ? 1u : 0u) : "memory");
+    }
+    consumerBarrier();
+    uint32_t last;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(last) : "r"(flag) : "memory");
+    // Everyone has read the word before thread 0 may write it for the next unit.
+    consumerBarrier();
+    if (last == 0) {
+        return;
+    }
+    __threadfence();
+    // (P_0 + ... + P_{own-1}) + own, then + P_{own+1} + ... : the left-to-right sum in split
+    // order (addition commutes exactly). L2 reads: the partials were written by other SMs.
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+        for (int i = 0; i < kMmaN / 2; ++i) {
+            const float* const at = slots + (s * (kMmaN / 2) + i) * kConsumerThreads;
+            float sum = acc[s][i];
+            if (w.split > 0) {
+                float before = __ldcg(at);
+                for (int q = 1; q < w.split; ++q) {
+                    before += __ldcg(at + int64_t(q) * kSlotFloats);
+                }
+                sum = before + sum;
+            }
+            for (int q = w.split + 1; q < sc.splits; ++q) {
+                sum += __ldcg(at + int64_t(q) * kSlotFloats);
+            }
+            acc[s][i] = sum;
+        }
+    }
+    storeTile(acc, p, tc, group);
 }
 
 
@@ -784,8 +797,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncthreads();
     }
 
-    // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
         if (threadIdx.x == 0) {
@@ -835,10 +846,35 @@ int encodeMap(const KevolveServices* services, CUtensorMap* map, CUtensorMapData
 
 } // namespace
 
-// Split-K partials: kSplitK fp32 slices of M x N.
+// Split-K: a counter per tile (a 256-byte aligned block), then one fp32 tile per work unit.
+static uint64_t splitTiles(const KevolveArgs* args) {
+    const int64_t clusterRows = int64_t(kTileM) * kClusterM;
+    const int64_t clusterCols = int64_t(kTileN) * kClusterN;
+    return uint64_t((KEVOLVE_GEMM_M(args) + clusterRows - 1) / clusterRows) *
+           uint64_t((KEVOLVE_GEMM_N(args) + clusterCols - 1) / clusterCols) * kCluster;
+}
+
+static uint64_t splitCounterBytes(const KevolveArgs* args) {
+    return (splitTiles(args) * sizeof(unsigned long long) + 255) / 256 * 256;
+}
+
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
-    return uint64_t(kSplitK) * uint64_t(KEVOLVE_GEMM_M(args)) * uint64_t(KEVOLVE_GEMM_N(args)) *
-           sizeof(float);
+    return splitCounterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
+}
+
+// The launch's epoch: a counter from a per-process start (the address of a static, which ASLR
+// places differently in every process), 48 bits, never 0. A counter left in the workspace by an
+// earlier launch, or any other content, carries another epoch and counts as empty.
+static unsigned long long nextEpoch() {
+    static unsigned long long epoch = 0;
+    if (epoch == 0) {
+        epoch = (reinterpret_cast<uintptr_t>(&epoch) * 0x9E3779B97F4A7C15ull) >> 16;
+    }
+    epoch = (epoch + 1) & ((1ull << 48) - 1);
+    if (epoch == 0) {
+        epoch = 1;
+    }
+    return epoch;
 }
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream) {
@@ -897,7 +933,10 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
         return kWorkspace;
     }
-    p.partials = static_cast<float*>(args->workspace);
+    p.counters = static_cast<unsigned long long*>(args->workspace);
+    p.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(args->workspace) +
+                                          splitCounterBytes(args));
+    p.epoch = nextEpoch();
 
     // Persistent grid: at most one CTA per SM; each cluster walks units (kClusterM x kClusterN
     // tiles) gridDim.x / kCluster apart.
@@ -936,33 +975,12 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if constexpr (kStreamK) {
-        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
-        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
-        clusters = iterations < clusters ? iterations : clusters;
-    } else {
-        if (units < clusters) {
-            clusters = units;
-        }
-        const int64_t rounds = (units + clusters - 1) / clusters;
-        clusters = (units + rounds - 1) / rounds;
+    if (units < clusters) {
+        clusters = units;
     }
+    const int64_t rounds = (units + clusters - 1) / clusters;
+    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
-    if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {
-        return kLaunch;
-    }
-    // The reduction as a programmatic dependent launch (reduceSplits waits for the GEMM).
-    cudaLaunchConfig_t reduce = {};
-    const int64_t quads = m * n / 4;
-    const int64_t maxBlocks = 8 * (args->device.sm_count > 0 ? args->device.sm_count : 1);
-    const int64_t blocks = (quads + 255) / 256;
-    reduce.gridDim = dim3(unsigned(blocks < maxBlocks ? blocks : maxBlocks));
-    reduce.blockDim = dim3(256);
-    reduce.stream = stream;
-    cudaLaunchAttribute dependent;
-    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    dependent.val.programmaticStreamSerializationAllowed = 1;
-    reduce.attrs = &dependent;
-    reduce.numAttrs = 1;
-    return cudaLaunchKernelEx(&reduce, reduceSplits, p) == cudaSuccess ? 0 : kLaunch;
+    return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
+                                                                                      : kLaunch;
 }

@@ -504,15 +504,15 @@ private slots:
         QVERIFY(split.contains(u"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"_s));
         QVERIFY(split.contains(u"kevolve_workspace_bytes"_s));
         // The last split of a tile to count in sums the partials, in split order, in the kernel.
-        QVERIFY(split.contains(u"countIn(p.counters + tile, p.epoch, sc.splits)"_s));
-        QVERIFY(split.contains(u"for (int q = w.split + 1; q < sc.splits; ++q)"_s));
+        QVERIFY(split.contains(u"storeAndCountIn(acc, slots + int64_t(w.split) * kSlotFloats"_s));
+        QVERIFY(split.contains(u"sumPartials(acc, sc.splits"_s));
         QVERIFY(!split.contains(u"reduceSplits"_s));
         QVERIFY(!split.contains(u"atomicAdd"_s)); // no sum in arrival order
         QCOMPARE(split.count(u"#error"_s), 1);    // the sm_90a guard only
         s.splitK = 1;
         const QString whole = f.generate(s, t);
         QVERIFY(!whole.contains(u"kSplitK"_s));
-        QVERIFY(!whole.contains(u"countIn"_s));
+        QVERIFY(!whole.contains(u"storeAndCountIn"_s));
         QVERIFY(!whole.contains(u"kevolve_workspace_bytes"_s));
 
         // Split-K stores partials from registers: not with TMA stores or ping-pong.

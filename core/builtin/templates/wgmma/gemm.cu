@@ -2,8 +2,9 @@ ${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comm
 ${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER_M/N, PING_PONG, TMA_STORE, SWAP, TMAP_TYPE,}
 ${# TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
 ${# ABI_A/B/C, WGMMA_TILE (wgmma/wgmma_tile.cu), SWAPPED_EPILOGUE (wgmma/swapped_epilogue.cu),}
-${# EPILOGUE (wgmma/epilogue.cu), SPLIT and SPLIT_K_CODE (wgmma/splitk.cu).}
-${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set).}
+${# EPILOGUE (wgmma/epilogue.cu), SPLIT, STREAM_K_ON and PARTIALS_CODE (wgmma/fixup.cu and}
+${# wgmma/splitk.cu or wgmma/streamk.cu). Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1),}
+${# STREAM_K, PARTIALS (either: units that cover part of a tile's k-blocks).}
 #include <kevolve/abi.h>
 
 #include <cuda_fp16.h>
@@ -54,6 +55,10 @@ ${if SPLIT_K}
 constexpr int kSplitK = ${SPLIT};
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
 ${endif}
+// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
+constexpr bool kStreamK = ${STREAM_K_ON};
+static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
+              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = ${PRODUCER_REGS};
 constexpr int kConsumerRegs = ${CONSUMER_REGS};
 
@@ -89,8 +94,8 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-${if SPLIT_K}
-constexpr uint32_t kFlagBytes = 16; // split-K: "this CTA finishes the tile"
+${if PARTIALS}
+constexpr uint32_t kFlagBytes = 16; // split-K, stream-K: "this CTA finishes the tile"
 ${else}
 constexpr uint32_t kFlagBytes = 0;
 ${endif}
@@ -122,11 +127,13 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
-${if SPLIT_K}
-    float* partials;              // fp32 tiles in the workspace, one per work unit
-    unsigned long long* counters; // one per tile: the launch's epoch << 16 | splits counted in
+${if PARTIALS}
+    float* partials;              // fp32 tiles in the workspace (wgmma/fixup.cu)
+    unsigned long long* counters; // one per tile: the launch's epoch << 16 | units counted in
     unsigned long long epoch;     // 48 bits, different at every launch
-    int splits;                   // split-K factor of this shape: min(kSplitK, k-blocks)
+${endif}
+${if SPLIT_K}
+    int splits; // split-K factor of this shape: min(kSplitK, k-blocks)
 ${endif}
 };
 
@@ -320,9 +327,9 @@ ${endif}
 __device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
     return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
 }
-${if SPLIT_K}
+${if PARTIALS}
 
-${SPLIT_K_CODE}
+${PARTIALS_CODE}
 ${endif}
 
 __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
@@ -338,7 +345,7 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
         maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
     }
     uint32_t it = 0;
-${if SPLIT_K}
+${if PARTIALS}
     for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
         const TileCoord tile = tileOf(sc, w.unit);
         for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
@@ -406,7 +413,7 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     constexpr uint32_t kStepB = kSwap ? 32 : 2048;
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
-${if SPLIT_K}
+${if PARTIALS}
     // The ring position carries over from unit to unit: their k-blocks differ.
     uint32_t ring = 0;
     (void)firstTile;
@@ -427,7 +434,7 @@ ${else}
             }
         }
 ${endif}
-${if SPLIT_K}
+${if PARTIALS}
         for (int kb = kBegin; kb < kEnd; ++kb, ++it) {
 ${else}
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
@@ -445,7 +452,7 @@ ${endif}
 #pragma unroll
                 for (int s = 0; s < kSlices; ++s) {
                     wgmmaTile(acc[s], da + ((s * kSliceA + kk * kStepA) >> 4), db + ((kk * kStepB) >> 4),
-${if SPLIT_K}
+${if PARTIALS}
                               (kb > kBegin || kk > 0) ? 1 : 0);
 ${else}
                               (kb > 0 || kk > 0) ? 1 : 0);
@@ -456,7 +463,7 @@ ${endif}
             // Keep this block's MMAs in flight; the previous block's are done, so its slot goes
             // back to the producer(s) (one arrival per consumer warp and CTA).
             wgmmaWait<1>();
-${if SPLIT_K}
+${if PARTIALS}
             if (kb > kBegin) {
 ${else}
             if (kb > 0) {
@@ -464,7 +471,7 @@ ${endif}
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
-${if !SPLIT_K}
+${if !PARTIALS}
         if constexpr (kPingPong) {
             // The other warpgroup's next tile may start issuing; only passed when it exists, so
             // every arrival meets a wait.
@@ -475,7 +482,7 @@ ${if !SPLIT_K}
 ${endif}
         wgmmaWait<0>();
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
-${if SPLIT_K}
+${if PARTIALS}
         ring = it;
         finishWork(acc, p, sc, w, tc, group, emptyBars + 8 * kStages);
 ${else}
@@ -552,7 +559,7 @@ enum LaunchError {
     kLaunch = 6,
     kTensorMapC = 7,
     kNoClusterFits = 8,
-${if SPLIT_K}
+${if PARTIALS}
     kWorkspace = 9,
 ${endif}
 };
@@ -581,13 +588,30 @@ static uint64_t splitTiles(const KevolveArgs* args) {
            uint64_t((KEVOLVE_GEMM_N(args) + clusterCols - 1) / clusterCols) * kCluster;
 }
 
-static uint64_t splitCounterBytes(const KevolveArgs* args) {
+static uint64_t counterBytes(const KevolveArgs* args) {
     return (splitTiles(args) * sizeof(unsigned long long) + 255) / 256 * 256;
 }
 
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
-    return splitCounterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
+    return counterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
 }
+${endif}
+${if STREAM_K}
+
+// Stream-K: a counter per tile (a 256-byte aligned block), then two fp32 tiles per CTA, at most
+// one CTA per SM.
+static uint64_t counterBytes(const KevolveArgs* args) {
+    const uint64_t tiles = uint64_t((KEVOLVE_GEMM_M(args) + kTileM - 1) / kTileM) *
+                           uint64_t((KEVOLVE_GEMM_N(args) + kTileN - 1) / kTileN);
+    return (tiles * sizeof(unsigned long long) + 255) / 256 * 256;
+}
+
+extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
+    const uint64_t sms = args->device.sm_count > 0 ? uint64_t(args->device.sm_count) : 1;
+    return counterBytes(args) + 2 * sms * kSlotFloats * sizeof(float);
+}
+${endif}
+${if PARTIALS}
 
 // The launch's epoch: a counter from a per-process start (the address of a static, which ASLR
 // places differently in every process), 48 bits, never 0. A counter left in the workspace by an
@@ -659,12 +683,14 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
 ${if SPLIT_K}
     const int64_t kBlocks = (k + kTileK - 1) / kTileK;
     p.splits = int(kBlocks < kSplitK ? kBlocks : kSplitK);
+${endif}
+${if PARTIALS}
     if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
         return kWorkspace;
     }
     p.counters = static_cast<unsigned long long*>(args->workspace);
     p.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(args->workspace) +
-                                          splitCounterBytes(args));
+                                          counterBytes(args));
     p.epoch = nextEpoch();
 ${endif}
 
@@ -709,11 +735,17 @@ ${endif}
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if (units < clusters) {
-        clusters = units;
+    if constexpr (kStreamK) {
+        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
+        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
+        clusters = iterations < clusters ? iterations : clusters;
+    } else {
+        if (units < clusters) {
+            clusters = units;
+        }
+        const int64_t rounds = (units + clusters - 1) / clusters;
+        clusters = (units + rounds - 1) / rounds;
     }
-    const int64_t rounds = (units + clusters - 1) / clusters;
-    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
     return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
                                                                                       : kLaunch;

@@ -48,6 +48,10 @@ constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
 // Blocks sharing one output tile along K (wgmma/splitk.cu).
 constexpr int kSplitK = 3;
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
+// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
+constexpr bool kStreamK = false;
+static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
+              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 240;
 
@@ -83,7 +87,7 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr uint32_t kFlagBytes = 16; // split-K: "this CTA finishes the tile"
+constexpr uint32_t kFlagBytes = 16; // split-K, stream-K: "this CTA finishes the tile"
 constexpr size_t kSmemBytes =
     1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
@@ -112,10 +116,10 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
-    float* partials;              // fp32 tiles in the workspace, one per work unit
-    unsigned long long* counters; // one per tile: the launch's epoch << 16 | splits counted in
+    float* partials;              // fp32 tiles in the workspace (wgmma/fixup.cu)
+    unsigned long long* counters; // one per tile: the launch's epoch << 16 | units counted in
     unsigned long long epoch;     // 48 bits, different at every launch
-    int splits;                   // split-K factor of this shape: min(kSplitK, k-blocks)
+    int splits; // split-K factor of this shape: min(kSplitK, k-blocks)
 };
 
 // Grouped raster over units (a cluster's kClusterM x kClusterN tiles): kGroupUnits unit rows
@@ -536,19 +540,101 @@ __device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
     return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
 }
 
-// Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
-// owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
-// at most kBlocks. The splits of a tile are summed in the kernel, by the last of them to finish:
-// each stores its fp32 partial in fragment order (accumulator i of consumer thread t at
-// i * threads + t: coalesced, no layout) into its own slot of the workspace and counts itself in
-// on the tile's counter; the last to arrive adds the partials in split order, its own registers
-// in its place, and stores C. The sum has the same order whichever split arrives last, so C has
-// the same bits on every run; no CTA waits for another, so nothing depends on which CTAs are
-// resident; and no second kernel reads the partials back from memory (the reduction kernel this
-// replaced cost about 2 us a launch). The counters carry the launch's epoch (Problem::epoch), so
-// the workspace needs no clearing.
+// A tile whose k-blocks are shared by several work units is summed in the kernel, by the last of
+// them to finish: each stores its fp32 partial in fragment order (accumulator i of consumer
+// thread t at i * threads + t: coalesced, no layout) into its own slot of the workspace and
+// counts itself in on the tile's counter; the last to arrive reads every partial back, its own
+// too, adds them left to right in the units' order and stores C. The sum has the same order
+// whoever finishes last, so C has the same bits on every run; no CTA waits for another, so
+// nothing depends on which CTAs are resident; no second kernel reads the partials back from
+// memory. The counters carry the launch's epoch (Problem::epoch), so the workspace needs no
+// clearing.
 constexpr int kConsumerThreads = kConsumerGroups * 128;
 constexpr int kSlotFloats = kConsumerThreads * kSlices * (kMmaN / 2); // one tile of fp32
+
+// The consumer warpgroups' own barrier (the producer warpgroup runs its loop meanwhile).
+__device__ inline void consumerBarrier() {
+    asm volatile("bar.sync 6, %0;" ::"n"(kConsumerThreads) : "memory");
+}
+
+// Counts a unit in on the tile's counter; true when it is the last of `units`.
+__device__ inline bool countIn(unsigned long long* counter, unsigned long long epoch, int units) {
+    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
+    for (;;) {
+        const unsigned long long next = (seen >> 16) == epoch ? seen + 1 : (epoch << 16) | 1;
+        const unsigned long long before = atomicCAS(counter, seen, next);
+        if (before == seen) {
+            return int(next & 0xFFFF) == units;
+        }
+        seen = before;
+    }
+}
+
+// Stores this unit's partial into `slot` (this thread's first float) and counts it in on
+// `counter`; true in every consumer thread of the CTA that is the last of `units`. `flag` is a
+// shared-memory word.
+__device__ inline bool storeAndCountIn(const float (&acc)[kSlices][kMmaN / 2], float* slot,
+                                       unsigned long long* counter, unsigned long long epoch,
+                                       int units, uint32_t flag) {
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+        for (int i = 0; i < kMmaN / 2; ++i) {
+            slot[(s * (kMmaN / 2) + i) * kConsumerThreads] = acc[s][i];
+        }
+    }
+    // Every thread's partial is visible device-wide before the unit counts in (the CUDA
+    // programming guide's last-block pattern).
+    __threadfence();
+    consumerBarrier();
+    if (threadIdx.x == 128) {
+        const bool last = countIn(counter, epoch, units);
+        asm volatile("st.shared.u32 [%0], %1;" ::"r"(flag), "r"(last ? 1u : 0u) : "memory");
+    }
+    consumerBarrier();
+    uint32_t last;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(last) : "r"(flag) : "memory");
+    // Everyone has read the word before thread 128 may write it for the next unit.
+    consumerBarrier();
+    if (last != 0) {
+        __threadfence();
+    }
+    return last != 0;
+}
+
+// acc = partial(0) + partial(1) + ... + partial(units - 1), left to right, where partial(q) is
+// the slot slotOf(q) returns (this thread's first float). The loads of one partial are
+// independent and unrolled, so they are in flight together (a loop per element waited for each
+// load in turn and cost 2-5x the kernel on the H200, session 11); __ldcg reads L2, where other
+// SMs wrote.
+template <typename SlotOf>
+__device__ inline void sumPartials(float (&acc)[kSlices][kMmaN / 2], int units, SlotOf slotOf) {
+    // The first partial lands in the accumulators themselves (their values are stored), so no
+    // register is needed besides the loads in flight.
+    const float* const first = slotOf(0);
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+        for (int i = 0; i < kMmaN / 2; ++i) {
+            acc[s][i] = __ldcg(first + (s * (kMmaN / 2) + i) * kConsumerThreads);
+        }
+    }
+    for (int q = 1; q < units; ++q) {
+        const float* const slot = slotOf(q);
+#pragma unroll
+        for (int s = 0; s < kSlices; ++s) {
+#pragma unroll
+            for (int i = 0; i < kMmaN / 2; ++i) {
+                acc[s][i] += __ldcg(slot + (s * (kMmaN / 2) + i) * kConsumerThreads);
+            }
+        }
+    }
+}
+
+// Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
+// owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
+// at most kBlocks. The splits of a tile are summed by the last to finish (wgmma/fixup.cu), in
+// split order; this replaced a second reduction kernel (about 2 us a launch).
 
 // Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks. The
 // CTAs of a cluster take the same units, so they multicast the same k-blocks.
@@ -579,24 +665,6 @@ __device__ inline Work nextWork(const Schedule& sc, const Work& w) {
     return work(sc, w.index + sc.stride);
 }
 
-// The consumer warpgroups' own barrier (the producer warpgroup runs its loop meanwhile).
-__device__ inline void consumerBarrier() {
-    asm volatile("bar.sync 6, %0;" ::"n"(kConsumerThreads) : "memory");
-}
-
-// Counts this split in on the tile's counter; true when it is the last of `splits`.
-__device__ inline bool countIn(unsigned long long* counter, unsigned long long epoch, int splits) {
-    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
-    for (;;) {
-        const unsigned long long next = (seen >> 16) == epoch ? seen + 1 : (epoch << 16) | 1;
-        const unsigned long long before = atomicCAS(counter, seen, next);
-        if (before == seen) {
-            return int(next & 0xFFFF) == splits;
-        }
-        seen = before;
-    }
-}
-
 // The end of work unit `w`: its partial stored and counted in; the last split of the tile sums
 // all of them and stores C. `flag` is a shared-memory word.
 __device__ inline void finishWork(float (&acc)[kSlices][kMmaN / 2], const Problem& p,
@@ -604,55 +672,12 @@ __device__ inline void finishWork(float (&acc)[kSlices][kMmaN / 2], const Proble
                                   uint32_t flag) {
     // Each CTA of a cluster has its own tile of the unit.
     const int64_t tile = int64_t(w.index / sc.splits) * kCluster + sc.rankM + kClusterM * sc.rankN;
-    const int t = int(threadIdx.x) - 128;
-    float* const slots = p.partials + tile * sc.splits * kSlotFloats + t;
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-#pragma unroll
-        for (int i = 0; i < kMmaN / 2; ++i) {
-            slots[int64_t(w.split) * kSlotFloats + (s * (kMmaN / 2) + i) * kConsumerThreads] =
-                acc[s][i];
-        }
+    float* const slots = p.partials + tile * sc.splits * kSlotFloats + (int(threadIdx.x) - 128);
+    if (storeAndCountIn(acc, slots + int64_t(w.split) * kSlotFloats, p.counters + tile, p.epoch,
+                        sc.splits, flag)) {
+        sumPartials(acc, sc.splits, [&](int q) { return slots + int64_t(q) * kSlotFloats; });
+        storeTile(acc, p, tc, group);
     }
-    // Every thread's partial is visible device-wide before the split counts in (the CUDA
-    // programming guide's last-block pattern).
-    __threadfence();
-    consumerBarrier();
-    if (t == 0) {
-        const bool last = countIn(p.counters + tile, p.epoch, sc.splits);
-        asm volatile("st.shared.u32 [%0], %1;" ::"r"(flag), "r"(last ? 1u : 0u) : "memory");
-    }
-    consumerBarrier();
-    uint32_t last;
-    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(last) : "r"(flag) : "memory");
-    // Everyone has read the word before thread 0 may write it for the next unit.
-    consumerBarrier();
-    if (last == 0) {
-        return;
-    }
-    __threadfence();
-    // (P_0 + ... + P_{own-1}) + own, then + P_{own+1} + ... : the left-to-right sum in split
-    // order (addition commutes exactly). L2 reads: the partials were written by other SMs.
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-#pragma unroll
-        for (int i = 0; i < kMmaN / 2; ++i) {
-            const float* const at = slots + (s * (kMmaN / 2) + i) * kConsumerThreads;
-            float sum = acc[s][i];
-            if (w.split > 0) {
-                float before = __ldcg(at);
-                for (int q = 1; q < w.split; ++q) {
-                    before += __ldcg(at + int64_t(q) * kSlotFloats);
-                }
-                sum = before + sum;
-            }
-            for (int q = w.split + 1; q < sc.splits; ++q) {
-                sum += __ldcg(at + int64_t(q) * kSlotFloats);
-            }
-            acc[s][i] = sum;
-        }
-    }
-    storeTile(acc, p, tc, group);
 }
 
 
@@ -862,12 +887,12 @@ static uint64_t splitTiles(const KevolveArgs* args) {
            uint64_t((KEVOLVE_GEMM_N(args) + clusterCols - 1) / clusterCols) * kCluster;
 }
 
-static uint64_t splitCounterBytes(const KevolveArgs* args) {
+static uint64_t counterBytes(const KevolveArgs* args) {
     return (splitTiles(args) * sizeof(unsigned long long) + 255) / 256 * 256;
 }
 
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
-    return splitCounterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
+    return counterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
 }
 
 // The launch's epoch: a counter from a per-process start (the address of a static, which ASLR
@@ -943,7 +968,7 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     }
     p.counters = static_cast<unsigned long long*>(args->workspace);
     p.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(args->workspace) +
-                                          splitCounterBytes(args));
+                                          counterBytes(args));
     p.epoch = nextEpoch();
 
     // Persistent grid: at most one CTA per SM; each cluster walks units (kClusterM x kClusterN
@@ -983,11 +1008,17 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if (units < clusters) {
-        clusters = units;
+    if constexpr (kStreamK) {
+        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
+        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
+        clusters = iterations < clusters ? iterations : clusters;
+    } else {
+        if (units < clusters) {
+            clusters = units;
+        }
+        const int64_t rounds = (units + clusters - 1) / clusters;
+        clusters = (units + rounds - 1) / rounds;
     }
-    const int64_t rounds = (units + clusters - 1) / clusters;
-    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
     return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
                                                                                       : kLaunch;

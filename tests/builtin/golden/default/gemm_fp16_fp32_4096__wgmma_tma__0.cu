@@ -45,6 +45,10 @@ constexpr bool kSwap = false;
 constexpr int kMmaN = kSwap ? kTileM : kTileN; // the wgmma N
 constexpr int kGroupM = 16; // tile rows per raster group
 constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
+// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
+constexpr bool kStreamK = false;
+static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
+              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 
@@ -837,11 +841,17 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if (units < clusters) {
-        clusters = units;
+    if constexpr (kStreamK) {
+        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
+        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
+        clusters = iterations < clusters ? iterations : clusters;
+    } else {
+        if (units < clusters) {
+            clusters = units;
+        }
+        const int64_t rounds = (units + clusters - 1) / clusters;
+        clusters = (units + rounds - 1) / rounds;
     }
-    const int64_t rounds = (units + clusters - 1) / clusters;
-    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
     return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
                                                                                       : kLaunch;

@@ -112,7 +112,6 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.pingPong =
         strategy.params.value(QLatin1String("schedule")).toString() == QLatin1String("pingpong");
     p.splitK = strategy.splitK;
-    p.streamK = strategy.params.value(QLatin1String("stream_k")).toBool(false);
     const int swapRows = strategy.params.value(QLatin1String("swap_rows")).toInt(0);
     if (swapRows > 0) {
         p.swapped = true;
@@ -145,8 +144,6 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.params.insert(QStringLiteral("schedule"),
                            pingPong ? QStringLiteral("pingpong") : QStringLiteral("cooperative"));
     strategy.params.insert(QStringLiteral("swap_rows"), swapped ? blockM : 0);
-    strategy.params.insert(QStringLiteral("stream_k"), streamK);
-
 }
 
 qint64 WgmmaParams::smemBytes() const {
@@ -154,24 +151,7 @@ qint64 WgmmaParams::smemBytes() const {
     const qint64 loadedN = 64 * ((qint64(blockN) + 63) / 64);
     const qint64 stage = qint64(aRowsLoaded()) * kBlockK * 2 + qint64(kBlockK) * loadedN * 2;
     const qint64 staging = tmaStore ? qint64(consumerWarpgroups) * 2 * kCBoxBytes : 0;
-    const qint64 flag = splitK > 1 || streamK ? 16 : 0; // the finishing CTA's word
-    return 1024 + stage * stages + staging + kBarrierBytes * stages + flag;
-}
-
-qint64 WgmmaParams::workspaceBytes(qint64 m, qint64 n, qint64 sms) const {
-    if (streamK) {
-        const qint64 tiles = ((m + blockM - 1) / blockM) * ((n + blockN - 1) / blockN);
-        return (tiles * 8 + 255) / 256 * 256 + 2 * std::max<qint64>(1, sms) * blockM * blockN * 4;
-    }
-    if (splitK <= 1)
-        return 0;
-    // templates/wgmma/gemm.cu's kevolve_workspace_bytes: a counter per tile (a 256-byte block),
-    // one fp32 tile per split of each.
-    const qint64 clusterRows = qint64(blockM) * clusterM;
-    const qint64 clusterCols = qint64(blockN) * clusterN;
-    const qint64 tiles = ((m + clusterRows - 1) / clusterRows) *
-                         ((n + clusterCols - 1) / clusterCols) * clusterM * clusterN;
-    return (tiles * 8 + 255) / 256 * 256 + tiles * splitK * qint64(blockM) * blockN * 4;
+    return 1024 + stage * stages + staging + kBarrierBytes * stages;
 }
 
 QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
@@ -236,10 +216,6 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
         problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
                         QStringLiteral(" needs the cooperative schedule and the direct epilogue "
                                        "(the partials are stored from registers)");
-    if (params.streamK && (params.splitK > 1 || params.pingPong || params.tmaStore ||
-                           params.clusterM * params.clusterN > 1))
-        problems << QStringLiteral("stream_k: stream-K needs splitK 1, the cooperative schedule, "
-                                   "the direct epilogue and no cluster");
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
     if (!params.swapped && (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2))
         problems << QStringLiteral("blockM: ") + QString::number(params.blockM) +
@@ -355,10 +331,6 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"MMA_TYPE"_s, task.a == u"bf16" ? u"bf16"_s : u"f16"_s)
         .set(u"SPLIT"_s, params.splitK)
         .flag(u"SPLIT_K"_s, params.splitK > 1)
-        .flag(u"STREAM_K"_s, params.streamK)
-        .set(u"STREAM_K_ON"_s, params.streamK ? u"true"_s : u"false"_s)
-        .flag(u"PARTIALS"_s, params.splitK > 1 || params.streamK)
-
         // Stores two adjacent columns of C, applying alpha and beta, to global memory (direct
         // epilogue) or to a staging buffer (TMA-store epilogue); one file per type of C.
         .set(u"STORE_PAIR"_s,
@@ -371,13 +343,8 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"SWAPPED_EPILOGUE"_s,
              cudatemplates::render(u"wgmma/swapped_epilogue.cu"_s, TemplateValues()))
         .set(u"EPILOGUE"_s, cudatemplates::render(u"wgmma/epilogue.cu"_s, TemplateValues()))
-        .set(u"PARTIALS_CODE"_s,
-             params.splitK > 1 || params.streamK
-                 ? cudatemplates::render(u"wgmma/fixup.cu"_s, values) + u'\n' +
-                       cudatemplates::render(params.streamK ? u"wgmma/streamk.cu"_s
-                                                            : u"wgmma/splitk.cu"_s,
-                                             values)
-                 : QString());
+        .set(u"SPLIT_K_CODE"_s,
+             params.splitK > 1 ? cudatemplates::render(u"wgmma/splitk.cu"_s, values) : QString());
     const QString header =
         QStringLiteral("// expect: ok\n// task: ") + task.name +
         QStringLiteral(
@@ -398,8 +365,6 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
                                     QString::number(params.groupM) + QStringLiteral(" tile rows)")
                               : QStringLiteral("row raster")) +
         QStringLiteral(",\n// balanced persistent grid") +
-        (params.streamK ? QStringLiteral(", stream-K (the SMs share all tiles' k-blocks evenly)")
-                        : QString()) +
         (params.splitK > 1 ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
                                  QStringLiteral(" (fp32 partials summed in split order)")
                            : QString()) +
@@ -494,11 +459,6 @@ public:
                                           "in the workspace, summed in split order): fills the "
                                           "SMs when the output has fewer tiles than SMs"),
                            QJsonArray{1, 2, 3, 4, 6, 8, 12, 16}, &Strategy::splitK),
-            paramsParameter(QStringLiteral("stream_k"),
-                            QStringLiteral("stream-K: the SMs share all tiles' k-blocks evenly, "
-                                           "partial tiles summed in a fixed order (for tile "
-                                           "counts that fill the SMs unevenly)"),
-                            QJsonArray{false, true}),
             paramsParameter(QStringLiteral("swap_rows"),
                             QStringLiteral("swapped operands (C computed transposed) with this "
                                            "many rows of C per tile as the wgmma N, 0 for the "
@@ -523,10 +483,6 @@ public:
             strategy.epilogue != QLatin1String("tma_store"))
             problems << QStringLiteral("epilogue: ") + strategy.epilogue +
                             QStringLiteral(" is not direct or tma_store");
-        const QJsonValue streamK = strategy.params.value(QLatin1String("stream_k"));
-        if (!streamK.isUndefined() && !streamK.isBool())
-            problems << QStringLiteral("params.stream_k: ") + jsonBrief(streamK) +
-                            QStringLiteral(" is not true or false");
         // params.swap_rows as written (fromStrategy reads it as an integer): absent or 0 is the
         // normal orientation, else the swapped tile's rows, which block_m must repeat.
         const QJsonValue swap = strategy.params.value(QLatin1String("swap_rows"));
@@ -553,7 +509,7 @@ public:
         r.smemBytesPerBlock = p.smemBytes();
         r.registersPerThread = p.accumulatorsPerThread() + kConsumerOverheadRegs;
         r.blocksPerSm = wgmmaConstraints(p, task, device).isEmpty() ? 1 : 0;
-        r.workspaceBytes = p.workspaceBytes(task.m, task.n, device.smCount);
+        r.workspaceBytes = p.workspaceBytes(task.m, task.n);
         return r;
     }
 

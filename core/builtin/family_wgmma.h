@@ -38,14 +38,9 @@ struct WgmmaParams {
     // warpgroups); cooperative: both split each tile by rows. Strategy::params["schedule"].
     bool pingPong = false;
     // Split-K: blocks sharing one output tile along K, their fp32 partials summed in split order
-    // by the last of them to finish, so C is deterministic. For small-M tasks whose tiles are
-    // fewer than the SMs (templates/wgmma/splitk.cu).
+    // by a second (programmatic dependent) kernel, so C is deterministic. For small-M tasks whose
+    // tiles are fewer than the SMs (templates/wgmma/splitk.cu).
     int splitK = 1;
-    // Stream-K (Strategy::params["stream_k"]): the grid's CTAs, one per SM, share all tiles'
-    // k-blocks evenly; a tile shared by several CTAs is summed in CTA order by the last to finish
-    // its part (templates/wgmma/streamk.cu). For tile counts that fill the SMs unevenly (86 tiles
-    // on 132 SMs). Cooperative, direct epilogue, no cluster, no split-K.
-    bool streamK = false;
     // Swapped operands (Strategy::params["swap_rows"] > 0, then blockM): the MMA computes the
     // tile transposed, so C's rows are the wgmma N (a multiple of 16, 16..256, no padding to
     // 64-row slices) and C's columns are m64 slices of one 64-column B chunk each (blockN = 64 x
@@ -70,9 +65,8 @@ struct WgmmaParams {
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
     // epilogue, the mbarriers and 1 KiB of alignment slack.
     qint64 smemBytes() const;
-    // The ABI workspace for an M x N output on `sms` SMs: split-K's tile counters and one fp32
-    // tile per work unit, stream-K's counters and two tiles per CTA; 0 for neither.
-    qint64 workspaceBytes(qint64 m, qint64 n, qint64 sms) const;
+    // The split-K partials in the ABI workspace for an M x N output (0 without split-K).
+    qint64 workspaceBytes(qint64 m, qint64 n) const { return splitK > 1 ? splitK * m * n * 4 : 0; }
 };
 
 // The k-block of every wgmma_tma tile: one 128-byte swizzle row of fp16/bf16.

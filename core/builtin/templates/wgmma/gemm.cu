@@ -2,9 +2,8 @@ ${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comm
 ${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER_M/N, PING_PONG, TMA_STORE, SWAP, TMAP_TYPE,}
 ${# TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
 ${# ABI_A/B/C, WGMMA_TILE (wgmma/wgmma_tile.cu), SWAPPED_EPILOGUE (wgmma/swapped_epilogue.cu),}
-${# EPILOGUE (wgmma/epilogue.cu), SPLIT, STREAM_K_ON and PARTIALS_CODE (wgmma/fixup.cu and}
-${# wgmma/splitk.cu or wgmma/streamk.cu). Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1),}
-${# STREAM_K, PARTIALS (either: units that cover part of a tile's k-blocks).}
+${# EPILOGUE (wgmma/epilogue.cu), SPLIT and SPLIT_K_CODE (wgmma/splitk.cu).}
+${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set).}
 #include <kevolve/abi.h>
 
 #include <cuda_fp16.h>
@@ -55,10 +54,6 @@ ${if SPLIT_K}
 constexpr int kSplitK = ${SPLIT};
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
 ${endif}
-// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
-constexpr bool kStreamK = ${STREAM_K_ON};
-static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
-              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = ${PRODUCER_REGS};
 constexpr int kConsumerRegs = ${CONSUMER_REGS};
 
@@ -94,13 +89,7 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-${if PARTIALS}
-constexpr uint32_t kFlagBytes = 16; // split-K, stream-K: "this CTA finishes the tile"
-${else}
-constexpr uint32_t kFlagBytes = 0;
-${endif}
-constexpr size_t kSmemBytes =
-    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
+constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
 static_assert(kSmemBytes <= ${SMEM_LIMIT}, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -127,13 +116,9 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
-${if PARTIALS}
-    float* partials;              // fp32 tiles in the workspace (wgmma/fixup.cu)
-    unsigned long long* counters; // one per tile: the launch's epoch << 16 | units counted in
-    unsigned long long epoch;     // 48 bits, different at every launch
-${endif}
 ${if SPLIT_K}
-    int splits; // split-K factor of this shape: min(kSplitK, k-blocks)
+    float* partials; // `splits` fp32 slices of M x N in the workspace
+    int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
 ${endif}
 };
 
@@ -285,7 +270,9 @@ ${WGMMA_TILE}
 ${STORE_PAIR}
 
 ${SWAPPED_EPILOGUE}
-${EPILOGUE}
+${if SPLIT_K}
+${SPLIT_K_CODE}
+${endif}
 struct Schedule {
     int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
     int unitsN; // cluster units per row of units
@@ -327,9 +314,25 @@ ${endif}
 __device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
     return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
 }
-${if PARTIALS}
+${if SPLIT_K}
 
-${PARTIALS_CODE}
+// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks.
+struct Work {
+    TileCoord unit;
+    int split;
+    int kBegin;
+    int kEnd;
+};
+
+__device__ inline Work work(const Schedule& sc, int unit) {
+    Work w;
+    const int tileUnit = unit / sc.splits;
+    w.split = unit - tileUnit * sc.splits;
+    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
+    w.kBegin = w.split * sc.kBlocks / sc.splits;
+    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
+    return w;
+}
 ${endif}
 
 __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
@@ -345,12 +348,12 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
         maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
     }
     uint32_t it = 0;
-${if PARTIALS}
-    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+${if SPLIT_K}
+        const Work w = work(sc, unit);
         const TileCoord tile = tileOf(sc, w.unit);
         for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
 ${else}
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
         const TileCoord tile = tileOf(sc, unitCoord(unit, sc.unitsM, sc.unitsN));
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
 ${endif}
@@ -383,6 +386,7 @@ ${endif}
     }
 }
 
+${EPILOGUE}
 __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
                                uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
     const int group = threadIdx.x / 128 - 1;
@@ -413,12 +417,13 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     constexpr uint32_t kStepB = kSwap ? 32 : 2048;
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
-${if PARTIALS}
-    // The ring position carries over from unit to unit: their k-blocks differ.
+${if SPLIT_K}
+    // The ring position carries over from tile to tile: splits differ in k-blocks by one.
     uint32_t ring = 0;
     (void)firstTile;
     (void)tileStep;
-    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+        const Work w = work(sc, unit);
         const TileCoord tc = tileOf(sc, w.unit);
         uint32_t it = ring;
         const int kBegin = w.kBegin;
@@ -434,7 +439,7 @@ ${else}
             }
         }
 ${endif}
-${if PARTIALS}
+${if SPLIT_K}
         for (int kb = kBegin; kb < kEnd; ++kb, ++it) {
 ${else}
         for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
@@ -452,7 +457,7 @@ ${endif}
 #pragma unroll
                 for (int s = 0; s < kSlices; ++s) {
                     wgmmaTile(acc[s], da + ((s * kSliceA + kk * kStepA) >> 4), db + ((kk * kStepB) >> 4),
-${if PARTIALS}
+${if SPLIT_K}
                               (kb > kBegin || kk > 0) ? 1 : 0);
 ${else}
                               (kb > 0 || kk > 0) ? 1 : 0);
@@ -463,7 +468,7 @@ ${endif}
             // Keep this block's MMAs in flight; the previous block's are done, so its slot goes
             // back to the producer(s) (one arrival per consumer warp and CTA).
             wgmmaWait<1>();
-${if PARTIALS}
+${if SPLIT_K}
             if (kb > kBegin) {
 ${else}
             if (kb > 0) {
@@ -471,7 +476,6 @@ ${endif}
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
-${if !PARTIALS}
         if constexpr (kPingPong) {
             // The other warpgroup's next tile may start issuing; only passed when it exists, so
             // every arrival meets a wait.
@@ -479,12 +483,11 @@ ${if !PARTIALS}
                 passTurn(group);
             }
         }
-${endif}
         wgmmaWait<0>();
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
-${if PARTIALS}
+${if SPLIT_K}
         ring = it;
-        finishWork(acc, p, sc, w, tc, group, emptyBars + 8 * kStages);
+        storePartials(acc, p, tc, group, w.split);
 ${else}
         if constexpr (kTmaStore) {
             storeTileTma(acc, mapC, smemC, p, tc, group);
@@ -528,6 +531,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncthreads();
     }
 
+${if SPLIT_K}
+    // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+${endif}
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
         if (threadIdx.x == 0) {
@@ -559,7 +566,7 @@ enum LaunchError {
     kLaunch = 6,
     kTensorMapC = 7,
     kNoClusterFits = 8,
-${if PARTIALS}
+${if SPLIT_K}
     kWorkspace = 9,
 ${endif}
 };
@@ -580,52 +587,10 @@ int encodeMap(const KevolveServices* services, CUtensorMap* map, CUtensorMapData
 } // namespace
 ${if SPLIT_K}
 
-// Split-K: a counter per tile (a 256-byte aligned block), then one fp32 tile per work unit.
-static uint64_t splitTiles(const KevolveArgs* args) {
-    const int64_t clusterRows = int64_t(kTileM) * kClusterM;
-    const int64_t clusterCols = int64_t(kTileN) * kClusterN;
-    return uint64_t((KEVOLVE_GEMM_M(args) + clusterRows - 1) / clusterRows) *
-           uint64_t((KEVOLVE_GEMM_N(args) + clusterCols - 1) / clusterCols) * kCluster;
-}
-
-static uint64_t counterBytes(const KevolveArgs* args) {
-    return (splitTiles(args) * sizeof(unsigned long long) + 255) / 256 * 256;
-}
-
+// Split-K partials: kSplitK fp32 slices of M x N.
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
-    return counterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
-}
-${endif}
-${if STREAM_K}
-
-// Stream-K: a counter per tile (a 256-byte aligned block), then two fp32 tiles per CTA, at most
-// one CTA per SM.
-static uint64_t counterBytes(const KevolveArgs* args) {
-    const uint64_t tiles = uint64_t((KEVOLVE_GEMM_M(args) + kTileM - 1) / kTileM) *
-                           uint64_t((KEVOLVE_GEMM_N(args) + kTileN - 1) / kTileN);
-    return (tiles * sizeof(unsigned long long) + 255) / 256 * 256;
-}
-
-extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
-    const uint64_t sms = args->device.sm_count > 0 ? uint64_t(args->device.sm_count) : 1;
-    return counterBytes(args) + 2 * sms * kSlotFloats * sizeof(float);
-}
-${endif}
-${if PARTIALS}
-
-// The launch's epoch: a counter from a per-process start (the address of a static, which ASLR
-// places differently in every process), 48 bits, never 0. A counter left in the workspace by an
-// earlier launch, or any other content, carries another epoch and counts as empty.
-static unsigned long long nextEpoch() {
-    static unsigned long long epoch = 0;
-    if (epoch == 0) {
-        epoch = (reinterpret_cast<uintptr_t>(&epoch) * 0x9E3779B97F4A7C15ull) >> 16;
-    }
-    epoch = (epoch + 1) & ((1ull << 48) - 1);
-    if (epoch == 0) {
-        epoch = 1;
-    }
-    return epoch;
+    return uint64_t(kSplitK) * uint64_t(KEVOLVE_GEMM_M(args)) * uint64_t(KEVOLVE_GEMM_N(args)) *
+           sizeof(float);
 }
 ${endif}
 
@@ -683,15 +648,10 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
 ${if SPLIT_K}
     const int64_t kBlocks = (k + kTileK - 1) / kTileK;
     p.splits = int(kBlocks < kSplitK ? kBlocks : kSplitK);
-${endif}
-${if PARTIALS}
     if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
         return kWorkspace;
     }
-    p.counters = static_cast<unsigned long long*>(args->workspace);
-    p.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(args->workspace) +
-                                          counterBytes(args));
-    p.epoch = nextEpoch();
+    p.partials = static_cast<float*>(args->workspace);
 ${endif}
 
     // Persistent grid: at most one CTA per SM; each cluster walks units (kClusterM x kClusterN
@@ -735,18 +695,32 @@ ${endif}
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if constexpr (kStreamK) {
-        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
-        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
-        clusters = iterations < clusters ? iterations : clusters;
-    } else {
-        if (units < clusters) {
-            clusters = units;
-        }
-        const int64_t rounds = (units + clusters - 1) / clusters;
-        clusters = (units + rounds - 1) / rounds;
+    if (units < clusters) {
+        clusters = units;
     }
+    const int64_t rounds = (units + clusters - 1) / clusters;
+    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
+${if SPLIT_K}
+    if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {
+        return kLaunch;
+    }
+    // The reduction as a programmatic dependent launch (reduceSplits waits for the GEMM).
+    cudaLaunchConfig_t reduce = {};
+    const int64_t quads = m * n / 4;
+    const int64_t maxBlocks = 8 * (args->device.sm_count > 0 ? args->device.sm_count : 1);
+    const int64_t blocks = (quads + 255) / 256;
+    reduce.gridDim = dim3(unsigned(blocks < maxBlocks ? blocks : maxBlocks));
+    reduce.blockDim = dim3(256);
+    reduce.stream = stream;
+    cudaLaunchAttribute dependent;
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    reduce.attrs = &dependent;
+    reduce.numAttrs = 1;
+    return cudaLaunchKernelEx(&reduce, reduceSplits, p) == cudaSuccess ? 0 : kLaunch;
+${else}
     return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
                                                                                       : kLaunch;
+${endif}
 }

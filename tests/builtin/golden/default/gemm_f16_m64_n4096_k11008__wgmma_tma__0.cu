@@ -48,10 +48,6 @@ constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
 // Blocks sharing one output tile along K (wgmma/splitk.cu).
 constexpr int kSplitK = 3;
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
-// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
-constexpr bool kStreamK = false;
-static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
-              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 240;
 
@@ -87,9 +83,7 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr uint32_t kFlagBytes = 16; // split-K, stream-K: "this CTA finishes the tile"
-constexpr size_t kSmemBytes =
-    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
+constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -116,10 +110,8 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
-    float* partials;              // fp32 tiles in the workspace (wgmma/fixup.cu)
-    unsigned long long* counters; // one per tile: the launch's epoch << 16 | units counted in
-    unsigned long long epoch;     // 48 bits, different at every launch
-    int splits; // split-K factor of this shape: min(kSplitK, k-blocks)
+    float* partials; // `splits` fp32 slices of M x N in the workspace
+    int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
 };
 
 // Grouped raster over units (a cluster's kClusterM x kClusterN tiles): kGroupUnits unit rows
@@ -407,6 +399,171 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
                    [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
 }
 
+// Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
+// owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
+// at most kBlocks. Each split stores its fp32 partial tile into its own M x N slice of the
+// workspace (row stride N); reduceSplits then sums the slices in split order, so C has the same
+// bits on every run whatever order the CTAs finished in.
+__device__ inline void storePartials(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
+                                     TileCoord tc, int group, int split) {
+    if constexpr (kSwap) {
+        float* const slice = p.partials + int64_t(split) * p.m * p.n;
+        forEachSwapped(acc, p, tc, group,
+                       [&](int m, int n, float x) { slice[int64_t(m) * p.n + n] = x; });
+        return;
+    }
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    const int sliceBase = group * kSlices;
+    const int colBase = tc.n * kTileN + 2 * (lane % 4);
+    float* slice = p.partials + int64_t(split) * p.m * p.n;
+#pragma unroll
+    for (int s = 0; s < kSlices; ++s) {
+        const int row = tc.m * kTileM + (sliceBase + s) * 64 + warp * 16 + lane / 4;
+        float* rowLo = slice + int64_t(row) * p.n;
+        float* rowHi = rowLo + 8 * int64_t(p.n);
+        const bool loIn = row < p.m;
+        const bool hiIn = row + 8 < p.m;
+#pragma unroll
+        for (int j = 0; j < kTileN / 8; ++j) {
+            const int col = colBase + 8 * j;
+            if (col < p.n) {
+                if (loIn) {
+                    *reinterpret_cast<float2*>(rowLo + col) =
+                        make_float2(acc[s][4 * j], acc[s][4 * j + 1]);
+                }
+                if (hiIn) {
+                    *reinterpret_cast<float2*>(rowHi + col) =
+                        make_float2(acc[s][4 * j + 2], acc[s][4 * j + 3]);
+                }
+            }
+        }
+    }
+}
+
+// C = alpha * (slice 0 + slice 1 + ... in order) + beta * C, four elements a thread (N is a
+// multiple of 8, so four consecutive elements never straddle a row). Launched as a programmatic
+// dependent of gemmKernel: its blocks start while the GEMM drains and wait for it to finish
+// (griddepcontrol.wait), so the second kernel costs no launch gap.
+__global__ void __launch_bounds__(256) reduceSplits(Problem p) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    const int64_t elements = int64_t(p.m) * p.n;
+    for (int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4; first < elements;
+         first += int64_t(gridDim.x) * blockDim.x * 4) {
+        float4 sum = *reinterpret_cast<const float4*>(p.partials + first);
+        for (int s = 1; s < p.splits; ++s) {
+            const float4 q = *reinterpret_cast<const float4*>(p.partials + s * elements + first);
+            sum.x += q.x;
+            sum.y += q.y;
+            sum.z += q.z;
+            sum.w += q.w;
+        }
+        const int64_t row = first / p.n;
+        const int col = int(first - row * p.n);
+        OutT* out = p.c + row * p.ldc + col;
+        storePair(out, sum.x, sum.y, p);
+        storePair(out + 2, sum.z, sum.w, p);
+    }
+}
+
+struct Schedule {
+    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
+    int unitsN; // cluster units per row of units
+    int units; // work units: cluster units times the splits of each
+    int splits;
+    int kBlocks;
+    int first;  // this CTA's cluster's first unit
+    int stride; // clusters in the grid
+    int rankM;  // this CTA's tile row inside its unit
+    int rankN;  // this CTA's tile column inside its unit
+};
+
+__device__ inline Schedule schedule(const Problem& p) {
+    Schedule s;
+    const int tilesM = (p.m + kTileM - 1) / kTileM;
+    const int tilesN = (p.n + kTileN - 1) / kTileN;
+    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
+    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
+    s.splits = p.splits;
+    s.units = s.unitsM * s.unitsN * s.splits;
+    s.kBlocks = (p.k + kTileK - 1) / kTileK;
+    s.first = blockIdx.x / kCluster;
+    s.stride = gridDim.x / kCluster;
+    const int rank = kCluster == 1 ? 0 : int(clusterRank());
+    s.rankM = rank % kClusterM;
+    s.rankN = rank / kClusterM;
+    return s;
+}
+
+// The tile this CTA computes of cluster unit `unit`.
+__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
+    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
+}
+
+// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks.
+struct Work {
+    TileCoord unit;
+    int split;
+    int kBegin;
+    int kEnd;
+};
+
+__device__ inline Work work(const Schedule& sc, int unit) {
+    Work w;
+    const int tileUnit = unit / sc.splits;
+    w.split = unit - tileUnit * sc.splits;
+    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
+    w.kBegin = w.split * sc.kBlocks / sc.splits;
+    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
+    return w;
+}
+
+__device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
+                               uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
+                               const Problem& p) {
+    const Schedule sc = schedule(p);
+    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
+    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
+    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
+    uint16_t maskA = 0;
+#pragma unroll
+    for (int q = 0; q < kClusterN; ++q) {
+        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
+    }
+    uint32_t it = 0;
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+        const Work w = work(sc, unit);
+        const TileCoord tile = tileOf(sc, w.unit);
+        for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
+            const uint32_t s = it % kStages;
+            // The first pass over the ring finds every slot free: parity 1 names the phase before
+            // the barrier's initial phase 0, which counts as complete.
+            mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
+            const uint32_t full = fullBars + 8 * s;
+            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
+            // the rows and chunks the other CTAs multicast.
+            mbarArriveExpectTx(full, kStageBytes);
+            if constexpr (kClusterN == 1) {
+                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
+            } else {
+                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
+                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
+            }
+#pragma unroll
+            for (uint32_t i = 0; i < kOwnChunks; ++i) {
+                const uint32_t j = sc.rankM * kOwnChunks + i;
+                const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
+                const int col = tile.n * kTileN + 64 * int(j);
+                if constexpr (kClusterM == 1) {
+                    tmaLoad2d(dst, mapB, full, col, kb * kTileK);
+                } else {
+                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
+                }
+            }
+        }
+    }
+}
+
 // Accumulator fragment of wgmma m64nN (fp32): register 4j + 2h + e of a thread holds row
 // 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice.
 __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
@@ -506,226 +663,6 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
     }
 }
 
-struct Schedule {
-    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
-    int unitsN; // cluster units per row of units
-    int units; // work units: cluster units times the splits of each
-    int splits;
-    int kBlocks;
-    int first;  // this CTA's cluster's first unit
-    int stride; // clusters in the grid
-    int rankM;  // this CTA's tile row inside its unit
-    int rankN;  // this CTA's tile column inside its unit
-};
-
-__device__ inline Schedule schedule(const Problem& p) {
-    Schedule s;
-    const int tilesM = (p.m + kTileM - 1) / kTileM;
-    const int tilesN = (p.n + kTileN - 1) / kTileN;
-    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
-    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
-    s.splits = p.splits;
-    s.units = s.unitsM * s.unitsN * s.splits;
-    s.kBlocks = (p.k + kTileK - 1) / kTileK;
-    s.first = blockIdx.x / kCluster;
-    s.stride = gridDim.x / kCluster;
-    const int rank = kCluster == 1 ? 0 : int(clusterRank());
-    s.rankM = rank % kClusterM;
-    s.rankN = rank / kClusterM;
-    return s;
-}
-
-// The tile this CTA computes of cluster unit `unit`.
-__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
-    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
-}
-
-// A tile whose k-blocks are shared by several work units is summed in the kernel, by the last of
-// them to finish: each stores its fp32 partial in fragment order (accumulator i of consumer
-// thread t at i * threads + t: coalesced, no layout) into its own slot of the workspace and
-// counts itself in on the tile's counter; the last to arrive reads every partial back, its own
-// too, adds them left to right in the units' order and stores C. The sum has the same order
-// whoever finishes last, so C has the same bits on every run; no CTA waits for another, so
-// nothing depends on which CTAs are resident; no second kernel reads the partials back from
-// memory. The counters carry the launch's epoch (Problem::epoch), so the workspace needs no
-// clearing.
-constexpr int kConsumerThreads = kConsumerGroups * 128;
-constexpr int kSlotFloats = kConsumerThreads * kSlices * (kMmaN / 2); // one tile of fp32
-
-// The consumer warpgroups' own barrier (the producer warpgroup runs its loop meanwhile).
-__device__ inline void consumerBarrier() {
-    asm volatile("bar.sync 6, %0;" ::"n"(kConsumerThreads) : "memory");
-}
-
-// Counts a unit in on the tile's counter; true when it is the last of `units`.
-__device__ inline bool countIn(unsigned long long* counter, unsigned long long epoch, int units) {
-    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
-    for (;;) {
-        const unsigned long long next = (seen >> 16) == epoch ? seen + 1 : (epoch << 16) | 1;
-        const unsigned long long before = atomicCAS(counter, seen, next);
-        if (before == seen) {
-            return int(next & 0xFFFF) == units;
-        }
-        seen = before;
-    }
-}
-
-// Stores this unit's partial into `slot` (this thread's first float) and counts it in on
-// `counter`; true in every consumer thread of the CTA that is the last of `units`. `flag` is a
-// shared-memory word.
-__device__ inline bool storeAndCountIn(const float (&acc)[kSlices][kMmaN / 2], float* slot,
-                                       unsigned long long* counter, unsigned long long epoch,
-                                       int units, uint32_t flag) {
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-#pragma unroll
-        for (int i = 0; i < kMmaN / 2; ++i) {
-            slot[(s * (kMmaN / 2) + i) * kConsumerThreads] = acc[s][i];
-        }
-    }
-    // Every thread's partial is visible device-wide before the unit counts in (the CUDA
-    // programming guide's last-block pattern).
-    __threadfence();
-    consumerBarrier();
-    if (threadIdx.x == 128) {
-        const bool last = countIn(counter, epoch, units);
-        asm volatile("st.shared.u32 [%0], %1;" ::"r"(flag), "r"(last ? 1u : 0u) : "memory");
-    }
-    consumerBarrier();
-    uint32_t last;
-    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(last) : "r"(flag) : "memory");
-    // Everyone has read the word before thread 128 may write it for the next unit.
-    consumerBarrier();
-    if (last != 0) {
-        __threadfence();
-    }
-    return last != 0;
-}
-
-// acc = partial(0) + partial(1) + ... + partial(units - 1), left to right, where partial(q) is
-// the slot slotOf(q) returns (this thread's first float). The loads of one partial are
-// independent and unrolled, so they are in flight together (a loop per element waited for each
-// load in turn and cost 2-5x the kernel on the H200, session 11); __ldcg reads L2, where other
-// SMs wrote.
-template <typename SlotOf>
-__device__ inline void sumPartials(float (&acc)[kSlices][kMmaN / 2], int units, SlotOf slotOf) {
-    // The first partial lands in the accumulators themselves (their values are stored), so no
-    // register is needed besides the loads in flight.
-    const float* const first = slotOf(0);
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-#pragma unroll
-        for (int i = 0; i < kMmaN / 2; ++i) {
-            acc[s][i] = __ldcg(first + (s * (kMmaN / 2) + i) * kConsumerThreads);
-        }
-    }
-    for (int q = 1; q < units; ++q) {
-        const float* const slot = slotOf(q);
-#pragma unroll
-        for (int s = 0; s < kSlices; ++s) {
-#pragma unroll
-            for (int i = 0; i < kMmaN / 2; ++i) {
-                acc[s][i] += __ldcg(slot + (s * (kMmaN / 2) + i) * kConsumerThreads);
-            }
-        }
-    }
-}
-
-// Split-K: work unit w of the persistent grid is split w % splits of tile unit w / splits; split s
-// owns k-blocks [s * kBlocks / splits, (s + 1) * kBlocks / splits), never empty because splits is
-// at most kBlocks. The splits of a tile are summed by the last to finish (wgmma/fixup.cu), in
-// split order; this replaced a second reduction kernel (about 2 us a launch).
-
-// Work unit `unit` of the schedule: its cluster unit, its split and that split's k-blocks. The
-// CTAs of a cluster take the same units, so they multicast the same k-blocks.
-struct Work {
-    TileCoord unit;
-    int index;
-    int split;
-    int kBegin;
-    int kEnd;
-    bool valid;
-};
-
-__device__ inline Work work(const Schedule& sc, int unit) {
-    Work w;
-    w.index = unit;
-    w.valid = unit < sc.units;
-    const int tileUnit = unit / sc.splits;
-    w.split = unit - tileUnit * sc.splits;
-    w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
-    w.kBegin = w.split * sc.kBlocks / sc.splits;
-    w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
-    return w;
-}
-
-__device__ inline Work firstWork(const Schedule& sc) { return work(sc, sc.first); }
-
-__device__ inline Work nextWork(const Schedule& sc, const Work& w) {
-    return work(sc, w.index + sc.stride);
-}
-
-// The end of work unit `w`: its partial stored and counted in; the last split of the tile sums
-// all of them and stores C. `flag` is a shared-memory word.
-__device__ inline void finishWork(float (&acc)[kSlices][kMmaN / 2], const Problem& p,
-                                  const Schedule& sc, const Work& w, TileCoord tc, int group,
-                                  uint32_t flag) {
-    // Each CTA of a cluster has its own tile of the unit.
-    const int64_t tile = int64_t(w.index / sc.splits) * kCluster + sc.rankM + kClusterM * sc.rankN;
-    float* const slots = p.partials + tile * sc.splits * kSlotFloats + (int(threadIdx.x) - 128);
-    if (storeAndCountIn(acc, slots + int64_t(w.split) * kSlotFloats, p.counters + tile, p.epoch,
-                        sc.splits, flag)) {
-        sumPartials(acc, sc.splits, [&](int q) { return slots + int64_t(q) * kSlotFloats; });
-        storeTile(acc, p, tc, group);
-    }
-}
-
-
-__device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
-                               uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
-                               const Problem& p) {
-    const Schedule sc = schedule(p);
-    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
-    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
-    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
-    uint16_t maskA = 0;
-#pragma unroll
-    for (int q = 0; q < kClusterN; ++q) {
-        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
-    }
-    uint32_t it = 0;
-    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
-        const TileCoord tile = tileOf(sc, w.unit);
-        for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
-            const uint32_t s = it % kStages;
-            // The first pass over the ring finds every slot free: parity 1 names the phase before
-            // the barrier's initial phase 0, which counts as complete.
-            mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
-            const uint32_t full = fullBars + 8 * s;
-            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
-            // the rows and chunks the other CTAs multicast.
-            mbarArriveExpectTx(full, kStageBytes);
-            if constexpr (kClusterN == 1) {
-                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
-            } else {
-                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
-                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
-            }
-#pragma unroll
-            for (uint32_t i = 0; i < kOwnChunks; ++i) {
-                const uint32_t j = sc.rankM * kOwnChunks + i;
-                const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
-                const int col = tile.n * kTileN + 64 * int(j);
-                if constexpr (kClusterM == 1) {
-                    tmaLoad2d(dst, mapB, full, col, kb * kTileK);
-                } else {
-                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
-                }
-            }
-        }
-    }
-}
-
 __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
                                uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
     const int group = threadIdx.x / 128 - 1;
@@ -756,11 +693,12 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
     constexpr uint32_t kStepB = kSwap ? 32 : 2048;
     const int firstTile = kPingPong ? group : 0;
     const int tileStep = kPingPong ? 2 : 1;
-    // The ring position carries over from unit to unit: their k-blocks differ.
+    // The ring position carries over from tile to tile: splits differ in k-blocks by one.
     uint32_t ring = 0;
     (void)firstTile;
     (void)tileStep;
-    for (Work w = firstWork(sc); w.valid; w = nextWork(sc, w)) {
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+        const Work w = work(sc, unit);
         const TileCoord tc = tileOf(sc, w.unit);
         uint32_t it = ring;
         const int kBegin = w.kBegin;
@@ -790,10 +728,17 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
                 releaseStage(emptyBars + 8 * ((it - 1) % kStages));
             }
         }
+        if constexpr (kPingPong) {
+            // The other warpgroup's next tile may start issuing; only passed when it exists, so
+            // every arrival meets a wait.
+            if (unit + sc.stride < sc.units) {
+                passTurn(group);
+            }
+        }
         wgmmaWait<0>();
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
         ring = it;
-        finishWork(acc, p, sc, w, tc, group, emptyBars + 8 * kStages);
+        storePartials(acc, p, tc, group, w.split);
     }
     if constexpr (kTmaStore) {
         // Shared memory must outlive the bulk stores that read it.
@@ -830,6 +775,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncthreads();
     }
 
+    // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
         if (threadIdx.x == 0) {
@@ -879,35 +826,10 @@ int encodeMap(const KevolveServices* services, CUtensorMap* map, CUtensorMapData
 
 } // namespace
 
-// Split-K: a counter per tile (a 256-byte aligned block), then one fp32 tile per work unit.
-static uint64_t splitTiles(const KevolveArgs* args) {
-    const int64_t clusterRows = int64_t(kTileM) * kClusterM;
-    const int64_t clusterCols = int64_t(kTileN) * kClusterN;
-    return uint64_t((KEVOLVE_GEMM_M(args) + clusterRows - 1) / clusterRows) *
-           uint64_t((KEVOLVE_GEMM_N(args) + clusterCols - 1) / clusterCols) * kCluster;
-}
-
-static uint64_t counterBytes(const KevolveArgs* args) {
-    return (splitTiles(args) * sizeof(unsigned long long) + 255) / 256 * 256;
-}
-
+// Split-K partials: kSplitK fp32 slices of M x N.
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
-    return counterBytes(args) + splitTiles(args) * kSplitK * kSlotFloats * sizeof(float);
-}
-
-// The launch's epoch: a counter from a per-process start (the address of a static, which ASLR
-// places differently in every process), 48 bits, never 0. A counter left in the workspace by an
-// earlier launch, or any other content, carries another epoch and counts as empty.
-static unsigned long long nextEpoch() {
-    static unsigned long long epoch = 0;
-    if (epoch == 0) {
-        epoch = (reinterpret_cast<uintptr_t>(&epoch) * 0x9E3779B97F4A7C15ull) >> 16;
-    }
-    epoch = (epoch + 1) & ((1ull << 48) - 1);
-    if (epoch == 0) {
-        epoch = 1;
-    }
-    return epoch;
+    return uint64_t(kSplitK) * uint64_t(KEVOLVE_GEMM_M(args)) * uint64_t(KEVOLVE_GEMM_N(args)) *
+           sizeof(float);
 }
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream) {
@@ -966,10 +888,7 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
         return kWorkspace;
     }
-    p.counters = static_cast<unsigned long long*>(args->workspace);
-    p.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(args->workspace) +
-                                          counterBytes(args));
-    p.epoch = nextEpoch();
+    p.partials = static_cast<float*>(args->workspace);
 
     // Persistent grid: at most one CTA per SM; each cluster walks units (kClusterM x kClusterN
     // tiles) gridDim.x / kCluster apart.
@@ -1008,18 +927,27 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if constexpr (kStreamK) {
-        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
-        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
-        clusters = iterations < clusters ? iterations : clusters;
-    } else {
-        if (units < clusters) {
-            clusters = units;
-        }
-        const int64_t rounds = (units + clusters - 1) / clusters;
-        clusters = (units + rounds - 1) / rounds;
+    if (units < clusters) {
+        clusters = units;
     }
+    const int64_t rounds = (units + clusters - 1) / clusters;
+    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
-    return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
-                                                                                      : kLaunch;
+    if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {
+        return kLaunch;
+    }
+    // The reduction as a programmatic dependent launch (reduceSplits waits for the GEMM).
+    cudaLaunchConfig_t reduce = {};
+    const int64_t quads = m * n / 4;
+    const int64_t maxBlocks = 8 * (args->device.sm_count > 0 ? args->device.sm_count : 1);
+    const int64_t blocks = (quads + 255) / 256;
+    reduce.gridDim = dim3(unsigned(blocks < maxBlocks ? blocks : maxBlocks));
+    reduce.blockDim = dim3(256);
+    reduce.stream = stream;
+    cudaLaunchAttribute dependent;
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    reduce.attrs = &dependent;
+    reduce.numAttrs = 1;
+    return cudaLaunchKernelEx(&reduce, reduceSplits, p) == cudaSuccess ? 0 : kLaunch;
 }

@@ -45,10 +45,6 @@ constexpr bool kSwap = false;
 constexpr int kMmaN = kSwap ? kTileM : kTileN; // the wgmma N
 constexpr int kGroupM = 16; // tile rows per raster group
 constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
-// Stream-K (wgmma/streamk.cu): the grid's CTAs share all tiles' k-blocks evenly.
-constexpr bool kStreamK = false;
-static_assert(!kStreamK || (!kPingPong && !kTmaStore && kCluster == 1),
-              "stream-K runs cooperative, with the direct epilogue and without clusters");
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 
@@ -84,9 +80,7 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr uint32_t kFlagBytes = 0;
-constexpr size_t kSmemBytes =
-    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kFlagBytes;
+constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -415,6 +409,83 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
                    [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
 }
 
+struct Schedule {
+    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
+    int unitsN; // cluster units per row of units
+    int units;
+    int kBlocks;
+    int first;  // this CTA's cluster's first unit
+    int stride; // clusters in the grid
+    int rankM;  // this CTA's tile row inside its unit
+    int rankN;  // this CTA's tile column inside its unit
+};
+
+__device__ inline Schedule schedule(const Problem& p) {
+    Schedule s;
+    const int tilesM = (p.m + kTileM - 1) / kTileM;
+    const int tilesN = (p.n + kTileN - 1) / kTileN;
+    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
+    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
+    s.units = s.unitsM * s.unitsN;
+    s.kBlocks = (p.k + kTileK - 1) / kTileK;
+    s.first = blockIdx.x / kCluster;
+    s.stride = gridDim.x / kCluster;
+    const int rank = kCluster == 1 ? 0 : int(clusterRank());
+    s.rankM = rank % kClusterM;
+    s.rankN = rank / kClusterM;
+    return s;
+}
+
+// The tile this CTA computes of cluster unit `unit`.
+__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
+    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
+}
+
+__device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
+                               uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
+                               const Problem& p) {
+    const Schedule sc = schedule(p);
+    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
+    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
+    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
+    uint16_t maskA = 0;
+#pragma unroll
+    for (int q = 0; q < kClusterN; ++q) {
+        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
+    }
+    uint32_t it = 0;
+    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
+        const TileCoord tile = tileOf(sc, unitCoord(unit, sc.unitsM, sc.unitsN));
+        for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
+            const uint32_t s = it % kStages;
+            // The first pass over the ring finds every slot free: parity 1 names the phase before
+            // the barrier's initial phase 0, which counts as complete.
+            mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
+            const uint32_t full = fullBars + 8 * s;
+            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
+            // the rows and chunks the other CTAs multicast.
+            mbarArriveExpectTx(full, kStageBytes);
+            if constexpr (kClusterN == 1) {
+                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
+            } else {
+                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
+                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
+            }
+#pragma unroll
+            for (uint32_t i = 0; i < kOwnChunks; ++i) {
+                const uint32_t j = sc.rankM * kOwnChunks + i;
+                const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
+                const int col = tile.n * kTileN + 64 * int(j);
+                if constexpr (kClusterM == 1) {
+                    tmaLoad2d(dst, mapB, full, col, kb * kTileK);
+                } else {
+                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
+                }
+            }
+        }
+    }
+}
+
 // Accumulator fragment of wgmma m64nN (fp32): register 4j + 2h + e of a thread holds row
 // 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice.
 __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
@@ -509,83 +580,6 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
             if (local == 0) {
                 tmaStore2d(mapC, buf, tc.n * kTileN + q * int(kCBoxCols),
                            tc.m * kTileM + (sliceBase + s) * 64);
-            }
-        }
-    }
-}
-
-struct Schedule {
-    int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
-    int unitsN; // cluster units per row of units
-    int units;
-    int kBlocks;
-    int first;  // this CTA's cluster's first unit
-    int stride; // clusters in the grid
-    int rankM;  // this CTA's tile row inside its unit
-    int rankN;  // this CTA's tile column inside its unit
-};
-
-__device__ inline Schedule schedule(const Problem& p) {
-    Schedule s;
-    const int tilesM = (p.m + kTileM - 1) / kTileM;
-    const int tilesN = (p.n + kTileN - 1) / kTileN;
-    s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
-    s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
-    s.units = s.unitsM * s.unitsN;
-    s.kBlocks = (p.k + kTileK - 1) / kTileK;
-    s.first = blockIdx.x / kCluster;
-    s.stride = gridDim.x / kCluster;
-    const int rank = kCluster == 1 ? 0 : int(clusterRank());
-    s.rankM = rank % kClusterM;
-    s.rankN = rank / kClusterM;
-    return s;
-}
-
-// The tile this CTA computes of cluster unit `unit`.
-__device__ inline TileCoord tileOf(const Schedule& sc, TileCoord unit) {
-    return {unit.m * kClusterM + sc.rankM, unit.n * kClusterN + sc.rankN};
-}
-
-__device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB, uint32_t smemA,
-                               uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
-                               const Problem& p) {
-    const Schedule sc = schedule(p);
-    constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
-    // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
-    const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
-    uint16_t maskA = 0;
-#pragma unroll
-    for (int q = 0; q < kClusterN; ++q) {
-        maskA |= uint16_t(1u << (sc.rankM + kClusterM * q));
-    }
-    uint32_t it = 0;
-    for (int unit = sc.first; unit < sc.units; unit += sc.stride) {
-        const TileCoord tile = tileOf(sc, unitCoord(unit, sc.unitsM, sc.unitsN));
-        for (int kb = 0; kb < sc.kBlocks; ++kb, ++it) {
-            const uint32_t s = it % kStages;
-            // The first pass over the ring finds every slot free: parity 1 names the phase before
-            // the barrier's initial phase 0, which counts as complete.
-            mbarWait(emptyBars + 8 * s, ((it / kStages) & 1) ^ 1);
-            const uint32_t full = fullBars + 8 * s;
-            // The whole stage completes here: the own A rows and B chunks and, in a cluster,
-            // the rows and chunks the other CTAs multicast.
-            mbarArriveExpectTx(full, kStageBytes);
-            if constexpr (kClusterN == 1) {
-                tmaLoad2d(smemA + s * kABytes, mapA, full, kb * kTileK, tile.m * kTileM);
-            } else {
-                tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
-                                   kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
-            }
-#pragma unroll
-            for (uint32_t i = 0; i < kOwnChunks; ++i) {
-                const uint32_t j = sc.rankM * kOwnChunks + i;
-                const uint32_t dst = smemB + s * kBBytes + j * kBChunkBytes;
-                const int col = tile.n * kTileN + 64 * int(j);
-                if constexpr (kClusterM == 1) {
-                    tmaLoad2d(dst, mapB, full, col, kb * kTileK);
-                } else {
-                    tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
-                }
             }
         }
     }
@@ -841,17 +835,11 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     // not 3.88 on 132). The last round then is full, the grouped raster's rounds cover whole
     // halves of a group (L2 reuse), and on a power-limited card the idle SMs' budget raises the
     // clock of the busy ones: +1.0% on the H200 against all 132 SMs (2026-11-30).
-    if constexpr (kStreamK) {
-        // Stream-K: every SM, each an equal share of the k-block iterations (at least one).
-        const int64_t iterations = units * ((k + kTileK - 1) / kTileK);
-        clusters = iterations < clusters ? iterations : clusters;
-    } else {
-        if (units < clusters) {
-            clusters = units;
-        }
-        const int64_t rounds = (units + clusters - 1) / clusters;
-        clusters = (units + rounds - 1) / rounds;
+    if (units < clusters) {
+        clusters = units;
     }
+    const int64_t rounds = (units + clusters - 1) / clusters;
+    clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
     return cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) == cudaSuccess ? 0
                                                                                       : kLaunch;

@@ -186,6 +186,22 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                            .arg(swapped.blockM)
                            .arg(task.m <= 64 ? 64 : 128);
         }
+        // Few 128-column tiles (at most two thirds of the SMs, no split): in clusters of four
+        // along N multicasting the A tile (cuBLAS's nvjet ..._4x1 at M = 96). Measured on the
+        // H200 (docs/benchmarks.md, session 11), N = 11008 in 86 tiles: M = 96 0.928-0.939x
+        // against 0.891-0.899x (five serves), M = 80 0.980x against 0.964x, M = 48 1.020x against
+        // 1.018x; lost at 112 tiles or more (N = 14336: M = 80 0.956x against 0.988x, M = 96
+        // 0.943x against 0.971x) and with 64-column tiles (128 tiles: 0.72-0.76x).
+        const qint64 tiles = (task.n + best.blockN - 1) / best.blockN;
+        WgmmaParams clustered = best;
+        clustered.clusterN = 4;
+        if (best.swapped && best.blockN == 128 && best.splitK == 1 && 3 * tiles <= 2 * sms &&
+            wgmmaConstraints(clustered, task, device).isEmpty()) {
+            best = clustered;
+            bestWhy += QStringLiteral("; %1 tiles fill at most two thirds of the SMs, so "
+                                      "clusters of 4 along N share the A tile (multicast)")
+                           .arg(tiles);
+        }
     }
     // Tensor-bound with two tile rows that fill one round: C's rows halved into a pair of
     // swapped tiles, 128 columns in two consumer warpgroups, in groups of the two tile rows, so

@@ -484,6 +484,18 @@ private slots:
         const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
         QVERIFY(!wide.swapped);
 
+        // Memory-bound swapped tiles in clusters of 4 along N (A multicast) only where their 128
+        // columns make at most two thirds of the SMs in tiles (measured: N = 11008, 86 tiles).
+        const WgmmaParams few = pick(96, 11008, 4096);
+        QVERIFY(few.swapped);
+        QCOMPARE(few.blockN, 128);
+        QCOMPARE(few.clusterN, 4);
+        QCOMPARE(few.aRowsLoaded(), 96);
+        QCOMPARE(pick(80, 11008, 4096).clusterN, 4);
+        QCOMPARE(pick(80, 14336, 4096).clusterN, 1); // 112 tiles
+        QCOMPARE(pick(96, 14336, 4096).clusterN, 1);
+        QCOMPARE(pick(128, 4096, 4096).clusterN, 1); // M a multiple of 64: normal tiles
+
         // From the pair at M = 160 in a 2-CTA cluster, doubling the rows to 160 would leave each
         // cluster's second CTA without rows: that move is refused, not measured.
         const auto family = makeWgmmaTmaFamily();

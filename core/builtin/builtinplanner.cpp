@@ -63,6 +63,11 @@ double planDistance(const KernelFamily& family, const Strategy& a, const Strateg
     return d;
 }
 
+// A move that measured under this share of its starting point's score is not repeated from another
+// point of the session (H200, session 11: halving the swapped tile's rows at M = 96 measured 0.54x
+// against 0.89x from one parent, then again from its sibling).
+constexpr double kLosingMoveRatio = 0.75;
+
 double scoreOf(const IterationSummary& h) {
     if (h.isTrustworthy())
         return *h.speedup;
@@ -90,6 +95,9 @@ void PlannerSearch::record(const Strategy& strategy, double score) {
         return;
     m_scores.insert(k, score);
     m_measured.append({score, strategy});
+    const auto move = m_moveOf.constFind(k);
+    if (move != m_moveOf.cend() && move->baseScore > 0 && score < kLosingMoveRatio * move->baseScore)
+        m_losingMoves.insert(move->move);
     m_tries[strategy.family] += 1;
     if (!m_bestScore.contains(strategy.family) || score > m_bestScore.value(strategy.family)) {
         m_bestScore.insert(strategy.family, score);
@@ -149,6 +157,27 @@ const KnowledgeDecision* PlannerSearch::rejectedRegion(const KernelFamily& famil
             return &d;
     }
     return nullptr;
+}
+
+QVector<Strategy> PlannerSearch::withoutLosingMoves(const QVector<Strategy>& moves,
+                                                   QStringList* skipped) const {
+    QVector<Strategy> kept;
+    for (const Strategy& m : moves) {
+        if (m_losingMoves.contains(m.rationale))
+            *skipped << m.rationale;
+        else
+            kept << m;
+    }
+    if (kept.isEmpty()) {
+        skipped->clear();
+        return moves;
+    }
+    return kept;
+}
+
+void PlannerSearch::noteMove(const Strategy& chosen, const QString& move, const Strategy& base) {
+    const auto score = m_scores.constFind(key(base));
+    m_moveOf.insert(key(chosen), {move, score != m_scores.cend() ? *score : -1.0});
 }
 
 Strategy PlannerSearch::farthest(const KernelFamily& family, const QVector<Strategy>& moves,
@@ -375,15 +404,21 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
         if (usable(family, n, context))
             moves << n;
     }
+    QStringList skipped;
+    moves = withoutLosingMoves(moves, &skipped);
     if (!moves.isEmpty()) {
         Strategy s = farthest(family, moves, context);
-        s.rationale = u"Local search around %1: %2%3."_s.arg(
+        noteMove(s, s.rationale, base);
+        s.rationale = u"Local search around %1: %2%3%4."_s.arg(
             base.summary(), s.rationale,
             context.otherSlotPlans.isEmpty()
                 ? QString()
                 : u" (of %1 untried moves, the one farthest from the %2 plan(s) the other "
                   "slots of this beam hold)"_s.arg(moves.size())
-                      .arg(context.otherSlotPlans.size()));
+                      .arg(context.otherSlotPlans.size()),
+            skipped.isEmpty() ? QString()
+                              : u"; not repeated, having lost over a quarter from another "
+                                "point: %1"_s.arg(skipped.join(u", "_s)));
         return s;
     }
     // Every single move of the base is measured or held by another slot: the untried moves
@@ -403,8 +438,11 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
             if (usable(family, n, context))
                 around << n;
         }
+        QStringList skippedAround;
+        around = withoutLosingMoves(around, &skippedAround);
         if (!around.isEmpty()) {
             Strategy s = farthest(family, around, context);
+            noteMove(s, s.rationale, point);
             s.rationale = u"Local search around %1 (measured %2; the moves around %3 are all "
                           "taken): %4."_s.arg(point.summary())
                               .arg(score, 0, 'f', 3)

@@ -64,6 +64,13 @@ private:
     Strategy farthest(const KernelFamily& family, const QVector<Strategy>& moves,
                       const AgentContext& context);
     QString key(const Strategy& s) const;
+    // Of `moves` (a family's neighbours, each rationale naming its move, e.g. "swap_rows 96 ->
+    // 48 (...)"), those whose move has not already lost from another point of this session; all
+    // of them when every one has. *skipped gets the moves left out.
+    QVector<Strategy> withoutLosingMoves(const QVector<Strategy>& moves,
+                                         QStringList* skipped) const;
+    // Remembers that `chosen` is `move` from `base`, so that record() can judge the move.
+    void noteMove(const Strategy& chosen, const QString& move, const Strategy& base);
 
     QHash<QString, double> m_scores;                 // configuration key -> score
     QHash<QString, Strategy> m_bestByFamily;         // family id -> best measured strategy
@@ -72,6 +79,15 @@ private:
     QSet<QString> m_pending;                         // proposed, not yet measured
     QVector<std::pair<double, Strategy>> m_measured; // score, configuration
     QVector<Proposal> m_proposals;
+    // A proposal made as one move from a measured point: the move, and that point's score.
+    struct Move {
+        QString move;
+        double baseScore;
+    };
+    QHash<QString, Move> m_moveOf; // configuration key -> the move that proposed it
+    // Moves that measured under kLosingMoveRatio of their starting point's score: the same move
+    // from another point (a row split at M = 96 from two parents: 0.54x twice) is not repeated.
+    QSet<QString> m_losingMoves;
     QRandomGenerator m_rng;
     quint32 m_seed;
     Task m_task; // of the latest context: canonical keys fill defaults for it

@@ -96,7 +96,8 @@ void PlannerSearch::record(const Strategy& strategy, double score) {
     m_scores.insert(k, score);
     m_measured.append({score, strategy});
     const auto move = m_moveOf.constFind(k);
-    if (move != m_moveOf.cend() && move->baseScore > 0 && score < kLosingMoveRatio * move->baseScore)
+    if (move != m_moveOf.cend() && move->baseScore > 0 &&
+        score < kLosingMoveRatio * move->baseScore)
         m_losingMoves.insert(move->move);
     m_tries[strategy.family] += 1;
     if (!m_bestScore.contains(strategy.family) || score > m_bestScore.value(strategy.family)) {
@@ -160,7 +161,7 @@ const KnowledgeDecision* PlannerSearch::rejectedRegion(const KernelFamily& famil
 }
 
 QVector<Strategy> PlannerSearch::withoutLosingMoves(const QVector<Strategy>& moves,
-                                                   QStringList* skipped) const {
+                                                    QStringList* skipped) const {
     QVector<Strategy> kept;
     for (const Strategy& m : moves) {
         if (m_losingMoves.contains(m.rationale))

@@ -80,8 +80,8 @@ QString clusterText(const WgmmaParams& params) {
     if (params.clusterM * params.clusterN == 1)
         return QString();
     const QString shared = params.clusterM > 1 && params.clusterN > 1 ? u"B and A"_s
-                           : params.clusterM > 1                     ? u"B"_s
-                                                                     : u"A"_s;
+                           : params.clusterM > 1                      ? u"B"_s
+                                                                      : u"A"_s;
     return u" of %1x%2-CTA clusters multicasting %3"_s.arg(params.clusterM)
         .arg(params.clusterN)
         .arg(shared);
@@ -368,8 +368,8 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         (params.splitK > 1 ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
                                  QStringLiteral(" (fp32 partials summed in split order)")
                            : QString()) +
-        clusterText(params) +
-        QStringLiteral("; ") + task.a + u'*' + task.b + QStringLiteral("->") + task.c +
+        clusterText(params) + QStringLiteral("; ") + task.a + u'*' + task.b + QStringLiteral("->") +
+        task.c +
         QStringLiteral(", fp32 accumulate; TMA loads with 128-byte swizzle, mbarrier "
                        "pipeline,\n// producer/consumer warpgroups with setmaxnreg, ") +
         (params.tmaStore ? QStringLiteral("epilogue through shared memory and TMA stores.\n")

@@ -2,9 +2,9 @@
 // shared-memory ring with 128-byte swizzle, completing on mbarriers; one producer warpgroup and one
 // to three consumer warpgroups (setmaxnreg moves registers to the consumers); a persistent grid
 // that walks output tiles in row or grouped order, optionally in clusters whose CTAs multicast the
-// B tile they share along M and the A tile they share along N; a bounded epilogue from registers or one staged through shared memory and TMA
-// stores. Row-major A is K-major for wgmma, row-major B is N-major (the instruction's transpose bit
-// for B).
+// B tile they share along M and the A tile they share along N; a bounded epilogue from registers
+// or one staged through shared memory and TMA stores. Row-major A is K-major for wgmma, row-major
+// B is N-major (the instruction's transpose bit for B).
 #ifndef KEV_BUILTIN_FAMILY_WGMMA_H
 #define KEV_BUILTIN_FAMILY_WGMMA_H
 
@@ -28,7 +28,7 @@ struct WgmmaParams {
     // and 8 B panels of 128x256 tiles on 132 SMs, fewer DRAM reads than 8 (docs/benchmarks.md,
     // "wgmma: TMA-store epilogue and clusters").
     int groupM = 16;
-    int clusterM = 1;      // CTAs per cluster along M, sharing B through TMA multicast (1, 2)
+    int clusterM = 1; // CTAs per cluster along M, sharing B through TMA multicast (1, 2)
     // CTAs per cluster along N, sharing A through TMA multicast (1, 2, 4): each loads a slice of
     // the A tile's rows, whole 8-row swizzle groups (aRowsLoaded).
     int clusterN = 1;

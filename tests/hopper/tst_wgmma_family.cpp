@@ -477,10 +477,10 @@ private slots:
             return q.swapped && q.blockM == rows && q.blockN == 128 && q.consumerWarpgroups == 2 &&
                    q.groupedRaster && q.groupM == 2 && q.clusterM == 1 && q.splitK == 1;
         };
-        QVERIFY(isPair(pick(160, 8192, 4096), 80)); // 128 CTAs
-        QVERIFY(isPair(pick(192, 6144, 4096), 96)); // 96 CTAs
-        QVERIFY(!isPair(pick(224, 5120, 5120), 112));  // 80 CTAs: too few
-        QVERIFY(!isPair(pick(160, 16384, 4096), 80));  // 256 CTAs: two rounds
+        QVERIFY(isPair(pick(160, 8192, 4096), 80));     // 128 CTAs
+        QVERIFY(isPair(pick(192, 6144, 4096), 96));     // 96 CTAs
+        QVERIFY(!isPair(pick(224, 5120, 5120), 112));   // 80 CTAs: too few
+        QVERIFY(!isPair(pick(160, 16384, 4096), 80));   // 256 CTAs: two rounds
         const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
         QVERIFY(!wide.swapped);
 

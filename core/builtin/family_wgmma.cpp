@@ -87,6 +87,15 @@ QString clusterText(const WgmmaParams& params) {
         .arg(shared);
 }
 
+// "clusterM: M = 160 fits in fewer tile rows of 160 than the 2 CTAs of a cluster stacked along M
+// (one would have no rows)": a cluster with a CTA past the matrix.
+QString idleClusterCta(const QString& knob, qint64 extent, const QString& tiles, int block,
+                       int cluster, const QString& arrangement, const QString& owned) {
+    return knob + QString::number(extent) + u" fits in fewer "_s + tiles + u" of "_s +
+           QString::number(block) + u" than the "_s + QString::number(cluster) +
+           u" CTAs of a cluster "_s + arrangement + u" (one would have no "_s + owned + u')';
+}
+
 QString tensorMapType(const QString& dtype) {
     return dtype == QLatin1String("bf16") ? QStringLiteral("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16")
                                           : QStringLiteral("CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
@@ -239,22 +248,14 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     else if (params.clusterM > 1 && task.m <= qint64(params.blockM) * (params.clusterM - 1))
         // Correct but wasteful: the cluster's CTAs stack along M, and the last would have no
         // rows (a session at M = 160 spent a step on 160-row swapped tiles in pairs: 0.56x).
-        problems << QStringLiteral("clusterM: M = ") + QString::number(task.m) +
-                        QStringLiteral(" fits in fewer tile rows of ") +
-                        QString::number(params.blockM) + QStringLiteral(" than the ") +
-                        QString::number(params.clusterM) +
-                        QStringLiteral(" CTAs of a cluster stacked along M (one would have no "
-                                       "rows)");
+        problems << idleClusterCta(u"clusterM: M = "_s, task.m, u"tile rows"_s, params.blockM,
+                                   params.clusterM, u"stacked along M"_s, u"rows"_s);
     if (params.clusterN != 1 && params.clusterN != 2 && params.clusterN != 4)
         problems << QStringLiteral("clusterN: ") + QString::number(params.clusterN) +
                         QStringLiteral(" is not 1, 2 or 4");
     else if (params.clusterN > 1 && task.n <= qint64(params.blockN) * (params.clusterN - 1))
-        problems << QStringLiteral("clusterN: N = ") + QString::number(task.n) +
-                        QStringLiteral(" fits in fewer tile columns of ") +
-                        QString::number(params.blockN) + QStringLiteral(" than the ") +
-                        QString::number(params.clusterN) +
-                        QStringLiteral(" CTAs of a cluster side by side along N (one would have no "
-                                       "columns)");
+        problems << idleClusterCta(u"clusterN: N = "_s, task.n, u"tile columns"_s, params.blockN,
+                                   params.clusterN, u"side by side along N"_s, u"columns"_s);
     if (params.groupedRaster && (params.groupM < 1 || params.groupM > 64))
         problems << QStringLiteral("groupSize: ") + QString::number(params.groupM) +
                         QStringLiteral(" is outside 1..64");

@@ -29,6 +29,21 @@ IterationSummary step(int version, int iteration, int beam, const Strategy& plan
     return h;
 }
 
+// A planner's context after `history` (plans by version), the parent given.
+AgentContext searchContext(const Task& t, const DeviceInfo& d,
+                           const QVector<IterationSummary>& history,
+                           const QHash<int, Strategy>& plans, const std::optional<Strategy>& parent,
+                           int iteration) {
+    AgentContext c;
+    c.task = t;
+    c.device = d;
+    c.history = history;
+    c.historyPlans = plans;
+    c.parentStrategy = parent;
+    c.iteration = iteration;
+    return c;
+}
+
 } // namespace
 
 class TestSearch : public QObject {
@@ -324,13 +339,7 @@ private slots:
                 for (int iteration = 1 + 3 * round; iteration <= 3 + 3 * round; ++iteration) {
                     QVector<Strategy> taken;
                     for (int beam = 0; beam < 4; ++beam) {
-                        AgentContext c;
-                        c.task = t;
-                        c.device = d;
-                        c.history = history;
-                        c.historyPlans = plans;
-                        c.parentStrategy = parent;
-                        c.iteration = iteration;
+                        AgentContext c = searchContext(t, d, history, plans, parent, iteration);
                         c.beamIndex = beam;
                         c.beamWidth = 4;
                         c.otherSlotPlans = taken;
@@ -407,15 +416,9 @@ private slots:
         QVector<IterationSummary> history;
         QHash<int, Strategy> plans;
         const auto ask = [&](const Strategy& parent) {
-            AgentContext c;
-            c.task = t;
-            c.device = d;
-            c.history = history;
-            c.historyPlans = plans;
-            c.parentStrategy = parent;
-            c.iteration = int(history.size()) + 1;
             QString error;
-            return search.next(c, &error);
+            return search.next(searchContext(t, d, history, plans, parent, int(history.size()) + 1),
+                               &error);
         };
         const auto measure = [&](const Strategy& s, double speedup) {
             const int v = int(history.size()) + 1;

@@ -310,6 +310,7 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"GROUP_M"_s, params.groupM)
         .set(u"CLUSTER_M"_s, params.clusterM)
         .set(u"CLUSTER_N"_s, params.clusterN)
+        .set(u"A_SLICE_ROWS"_s, params.aSliceRows())
         .set(u"PING_PONG"_s, params.pingPong ? u"true"_s : u"false"_s)
         .set(u"TMA_STORE"_s, params.tmaStore ? u"true"_s : u"false"_s)
         .set(u"TMAP_C_TYPE"_s,

@@ -13,6 +13,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <algorithm>
 #include <memory>
 
 namespace kev {
@@ -56,12 +57,13 @@ struct WgmmaParams {
     int mmaN() const { return swapped ? blockM : blockN; } // the wgmma N
     int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * mmaN() / 2; }
     int threads() const { return 128 * (consumerWarpgroups + 1); }
-    // Rows of A a stage holds: the tile's, or in a cluster along N clusterN slices of whole 8-row
-    // swizzle groups (80 rows in 4 slices: 96).
-    int aRowsLoaded() const {
-        return clusterN <= 1 ? blockM
-                             : clusterN * ((blockM + 8 * clusterN - 1) / (8 * clusterN) * 8);
+    // Rows of the A tile one CTA loads: the tile's, or in a cluster along N its slice, whole
+    // 8-row swizzle groups (80 rows in 4 slices: 24 each). The kernel's kARows.
+    int aSliceRows() const {
+        return clusterN <= 1 ? blockM : (blockM + 8 * clusterN - 1) / (8 * clusterN) * 8;
     }
+    // Rows of A a stage holds: the slices of the whole cluster row (80 rows in 4 slices: 96).
+    int aRowsLoaded() const { return std::max(1, clusterN) * aSliceRows(); }
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
     // epilogue, the mbarriers and 1 KiB of alignment slack.
     qint64 smemBytes() const;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The wgmma_tma kernels of docs/benchmarks.md, sessions 9 and 10: GEMMs with M = 64 to 256, each
 # task's wgmma default and every wgmma strategy written for it (normal tiles wgBMxBN..., swapped
-# ones swROWSxBN..., ...m2 in 2-CTA clusters). The library's tasks come from tests/inference/sweep, the tasks near them (M = 80,
-# 96, 160, 192, 224) from tests/sweeps/nearby. Everything is evaluated in ONE
-# `kevolve-harness serve`, with every validation shape checked first and the timing interleaved
-# with cuBLAS's (tests/rowwise/sweep/run.sh evaluate).
+# ones swROWSxBN..., ...m2 in 2-CTA clusters). The library's tasks come from
+# tests/inference/sweep, the tasks near them (M = 80, 96, 160, 192, 224) from tests/sweeps/nearby.
+# Everything is evaluated in ONE `kevolve-harness serve`, with every validation shape checked
+# first and the timing interleaved with cuBLAS's (tests/rowwise/sweep/run.sh evaluate).
 #
 #   tests/sweeps/wgmma_small_m.sh generate DIR   # here: needs kev-builtin-gen (Qt), no GPU
 #   tests/sweeps/wgmma_small_m.sh evaluate DIR   # the GPU host: one line per kernel

@@ -1,6 +1,6 @@
 ${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comment. Values: IN_T,}
-${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER_M/N, PING_PONG, TMA_STORE, SWAP, TMAP_TYPE,}
-${# TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
+${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER_M/N, A_SLICE_ROWS, PING_PONG,}
+${# TMA_STORE, SWAP, TMAP_TYPE, TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
 ${# ABI_A/B/C, WGMMA_TILE (wgmma/wgmma_tile.cu), SWAPPED_EPILOGUE (wgmma/swapped_epilogue.cu),}
 ${# EPILOGUE (wgmma/epilogue.cu), SPLIT and SPLIT_K_CODE (wgmma/splitk.cu).}
 ${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set).}
@@ -79,8 +79,9 @@ constexpr int kConsumerRegs = ${CONSUMER_REGS};
 // Tails: TMA fills out-of-bounds elements with zeros, so partial K blocks add nothing; the direct
 // epilogue stores only rows < M and columns < N (N is a multiple of 8, so a column pair never
 // straddles), the TMA stores clip at the tensor's bounds.
-constexpr int kARows =
-    kClusterN == 1 ? kTileM : (kTileM + 8 * kClusterN - 1) / (8 * kClusterN) * 8;
+constexpr int kARows = ${A_SLICE_ROWS}; // rows of the A tile this CTA loads
+static_assert(kClusterN == 1 ? kARows == kTileM : kARows % 8 == 0 && kClusterN * kARows >= kTileM,
+              "the A slices: whole 8-row swizzle groups that cover the tile");
 constexpr uint32_t kABytes = kClusterN * kARows * kTileK * sizeof(InT);
 constexpr uint32_t kBChunkBytes = kTileK * 64 * sizeof(InT);
 constexpr uint32_t kBChunks = (kTileN + 63) / 64;

@@ -70,8 +70,9 @@ constexpr int kConsumerRegs = 232;
 // Tails: TMA fills out-of-bounds elements with zeros, so partial K blocks add nothing; the direct
 // epilogue stores only rows < M and columns < N (N is a multiple of 8, so a column pair never
 // straddles), the TMA stores clip at the tensor's bounds.
-constexpr int kARows =
-    kClusterN == 1 ? kTileM : (kTileM + 8 * kClusterN - 1) / (8 * kClusterN) * 8;
+constexpr int kARows = 128; // rows of the A tile this CTA loads
+static_assert(kClusterN == 1 ? kARows == kTileM : kARows % 8 == 0 && kClusterN * kARows >= kTileM,
+              "the A slices: whole 8-row swizzle groups that cover the tile");
 constexpr uint32_t kABytes = kClusterN * kARows * kTileK * sizeof(InT);
 constexpr uint32_t kBChunkBytes = kTileK * 64 * sizeof(InT);
 constexpr uint32_t kBChunks = (kTileN + 63) / 64;

@@ -121,6 +121,8 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.pingPong =
         strategy.params.value(QLatin1String("schedule")).toString() == QLatin1String("pingpong");
     p.splitK = strategy.splitK;
+    p.splitInCluster =
+        strategy.params.value(QLatin1String("split_reduce")).toString() == QLatin1String("cluster");
     const int swapRows = strategy.params.value(QLatin1String("swap_rows")).toInt(0);
     if (swapRows > 0) {
         p.swapped = true;
@@ -153,14 +155,21 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.params.insert(QStringLiteral("schedule"),
                            pingPong ? QStringLiteral("pingpong") : QStringLiteral("cooperative"));
     strategy.params.insert(QStringLiteral("swap_rows"), swapped ? blockM : 0);
+    strategy.params.insert(QStringLiteral("split_reduce"),
+                           splitInCluster ? QStringLiteral("cluster") : QStringLiteral("kernel"));
+}
+
+qint64 WgmmaParams::stageBytes() const {
+    // B is loaded in whole 64-column chunks (templates/wgmma/gemm.cu), however wide the tile.
+    const qint64 loadedN = 64 * ((qint64(blockN) + 63) / 64);
+    return qint64(aRowsLoaded()) * kBlockK * 2 + qint64(kBlockK) * loadedN * 2;
 }
 
 qint64 WgmmaParams::smemBytes() const {
-    // B is loaded in whole 64-column chunks (templates/wgmma/gemm.cu), however wide the tile.
-    const qint64 loadedN = 64 * ((qint64(blockN) + 63) / 64);
-    const qint64 stage = qint64(aRowsLoaded()) * kBlockK * 2 + qint64(kBlockK) * loadedN * 2;
+    const qint64 stage = stageBytes();
     const qint64 staging = tmaStore ? qint64(consumerWarpgroups) * 2 * kCBoxBytes : 0;
-    return 1024 + stage * stages + staging + kBarrierBytes * stages;
+    const qint64 splitBarriers = splitsInCluster() ? 3 * 8 : 0; // partials ready, read, ring free
+    return 1024 + stage * stages + staging + kBarrierBytes * stages + splitBarriers;
 }
 
 QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
@@ -225,6 +234,27 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
         problems << QStringLiteral("splitK: ") + QString::number(params.splitK) +
                         QStringLiteral(" needs the cooperative schedule and the direct epilogue "
                                        "(the partials are stored from registers)");
+    if (params.splitsInCluster()) {
+        const qint64 ring = params.stageBytes();
+        const qint64 tile = 4 * qint64(params.blockM) * params.blockN;
+        if (params.splitK > 8)
+            problems << QStringLiteral("split_reduce: cluster puts a tile's splitK CTAs in one "
+                                       "cluster, at most 8, and splitK is ") +
+                            QString::number(params.splitK);
+        if (params.clusterM * params.clusterN > 1)
+            problems << QStringLiteral("split_reduce: a cluster of splits shares no operand, so "
+                                       "it cannot also multicast (clusterM=") +
+                            QString::number(params.clusterM) + QStringLiteral(", clusterN=") +
+                            QString::number(params.clusterN) + QStringLiteral("; use 1x1)");
+        if (tile > qint64(params.stages) * ring)
+            problems << QStringLiteral("split_reduce: the fp32 partial tile (") +
+                            QString::number(tile) +
+                            QStringLiteral(
+                                " B) does not fit in the stage ring it is summed from (") +
+                            QString::number(params.stages) + QStringLiteral(" stages of ") +
+                            QString::number(ring) +
+                            QStringLiteral(" B); more stages or split_reduce kernel");
+    }
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;
     if (!params.swapped && (params.blockM % (64 * tileGroups) != 0 || slices < 1 || slices > 2))
         problems << QStringLiteral("blockM: ") + QString::number(params.blockM) +
@@ -333,6 +363,9 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"MMA_TYPE"_s, task.a == u"bf16" ? u"bf16"_s : u"f16"_s)
         .set(u"SPLIT"_s, params.splitK)
         .flag(u"SPLIT_K"_s, params.splitK > 1)
+        .flag(u"SPLIT_KERNEL"_s, params.splitK > 1 && !params.splitInCluster)
+        .flag(u"SPLIT_CLUSTER"_s, params.splitsInCluster())
+        .set(u"SPLIT_CLUSTER_SIZE"_s, params.splitsInCluster() ? params.splitK : 1)
         // Stores two adjacent columns of C, applying alpha and beta, to global memory (direct
         // epilogue) or to a staging buffer (TMA-store epilogue); one file per type of C.
         .set(u"STORE_PAIR"_s,
@@ -346,7 +379,10 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
              cudatemplates::render(u"wgmma/swapped_epilogue.cu"_s, TemplateValues()))
         .set(u"EPILOGUE"_s, cudatemplates::render(u"wgmma/epilogue.cu"_s, TemplateValues()))
         .set(u"SPLIT_K_CODE"_s,
-             params.splitK > 1 ? cudatemplates::render(u"wgmma/splitk.cu"_s, values) : QString());
+             params.splitK == 1 ? QString()
+             : params.splitInCluster
+                 ? cudatemplates::render(u"wgmma/splitk_cluster.cu"_s, TemplateValues())
+                 : cudatemplates::render(u"wgmma/splitk.cu"_s, values));
     const QString header =
         QStringLiteral("// expect: ok\n// task: ") + task.name +
         QStringLiteral(
@@ -367,9 +403,13 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
                                     QString::number(params.groupM) + QStringLiteral(" tile rows)")
                               : QStringLiteral("row raster")) +
         QStringLiteral(",\n// balanced persistent grid") +
-        (params.splitK > 1 ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
-                                 QStringLiteral(" (fp32 partials summed in split order)")
-                           : QString()) +
+        (params.splitsInCluster()
+             ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
+                   QStringLiteral(" in clusters of the splits (fp32 partials summed in split "
+                                  "order through distributed shared memory)")
+         : params.splitK > 1 ? QStringLiteral(", split-K ") + QString::number(params.splitK) +
+                                   QStringLiteral(" (fp32 partials summed in split order)")
+                             : QString()) +
         clusterText(params) + QStringLiteral("; ") + task.a + u'*' + task.b + QStringLiteral("->") +
         task.c +
         QStringLiteral(", fp32 accumulate; TMA loads with 128-byte swizzle, mbarrier "
@@ -461,6 +501,12 @@ public:
                                           "in the workspace, summed in split order): fills the "
                                           "SMs when the output has fewer tiles than SMs"),
                            QJsonArray{1, 2, 3, 4, 6, 8, 12, 16}, &Strategy::splitK),
+            paramsParameter(QStringLiteral("split_reduce"),
+                            QStringLiteral("where split-K's partials are summed: a second kernel "
+                                           "over a workspace (kernel), or inside a cluster of the "
+                                           "tile's splits through distributed shared memory "
+                                           "(cluster: no workspace, no second launch)"),
+                            QJsonArray{QStringLiteral("kernel"), QStringLiteral("cluster")}),
             paramsParameter(QStringLiteral("swap_rows"),
                             QStringLiteral("swapped operands (C computed transposed) with this "
                                            "many rows of C per tile as the wgmma N, 0 for the "
@@ -485,6 +531,11 @@ public:
             strategy.epilogue != QLatin1String("tma_store"))
             problems << QStringLiteral("epilogue: ") + strategy.epilogue +
                             QStringLiteral(" is not direct or tma_store");
+        const QJsonValue reduce = strategy.params.value(QLatin1String("split_reduce"));
+        if (!reduce.isUndefined() && reduce != QJsonValue(QStringLiteral("kernel")) &&
+            reduce != QJsonValue(QStringLiteral("cluster")))
+            problems << QStringLiteral("params.split_reduce: ") + jsonBrief(reduce) +
+                            QStringLiteral(" is not \"kernel\" or \"cluster\"");
         // params.swap_rows as written (fromStrategy reads it as an integer): absent or 0 is the
         // normal orientation, else the swapped tile's rows, which block_m must repeat.
         const QJsonValue swap = strategy.params.value(QLatin1String("swap_rows"));
@@ -554,12 +605,12 @@ public:
     // and a normal tile swaps keeping its rows.
     QVector<Strategy> neighbours(const Strategy& strategy) const override {
         QVector<Strategy> out;
+        const WgmmaParams p = WgmmaParams::fromStrategy(strategy);
         const QVector<Strategy> steps = KernelFamily::neighbours(strategy);
         for (const Strategy& n : steps) {
             if (!n.rationale.startsWith(QLatin1String("swap_rows ")))
                 out << n;
         }
-        const WgmmaParams p = WgmmaParams::fromStrategy(strategy);
         const auto add = [&](WgmmaParams q, const QString& why) {
             // The ring keeps its depth where the new tile fits, else as deep as fits.
             while (q.stages > 3 && q.smemBytes() > kSm90SmemPerBlock)
@@ -614,6 +665,9 @@ public:
         // session before this (M = 160: 0.921x and 0.932x, the same code).
         if (p.clusterM > 1 && p.groupedRaster)
             p.groupM = std::max(1, p.groupM / p.clusterM) * p.clusterM;
+        // Without split-K there is nothing to sum: one kernel, one name for it.
+        if (p.splitK == 1)
+            p.splitInCluster = false;
         p.applyTo(strategy);
     }
 

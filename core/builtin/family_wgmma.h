@@ -42,6 +42,12 @@ struct WgmmaParams {
     // by a second (programmatic dependent) kernel, so C is deterministic. For small-M tasks whose
     // tiles are fewer than the SMs (templates/wgmma/splitk.cu).
     int splitK = 1;
+    // Split-K summed inside a cluster (Strategy::params["split_reduce"] "cluster"; "kernel" is the
+    // second kernel above): the splitK CTAs of a tile form a cluster and each sums its part of the
+    // tile from the others' stage rings through distributed shared memory, in split order, with
+    // no workspace and no second kernel (templates/wgmma/splitk_cluster.cu). At most 8 splits, no
+    // multicast cluster, the fp32 tile within the stage ring.
+    bool splitInCluster = false;
     // Swapped operands (Strategy::params["swap_rows"] > 0, then blockM): the MMA computes the
     // tile transposed, so C's rows are the wgmma N (a multiple of 16, 16..256, no padding to
     // 64-row slices) and C's columns are m64 slices of one 64-column B chunk each (blockN = 64 x
@@ -64,11 +70,17 @@ struct WgmmaParams {
     }
     // Rows of A a stage holds: the slices of the whole cluster row (80 rows in 4 slices: 96).
     int aRowsLoaded() const { return std::max(1, clusterN) * aSliceRows(); }
+    // Bytes of one stage of the ring: the A rows loaded and whole 64-column B chunks.
+    qint64 stageBytes() const;
     // Dynamic shared memory of the kernel: the stage ring, the C staging buffers of the TMA-store
     // epilogue, the mbarriers and 1 KiB of alignment slack.
     qint64 smemBytes() const;
-    // The split-K partials in the ABI workspace for an M x N output (0 without split-K).
-    qint64 workspaceBytes(qint64 m, qint64 n) const { return splitK > 1 ? splitK * m * n * 4 : 0; }
+    bool splitsInCluster() const { return splitK > 1 && splitInCluster; }
+    // The split-K partials in the ABI workspace for an M x N output (0 without split-K or with
+    // the splits summed in the cluster).
+    qint64 workspaceBytes(qint64 m, qint64 n) const {
+        return splitK > 1 && !splitInCluster ? splitK * m * n * 4 : 0;
+    }
 };
 
 // The k-block of every wgmma_tma tile: one 128-byte swizzle row of fp16/bf16.

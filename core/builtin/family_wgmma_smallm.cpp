@@ -39,7 +39,14 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     //     a second a CTA stored from registers (C pairs or fp32 partials: 128x192 bf16 tiles
     //     measured 0.889x cuBLAS with the direct epilogue, 0.987x with TMA stores), a quarter of
     //     that through TMA stores, which need a width the C box (128 bytes) divides;
-    // plus, with split-K, the reduction's launch and its pass over the partials and C. A width
+    // plus, with split-K, the reduction's launch and its pass over the partials and C, or, in the
+    // memory-bound case with two splits whose clusters of 2 CTAs all fit in one round, the sum in
+    // the cluster (no partials in DRAM, no second kernel). Measured on the H200 (docs/
+    // benchmarks.md, session 12): about 1 us less than the reduction kernel at M = 64 and 128
+    // (0.954x, 1.021x, 1.095x cuBLAS against 0.913x, 0.974x, 0.998x); only 39 clusters of 3 and
+    // 30 of 4 are resident (one CTA per SM), so 40 tiles in 3 splits or 32 in 4 ran two rounds
+    // (0.53x, 0.95x); tensor-bound at M = 224 the model's 128x160 in clusters of 2 measured 0.72x
+    // against the 224x128 swapped tiles' 0.88x, so it is not offered there. A width
     // that is not a multiple of 64 must win by 8%, not 2% (at M = 256, N = 14336, 256x112 was
     // modelled 6% ahead of 256x128 and measured 5% behind).
     struct TileRows {
@@ -54,6 +61,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     const double ctaBytesPerS = peakBytesPerS / 96.0;
     const double tensorFlopsPerSmS = 5.8e12;
     const double reductionS = 2.0e-6;
+    const double clusterSumS = 1.0e-6;
     // The tile shapes: C rows x C columns, consumer warpgroups, orientation.
     struct TileShape {
         int blockM;
@@ -150,7 +158,22 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                                                             double(task.n) / peakBytesPerS
                                                       : 0.0)
                           : 0.0;
-            const double time = double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
+            double time = double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
+            // The two splits of each tile in a 2-CTA cluster, every cluster in the first round.
+            WgmmaParams inCluster = probe;
+            inCluster.splitK = split;
+            inCluster.splitInCluster = true;
+            bool sumInCluster = false;
+            if (!tensorBound && split == 2 && rounds == 1 &&
+                wgmmaConstraints(inCluster, task, device).isEmpty()) {
+                const double clusterDram = (dramBytes - partialBytes) /
+                                           std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
+                const double clusterTime = std::max(clusterDram, tensor) + epilogue + clusterSumS;
+                if (clusterTime < time) {
+                    time = clusterTime;
+                    sumInCluster = true;
+                }
+            }
             // Ties go to the configuration checked first: the shorter tile, whole chunks, the
             // wider tile, the smaller split, the normal orientation.
             const double margin = blockN % 64 == 0 ? 0.98 : 0.92;
@@ -158,6 +181,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                 bestTime = time;
                 best = probe;
                 best.splitK = split;
+                best.splitInCluster = sumInCluster;
                 bestWhy =
                     QStringLiteral("%1 tiles x split-K %2 = %3 work units in %4 "
                                    "round(s) on %5 SMs, modelled %6 us (%7-bound)")
@@ -167,7 +191,10 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                         .arg(rounds)
                         .arg(sms)
                         .arg(time * 1e6, 0, 'f', 1)
-                        .arg(tensor > dram ? QStringLiteral("tensor") : QStringLiteral("DRAM"));
+                        .arg(tensor > dram ? QStringLiteral("tensor") : QStringLiteral("DRAM")) +
+                    (sumInCluster ? QStringLiteral("; the two splits of a tile in a 2-CTA "
+                                                   "cluster, summed there (no second kernel)")
+                                  : QString());
             }
         }
     }
@@ -255,9 +282,11 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                .arg(best.consumerWarpgroups)
                .arg(best.stages)
                .arg(bestWhy)
-               .arg(best.splitK > 1 ? QStringLiteral(", fp32 partials summed in split order")
-                    : best.tmaStore ? QStringLiteral(", TMA-store epilogue")
-                                    : QStringLiteral(", direct epilogue"))
+               .arg(best.splitsInCluster()
+                        ? QStringLiteral(", fp32 partials summed in split order in the cluster")
+                    : best.splitK > 1 ? QStringLiteral(", fp32 partials summed in split order")
+                    : best.tmaStore   ? QStringLiteral(", TMA-store epilogue")
+                                      : QStringLiteral(", direct epilogue"))
                .arg(best.swapped ? QStringLiteral(" on swapped operands (C's rows are the wgmma N)")
                                  : QString());
     return best;

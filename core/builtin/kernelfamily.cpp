@@ -59,6 +59,9 @@ QVector<Strategy> KernelFamily::neighbours(const Strategy& strategy) const {
             if (!moved)
                 continue;
             normalize(*moved);
+            // A move the family's normalisation undoes (split_reduce without split-K) is none.
+            if (parameterValue(spec, *moved) == parameterValue(spec, strategy))
+                continue;
             moved->rationale =
                 u"%1 %2 -> %3"_s.arg(spec.name, valueText(parameterValue(spec, strategy)),
                                      valueText(parameterValue(spec, *moved)));

@@ -458,8 +458,14 @@ private slots:
             const qint64 kBlocks = (t.k + 63) / 64;
             if (s.splitK > 1)
                 QVERIFY2(kBlocks / s.splitK >= 8, qPrintable(name));
+            const bool inCluster = s.params.value(u"split_reduce"_s).toString() == u"cluster"_s;
             QCOMPARE(f.resources(s, t, h200).workspaceBytes,
-                     s.splitK > 1 ? qint64(s.splitK) * t.m * t.n * 4 : 0);
+                     s.splitK > 1 && !inCluster ? qint64(s.splitK) * t.m * t.n * 4 : 0);
+            if (inCluster) { // two splits a tile, every 2-CTA cluster in the first round
+                const qint64 tiles =
+                    ((t.m + s.blockM - 1) / s.blockM) * ((t.n + s.blockN - 1) / s.blockN);
+                QVERIFY2(s.splitK == 2 && 2 * tiles <= h200.smCount, qPrintable(name));
+            }
             QVERIFY(s.stages >= 4);
             // Enough CTAs to pull B at the DRAM rate (a CTA pulls at most a 96th of it) unless
             // the shape is too small to split.
@@ -489,6 +495,7 @@ private slots:
         const kev::Task t = task(u"gemm_bf16_m64_n4096_k4096"_s);
         kev::Strategy s = f.defaultStrategy(t, h200);
         s.splitK = 4;
+        s.params.insert(u"split_reduce"_s, u"kernel"_s); // a second kernel sums the partials
         s.epilogue = u"direct"_s;
         s.blockN = 64;
         f.normalize(s);
@@ -522,6 +529,70 @@ private slots:
         s.blockN = 64;
         s.stages = 9;
         QVERIFY(anyContains(f.constraints(s, t, h200), u"stages: 9"_s));
+    }
+
+    // Split-K summed inside a cluster of the tile's splits through distributed shared memory: no
+    // workspace, no second kernel, and the constraints that keep it correct name their knob.
+    void wgmmaSplitKSummedInTheCluster() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        const kev::Task t = task(u"gemm_bf16_m64_n4096_k4096"_s);
+        // The default: 64 tiles of 64x64, two splits each, 64 clusters of 2 in one round.
+        kev::Strategy s = f.defaultStrategy(t, h200);
+        QCOMPARE(s.params.value(u"split_reduce"_s).toString(), u"cluster"_s);
+        QCOMPARE(s.splitK, 2);
+        QVERIFY2(s.rationale.contains(u"2-CTA cluster"_s), qPrintable(s.rationale));
+        QCOMPARE(f.resources(s, t, h200).workspaceBytes, 0);
+        const QString code = f.generate(s, t);
+        QVERIFY(code.contains(u"constexpr int kSplitCluster = 2;"_s));
+        QVERIFY(code.contains(u"sumInCluster"_s));
+        QVERIFY(code.contains(u"ld.shared::cluster.v4.f32"_s));
+        QVERIFY(code.contains(u"mbarrier.arrive.release.cluster.shared::cluster.b64"_s));
+        QVERIFY(code.contains(u"mbarrier.try_wait.parity.acquire.cluster"_s));
+        QVERIFY(!code.contains(u"reduceSplits"_s));
+        QVERIFY(!code.contains(u"kevolve_workspace_bytes"_s));
+        QVERIFY(!code.contains(u"atomicAdd"_s)); // the sum runs in split order
+        QCOMPARE(code.count(u"#error"_s), 1);
+        QVERIFY(!code.contains(u"${"_s));
+        // The same plan with the second kernel: a workspace, and no cluster code.
+        kev::Strategy byKernel = s;
+        byKernel.params.insert(u"split_reduce"_s, u"kernel"_s);
+        QCOMPARE(f.resources(byKernel, t, h200).workspaceBytes, qint64(2) * t.m * t.n * 4);
+        const QString kernelCode = f.generate(byKernel, t);
+        QVERIFY(kernelCode.contains(u"reduceSplits"_s));
+        QVERIFY(!kernelCode.contains(u"sumInCluster"_s));
+        QVERIFY(kernelCode.contains(u"constexpr int kSplitCluster = 1;"_s));
+
+        kev::Strategy bad = s;
+        bad.splitK = 12;
+        QVERIFY(anyContains(f.constraints(bad, t, h200), u"split_reduce: cluster puts"_s));
+        bad = s;
+        bad.clusterN = 2;
+        QVERIFY(anyContains(f.constraints(bad, t, h200), u"split_reduce: a cluster of splits"_s));
+        bad = s;
+        bad.params.insert(u"split_reduce"_s, u"tree"_s);
+        QVERIFY(anyContains(f.constraints(bad, t, h200), u"params.split_reduce: \"tree\""_s));
+        // 192x256 in three consumer warpgroups: a 192 KiB fp32 tile, a 3-stage ring of 168 KiB.
+        bad = s;
+        bad.blockM = 192;
+        bad.blockN = 256;
+        bad.consumerWarpgroups = 3;
+        bad.stages = 3;
+        QVERIFY(anyContains(f.constraints(bad, task(u"gemm_f16_m256_n14336_k4096"_s), h200),
+                            u"does not fit in the stage ring"_s));
+
+        // Without split-K there is nothing to sum: normalize keeps one name, and no move offers
+        // the other reduction; with split-K the move exists.
+        kev::Strategy whole = s;
+        whole.splitK = 1;
+        f.normalize(whole);
+        QCOMPARE(whole.params.value(u"split_reduce"_s).toString(), u"kernel"_s);
+        for (const kev::Strategy& n : f.neighbours(whole))
+            QVERIFY2(!n.rationale.startsWith(u"split_reduce"_s), qPrintable(n.rationale));
+        bool offered = false;
+        for (const kev::Strategy& n : f.neighbours(s))
+            offered |= n.rationale.startsWith(u"split_reduce cluster -> kernel"_s);
+        QVERIFY(offered);
     }
 
     // The first plan of a small-M task: on Hopper wgmma's small-M default from M = 33 and

@@ -2,11 +2,13 @@ ${# wgmma/epilogue.cu: the normal orientation's stores of a finished tile (gemm.
 ${# rendered into every wgmma kernel: storeTile (pairs of columns from registers, or the swapped}
 ${# tile's own stores) and storeTileTma (shared memory and TMA bulk stores).}
 // Accumulator fragment of wgmma m64nN (fp32): register 4j + 2h + e of a thread holds row
-// 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice.
+// 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice. Stores the chunks
+// ownsChunk<kPart, kParts> names (all of them but with split-K in a cluster).
+template <int kPart = 0, int kParts = 1>
 __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                  TileCoord tc, int group) {
     if constexpr (kSwap) {
-        storeTileSwapped(acc, p, tc, group);
+        storeTileSwapped<kPart, kParts>(acc, p, tc, group);
         return;
     }
 
@@ -24,7 +26,7 @@ __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const P
 #pragma unroll
         for (int j = 0; j < kTileN / 8; ++j) {
             const int col = colBase + 8 * j;
-            if (col < p.n) {
+            if (ownsChunk<kPart, kParts>(s, j) && col < p.n) {
                 if (loIn) {
                     storePair(rowLo + col, acc[s][4 * j], acc[s][4 * j + 1], p);
                 }

@@ -2,8 +2,10 @@ ${# wgmma/gemm.cu: the wgmma_tma family (family_wgmma.cpp) below its header comm
 ${# OUT_T, BLOCK_M/N, STAGES, CONSUMERS, SLICES, GROUP_M, CLUSTER_M/N, A_SLICE_ROWS, PING_PONG,}
 ${# TMA_STORE, SWAP, TMAP_TYPE, TMAP_C_TYPE, PRODUCER_REGS, CONSUMER_REGS, SMEM_LIMIT, MMA_TYPE, STORE_PAIR (store_pair_<C>.cu),}
 ${# ABI_A/B/C, WGMMA_TILE (wgmma/wgmma_tile.cu), SWAPPED_EPILOGUE (wgmma/swapped_epilogue.cu),}
-${# EPILOGUE (wgmma/epilogue.cu), SPLIT and SPLIT_K_CODE (wgmma/splitk.cu).}
-${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set).}
+${# EPILOGUE (wgmma/epilogue.cu), SPLIT, SPLIT_CLUSTER_SIZE and SPLIT_K_CODE (wgmma/splitk.cu or}
+${# wgmma/splitk_cluster.cu).}
+${# Conditions: BF16, GROUPED, SPLIT_K (SPLIT > 1: split-K, its code only where it is set),}
+${# SPLIT_KERNEL (partials summed by a second kernel), SPLIT_CLUSTER (summed in the cluster).}
 #include <kevolve/abi.h>
 
 #include <cuda_fp16.h>
@@ -34,10 +36,15 @@ constexpr int kTileWarpgroups = kPingPong ? 1 : kConsumerGroups; // consumer war
 constexpr int kThreads = 128 * (kConsumerGroups + 1);
 // Clusters of kClusterM x kClusterN tiles (rank = rankM + kClusterM * rankN): the CTAs of a cluster
 // column (same tile column) share the B tile, those of a cluster row (same tile row) the A tile,
-// each CTA loading its share and multicasting it to the others.
+// each CTA loading its share and multicasting it to the others. Split-K in a cluster
+// (wgmma/splitk_cluster.cu) instead makes a cluster of the kSplitCluster CTAs of one tile, which
+// share no operand: each sums its part of the tile from the others' shared memory.
 constexpr int kClusterM = ${CLUSTER_M};
 constexpr int kClusterN = ${CLUSTER_N};
-constexpr int kCluster = kClusterM * kClusterN;
+constexpr int kShare = kClusterM * kClusterN; // CTAs whose stages receive each other's multicasts
+constexpr int kSplitCluster = ${SPLIT_CLUSTER_SIZE};
+constexpr int kCluster = kShare * kSplitCluster;
+static_assert(kShare == 1 || kSplitCluster == 1, "a cluster multicasts or splits K, not both");
 constexpr bool kTmaStore = ${TMA_STORE}; // epilogue through shared memory and TMA bulk stores
 // Swapped operands: the MMA computes the tile of C transposed, D (kTileN x kTileM) = B^T * A^T, so
 // C's rows are the wgmma N (any multiple of 16: a small M is not padded to 64-row slices) and C's
@@ -50,7 +57,7 @@ constexpr int kGroupM = ${GROUP_M}; // tile rows per raster group
 constexpr int kGroupUnits = kGroupM / kClusterM > 0 ? kGroupM / kClusterM : 1;
 ${endif}
 ${if SPLIT_K}
-// Blocks sharing one output tile along K (wgmma/splitk.cu).
+// Blocks sharing one output tile along K (wgmma/splitk.cu, wgmma/splitk_cluster.cu).
 constexpr int kSplitK = ${SPLIT};
 static_assert(!kPingPong && !kTmaStore, "split-K runs cooperative, with the direct epilogue");
 ${endif}
@@ -90,7 +97,15 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
+// Split-K in a cluster: three more mbarriers (the tile's partials ready, read, the ring free).
+constexpr uint32_t kSplitBarBytes = kSplitCluster > 1 ? 3 * 8 : 0;
+${if SPLIT_CLUSTER}
+constexpr int kPartialsReady = 0; // every CTA of the cluster has stored its partial tile
+constexpr int kPartialsRead = 1;  // every CTA has read its part of this CTA's partial tile
+constexpr int kRingFree = 2;      // this CTA's consumers are done with the partials
+${endif}
+constexpr size_t kSmemBytes =
+    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kSplitBarBytes;
 static_assert(kSmemBytes <= ${SMEM_LIMIT}, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -117,7 +132,7 @@ struct Problem {
     int64_t ldc;
     float alpha;
     float beta;
-${if SPLIT_K}
+${if SPLIT_KERNEL}
     float* partials; // `splits` fp32 slices of M x N in the workspace
     int splits;      // split-K factor of this shape: min(kSplitK, k-blocks)
 ${endif}
@@ -202,14 +217,14 @@ __device__ inline void mbarWait(uint32_t bar, uint32_t parity) {
 // memory fence into every k-block of every consumer warp.
 __device__ inline void releaseStage(uint32_t bar) {
     const uint32_t lane = threadIdx.x % 32;
-    if constexpr (kCluster == 1) {
+    if constexpr (kShare == 1) {
         if (lane == 0) {
             asm volatile("{\n\t.reg .b64 state;\n\t"
                          "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bar)
                          : "memory");
         }
     } else {
-        if (lane < kCluster) {
+        if (lane < kShare) {
             uint32_t remote;
             asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(lane));
             asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
@@ -271,9 +286,6 @@ ${WGMMA_TILE}
 ${STORE_PAIR}
 
 ${SWAPPED_EPILOGUE}
-${if SPLIT_K}
-${SPLIT_K_CODE}
-${endif}
 struct Schedule {
     int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
     int unitsN; // cluster units per row of units
@@ -288,6 +300,9 @@ ${endif}
     int stride; // clusters in the grid
     int rankM;  // this CTA's tile row inside its unit
     int rankN;  // this CTA's tile column inside its unit
+${if SPLIT_CLUSTER}
+    int split; // this CTA's split of every tile: its rank in the split-K cluster
+${endif}
 };
 
 __device__ inline Schedule schedule(const Problem& p) {
@@ -296,10 +311,15 @@ __device__ inline Schedule schedule(const Problem& p) {
     const int tilesN = (p.n + kTileN - 1) / kTileN;
     s.unitsM = (tilesM + kClusterM - 1) / kClusterM;
     s.unitsN = (tilesN + kClusterN - 1) / kClusterN;
-${if SPLIT_K}
+${if SPLIT_CLUSTER}
+    s.splits = kSplitK;
+    s.units = s.unitsM * s.unitsN;
+${endif}
+${if SPLIT_KERNEL}
     s.splits = p.splits;
     s.units = s.unitsM * s.unitsN * s.splits;
-${else}
+${endif}
+${if !SPLIT_K}
     s.units = s.unitsM * s.unitsN;
 ${endif}
     s.kBlocks = (p.k + kTileK - 1) / kTileK;
@@ -307,7 +327,10 @@ ${endif}
     s.stride = gridDim.x / kCluster;
     const int rank = kCluster == 1 ? 0 : int(clusterRank());
     s.rankM = rank % kClusterM;
-    s.rankN = rank / kClusterM;
+    s.rankN = rank / kClusterM % kClusterN;
+${if SPLIT_CLUSTER}
+    s.split = rank / kShare;
+${endif}
     return s;
 }
 
@@ -327,9 +350,16 @@ struct Work {
 
 __device__ inline Work work(const Schedule& sc, int unit) {
     Work w;
+${if SPLIT_CLUSTER}
+    // Every CTA of the cluster takes the cluster's unit; its split is its rank, and a split may
+    // be empty when the task has fewer k-blocks than splits.
+    w.split = sc.split;
+    w.unit = unitCoord(unit, sc.unitsM, sc.unitsN);
+${else}
     const int tileUnit = unit / sc.splits;
     w.split = unit - tileUnit * sc.splits;
     w.unit = unitCoord(tileUnit, sc.unitsM, sc.unitsN);
+${endif}
     w.kBegin = w.split * sc.kBlocks / sc.splits;
     w.kEnd = (w.split + 1) * sc.kBlocks / sc.splits;
     return w;
@@ -353,6 +383,13 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
 ${if SPLIT_K}
         const Work w = work(sc, unit);
         const TileCoord tile = tileOf(sc, w.unit);
+${if SPLIT_CLUSTER}
+        // The previous tile's partials occupy the ring until the cluster has summed them.
+        if (unit != sc.first) {
+            const uint32_t done = uint32_t(unit - sc.first) / uint32_t(sc.stride) - 1;
+            mbarWait(emptyBars + 8 * kStages + 8 * kRingFree, done & 1);
+        }
+${endif}
         for (int kb = w.kBegin; kb < w.kEnd; ++kb, ++it) {
 ${else}
         const TileCoord tile = tileOf(sc, unitCoord(unit, sc.unitsM, sc.unitsN));
@@ -388,11 +425,10 @@ ${endif}
 }
 
 ${EPILOGUE}
-__device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
-                               uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
-    const int group = threadIdx.x / 128 - 1;
-    const Schedule sc = schedule(p);
-    float acc[kSlices][kMmaN / 2];
+${if SPLIT_K}
+${SPLIT_K_CODE}
+${endif}
+__device__ inline void zeroAccumulators(float (&acc)[kSlices][kMmaN / 2]) {
 #pragma unroll
     for (int s = 0; s < kSlices; ++s) {
 #pragma unroll
@@ -400,6 +436,14 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
             acc[s][i] = 0.0f;
         }
     }
+}
+
+__device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
+                               uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
+    const int group = threadIdx.x / 128 - 1;
+    const Schedule sc = schedule(p);
+    float acc[kSlices][kMmaN / 2];
+    zeroAccumulators(acc);
     // Ping-pong: warpgroup g takes the CTA's tiles g, g + 2, ...; the producer fills the ring in
     // tile order, so tile j's k-blocks are ring iterations j * kBlocks onwards.
     // Swapped: this warpgroup's slices are B chunks (MN-major, one 64-element atom along M: LBO
@@ -485,11 +529,25 @@ ${endif}
             }
         }
         wgmmaWait<0>();
+${if SPLIT_CLUSTER}
+        if (kEnd > kBegin) {
+            releaseStage(emptyBars + 8 * ((it - 1) % kStages));
+        } else {
+            zeroAccumulators(acc); // an empty split (fewer k-blocks than splits) adds zeros
+        }
+        ring = it;
+        // The ring is free of this tile's stages (every one was waited for and read); the
+        // producer loads the next tile's only once the cluster has summed this one's partials.
+        sumInCluster(acc, p, tc, group, smemA, emptyBars + 8 * kStages,
+                     uint32_t(unit - sc.first) / uint32_t(sc.stride), sc.split);
+${endif}
+${if SPLIT_KERNEL}
         releaseStage(emptyBars + 8 * ((it - 1) % kStages));
-${if SPLIT_K}
         ring = it;
         storePartials(acc, p, tc, group, w.split);
-${else}
+${endif}
+${if !SPLIT_K}
+        releaseStage(emptyBars + 8 * ((it - 1) % kStages));
         if constexpr (kTmaStore) {
             storeTileTma(acc, mapC, smemC, p, tc, group);
         } else {
@@ -519,8 +577,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbarInit(fullBars + 8 * s, 1);
-            mbarInit(emptyBars + 8 * s, kTileWarpgroups * 4 * kCluster);
+            mbarInit(emptyBars + 8 * s, kTileWarpgroups * 4 * kShare);
         }
+${if SPLIT_CLUSTER}
+        // One arrival per consumer warp of every CTA of the cluster, or of this CTA.
+        mbarInit(emptyBars + 8 * kStages + 8 * kPartialsReady, kConsumerGroups * 4 * kCluster);
+        mbarInit(emptyBars + 8 * kStages + 8 * kPartialsRead, kConsumerGroups * 4 * kCluster);
+        mbarInit(emptyBars + 8 * kStages + 8 * kRingFree, kConsumerGroups * 4);
+${endif}
         // Make the initialised barriers visible to the async proxy (TMA complete_tx) and to the
         // other CTAs of the cluster.
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -532,7 +596,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncthreads();
     }
 
-${if SPLIT_K}
+${if SPLIT_KERNEL}
     // reduceSplits may be scheduled now; it waits for this grid's completion before reading.
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 ${endif}
@@ -567,7 +631,7 @@ enum LaunchError {
     kLaunch = 6,
     kTensorMapC = 7,
     kNoClusterFits = 8,
-${if SPLIT_K}
+${if SPLIT_KERNEL}
     kWorkspace = 9,
 ${endif}
 };
@@ -586,7 +650,7 @@ int encodeMap(const KevolveServices* services, CUtensorMap* map, CUtensorMapData
 }
 
 } // namespace
-${if SPLIT_K}
+${if SPLIT_KERNEL}
 
 // Split-K partials: kSplitK fp32 slices of M x N.
 extern "C" KEVOLVE_EXPORT uint64_t kevolve_workspace_bytes(const KevolveArgs* args) {
@@ -646,7 +710,7 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     p.ldc = ldc;
     p.alpha = float(args->scalars[0]);
     p.beta = float(args->scalars[1]);
-${if SPLIT_K}
+${if SPLIT_KERNEL}
     const int64_t kBlocks = (k + kTileK - 1) / kTileK;
     p.splits = int(kBlocks < kSplitK ? kBlocks : kSplitK);
     if (args->workspace == nullptr || args->workspace_bytes < kevolve_workspace_bytes(args)) {
@@ -659,10 +723,11 @@ ${endif}
     // tiles) gridDim.x / kCluster apart.
     const int64_t clusterRows = int64_t(kTileM) * kClusterM;
     const int64_t clusterCols = int64_t(kTileN) * kClusterN;
-${if SPLIT_K}
+${if SPLIT_KERNEL}
     const int64_t units = ((m + clusterRows - 1) / clusterRows) *
                           ((n + clusterCols - 1) / clusterCols) * p.splits;
-${else}
+${endif}
+${if !SPLIT_KERNEL}
     const int64_t units = ((m + clusterRows - 1) / clusterRows) * ((n + clusterCols - 1) / clusterCols);
 ${endif}
     cudaLaunchConfig_t config = {};
@@ -702,7 +767,7 @@ ${endif}
     const int64_t rounds = (units + clusters - 1) / clusters;
     clusters = (units + rounds - 1) / rounds;
     config.gridDim = dim3(unsigned(clusters * kCluster));
-${if SPLIT_K}
+${if SPLIT_KERNEL}
     if (cudaLaunchKernelEx(&config, gemmKernel, mapA, mapB, mapC, p) != cudaSuccess) {
         return kLaunch;
     }

@@ -1,5 +1,13 @@
 ${# wgmma/swapped_epilogue.cu: the stores of swapped-operand tiles (gemm.cu's kSwap), rendered into}
 ${# every wgmma kernel: storeTile and storePartials name them under `if constexpr`.}
+// The accumulators in chunks of four registers, acc[s][4j .. 4j + 3], chunk s * kMmaN / 8 + j:
+// with split-K in a cluster (wgmma/splitk_cluster.cu) CTA kPart of kParts sums and stores the
+// chunks whose index is kPart modulo kParts; every other epilogue stores them all (0 of 1).
+template <int kPart, int kParts>
+__device__ constexpr bool ownsChunk(int s, int j) {
+    return (s * (kMmaN / 8) + j) % kParts == kPart;
+}
+
 // C = alpha * x + beta * C for one element (the swapped epilogue: a thread's two adjacent
 // accumulator columns are two rows of C).
 __device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
@@ -13,7 +21,7 @@ __device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
 // The swapped tile: register 4j + 2h + e of slice s holds D row 16 * warp + lane / 4 + 8h (a
 // column of C: n) and D column 8j + 2 * (lane % 4) + e (a row of C: m). Eight lanes store eight
 // consecutive columns of one row of C.
-template <typename Store>
+template <int kPart = 0, int kParts = 1, typename Store>
 __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                       TileCoord tc, int group, Store store) {
     const int warp = (threadIdx.x / 32) % 4;
@@ -23,6 +31,9 @@ __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], co
         const int n0 = tc.n * kTileN + (group * kSlices + s) * 64 + warp * 16 + lane / 4;
 #pragma unroll
         for (int j = 0; j < kMmaN / 8; ++j) {
+            if (!ownsChunk<kPart, kParts>(s, j)) {
+                continue;
+            }
             const int m0 = tc.m * kTileM + 8 * j + 2 * (lane % 4);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -47,6 +58,7 @@ __device__ inline uint32_t transpose8x8(uint32_t pair) {
     return out;
 }
 
+template <int kPart, int kParts>
 __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                         TileCoord tc, int group) {
     if constexpr (sizeof(OutT) == 2) {
@@ -63,6 +75,9 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
                                   2 * (lane % 4);
 #pragma unroll
                 for (int j = 0; j < kMmaN / 8; ++j) {
+                    if (!ownsChunk<kPart, kParts>(s, j)) {
+                        continue;
+                    }
                     const int m = tc.m * kTileM + 8 * j + lane / 4;
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
@@ -82,6 +97,7 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
             return;
         }
     }
-    forEachSwapped(acc, p, tc, group,
-                   [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
+    forEachSwapped<kPart, kParts>(
+        acc, p, tc, group,
+        [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
 }

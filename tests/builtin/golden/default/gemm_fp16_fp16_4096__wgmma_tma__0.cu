@@ -32,10 +32,15 @@ constexpr int kTileWarpgroups = kPingPong ? 1 : kConsumerGroups; // consumer war
 constexpr int kThreads = 128 * (kConsumerGroups + 1);
 // Clusters of kClusterM x kClusterN tiles (rank = rankM + kClusterM * rankN): the CTAs of a cluster
 // column (same tile column) share the B tile, those of a cluster row (same tile row) the A tile,
-// each CTA loading its share and multicasting it to the others.
+// each CTA loading its share and multicasting it to the others. Split-K in a cluster
+// (wgmma/splitk_cluster.cu) instead makes a cluster of the kSplitCluster CTAs of one tile, which
+// share no operand: each sums its part of the tile from the others' shared memory.
 constexpr int kClusterM = 1;
 constexpr int kClusterN = 1;
-constexpr int kCluster = kClusterM * kClusterN;
+constexpr int kShare = kClusterM * kClusterN; // CTAs whose stages receive each other's multicasts
+constexpr int kSplitCluster = 1;
+constexpr int kCluster = kShare * kSplitCluster;
+static_assert(kShare == 1 || kSplitCluster == 1, "a cluster multicasts or splits K, not both");
 constexpr bool kTmaStore = true; // epilogue through shared memory and TMA bulk stores
 // Swapped operands: the MMA computes the tile of C transposed, D (kTileN x kTileM) = B^T * A^T, so
 // C's rows are the wgmma N (any multiple of 16: a small M is not padded to 64-row slices) and C's
@@ -81,7 +86,10 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
 constexpr uint32_t kCBytes = kTmaStore ? kConsumerGroups * 2 * kCBoxBytes : 0;
-constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8;
+// Split-K in a cluster: three more mbarriers (the tile's partials ready, read, the ring free).
+constexpr uint32_t kSplitBarBytes = kSplitCluster > 1 ? 3 * 8 : 0;
+constexpr size_t kSmemBytes =
+    1024 + size_t(kStages) * kStageBytes + kCBytes + 2 * kStages * 8 + kSplitBarBytes;
 static_assert(kSmemBytes <= 232448, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
@@ -180,14 +188,14 @@ __device__ inline void mbarWait(uint32_t bar, uint32_t parity) {
 // memory fence into every k-block of every consumer warp.
 __device__ inline void releaseStage(uint32_t bar) {
     const uint32_t lane = threadIdx.x % 32;
-    if constexpr (kCluster == 1) {
+    if constexpr (kShare == 1) {
         if (lane == 0) {
             asm volatile("{\n\t.reg .b64 state;\n\t"
                          "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bar)
                          : "memory");
         }
     } else {
-        if (lane < kCluster) {
+        if (lane < kShare) {
             uint32_t remote;
             asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(lane));
             asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
@@ -328,6 +336,14 @@ __device__ inline void storeShared(uint32_t address, float2 v) {
 }
 
 
+// The accumulators in chunks of four registers, acc[s][4j .. 4j + 3], chunk s * kMmaN / 8 + j:
+// with split-K in a cluster (wgmma/splitk_cluster.cu) CTA kPart of kParts sums and stores the
+// chunks whose index is kPart modulo kParts; every other epilogue stores them all (0 of 1).
+template <int kPart, int kParts>
+__device__ constexpr bool ownsChunk(int s, int j) {
+    return (s * (kMmaN / 8) + j) % kParts == kPart;
+}
+
 // C = alpha * x + beta * C for one element (the swapped epilogue: a thread's two adjacent
 // accumulator columns are two rows of C).
 __device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
@@ -341,7 +357,7 @@ __device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
 // The swapped tile: register 4j + 2h + e of slice s holds D row 16 * warp + lane / 4 + 8h (a
 // column of C: n) and D column 8j + 2 * (lane % 4) + e (a row of C: m). Eight lanes store eight
 // consecutive columns of one row of C.
-template <typename Store>
+template <int kPart = 0, int kParts = 1, typename Store>
 __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                       TileCoord tc, int group, Store store) {
     const int warp = (threadIdx.x / 32) % 4;
@@ -351,6 +367,9 @@ __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], co
         const int n0 = tc.n * kTileN + (group * kSlices + s) * 64 + warp * 16 + lane / 4;
 #pragma unroll
         for (int j = 0; j < kMmaN / 8; ++j) {
+            if (!ownsChunk<kPart, kParts>(s, j)) {
+                continue;
+            }
             const int m0 = tc.m * kTileM + 8 * j + 2 * (lane % 4);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -375,6 +394,7 @@ __device__ inline uint32_t transpose8x8(uint32_t pair) {
     return out;
 }
 
+template <int kPart, int kParts>
 __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                         TileCoord tc, int group) {
     if constexpr (sizeof(OutT) == 2) {
@@ -391,6 +411,9 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
                                   2 * (lane % 4);
 #pragma unroll
                 for (int j = 0; j < kMmaN / 8; ++j) {
+                    if (!ownsChunk<kPart, kParts>(s, j)) {
+                        continue;
+                    }
                     const int m = tc.m * kTileM + 8 * j + lane / 4;
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
@@ -410,8 +433,9 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
             return;
         }
     }
-    forEachSwapped(acc, p, tc, group,
-                   [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
+    forEachSwapped<kPart, kParts>(
+        acc, p, tc, group,
+        [&](int m, int n, float x) { storeOne(p.c + int64_t(m) * p.ldc + n, x, p); });
 }
 
 struct Schedule {
@@ -437,7 +461,7 @@ __device__ inline Schedule schedule(const Problem& p) {
     s.stride = gridDim.x / kCluster;
     const int rank = kCluster == 1 ? 0 : int(clusterRank());
     s.rankM = rank % kClusterM;
-    s.rankN = rank / kClusterM;
+    s.rankN = rank / kClusterM % kClusterN;
     return s;
 }
 
@@ -492,11 +516,13 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
 }
 
 // Accumulator fragment of wgmma m64nN (fp32): register 4j + 2h + e of a thread holds row
-// 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice.
+// 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of its 64-row slice. Stores the chunks
+// ownsChunk<kPart, kParts> names (all of them but with split-K in a cluster).
+template <int kPart = 0, int kParts = 1>
 __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const Problem& p,
                                  TileCoord tc, int group) {
     if constexpr (kSwap) {
-        storeTileSwapped(acc, p, tc, group);
+        storeTileSwapped<kPart, kParts>(acc, p, tc, group);
         return;
     }
 
@@ -514,7 +540,7 @@ __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const P
 #pragma unroll
         for (int j = 0; j < kTileN / 8; ++j) {
             const int col = colBase + 8 * j;
-            if (col < p.n) {
+            if (ownsChunk<kPart, kParts>(s, j) && col < p.n) {
                 if (loIn) {
                     storePair(rowLo + col, acc[s][4 * j], acc[s][4 * j + 1], p);
                 }
@@ -590,11 +616,7 @@ __device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
     }
 }
 
-__device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
-                               uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
-    const int group = threadIdx.x / 128 - 1;
-    const Schedule sc = schedule(p);
-    float acc[kSlices][kMmaN / 2];
+__device__ inline void zeroAccumulators(float (&acc)[kSlices][kMmaN / 2]) {
 #pragma unroll
     for (int s = 0; s < kSlices; ++s) {
 #pragma unroll
@@ -602,6 +624,14 @@ __device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, u
             acc[s][i] = 0.0f;
         }
     }
+}
+
+__device__ inline void consume(uint32_t smemA, uint32_t smemB, uint32_t smemC, uint32_t fullBars,
+                               uint32_t emptyBars, const CUtensorMap* mapC, const Problem& p) {
+    const int group = threadIdx.x / 128 - 1;
+    const Schedule sc = schedule(p);
+    float acc[kSlices][kMmaN / 2];
+    zeroAccumulators(acc);
     // Ping-pong: warpgroup g takes the CTA's tiles g, g + 2, ...; the producer fills the ring in
     // tile order, so tile j's k-blocks are ring iterations j * kBlocks onwards.
     // Swapped: this warpgroup's slices are B chunks (MN-major, one 64-element atom along M: LBO
@@ -691,7 +721,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbarInit(fullBars + 8 * s, 1);
-            mbarInit(emptyBars + 8 * s, kTileWarpgroups * 4 * kCluster);
+            mbarInit(emptyBars + 8 * s, kTileWarpgroups * 4 * kShare);
         }
         // Make the initialised barriers visible to the async proxy (TMA complete_tx) and to the
         // other CTAs of the cluster.

@@ -265,9 +265,9 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
         problems << QStringLiteral("schedule: pingpong alternates two consumer warpgroups, "
                                    "consumerWarpgroups is ") +
                         QString::number(params.consumerWarpgroups);
-    if (params.stages < 3 || params.stages > 8)
+    if (params.stages < 3 || params.stages > 16)
         problems << QStringLiteral("stages: ") + QString::number(params.stages) +
-                        QStringLiteral(" is outside 3..8");
+                        QStringLiteral(" is outside 3..16");
     if (params.clusterM != 1 && params.clusterM != 2)
         problems << QStringLiteral("clusterM: ") + QString::number(params.clusterM) +
                         QStringLiteral(" is not 1 or 2");
@@ -467,7 +467,7 @@ public:
                            &Strategy::blockN),
             fieldParameter(QStringLiteral("stages"),
                            QStringLiteral("depth of the TMA shared-memory ring"),
-                           QJsonArray{3, 4, 5, 6, 7, 8}, &Strategy::stages),
+                           QJsonArray{3, 4, 5, 6, 7, 8, 10, 12, 16}, &Strategy::stages),
             fieldParameter(QStringLiteral("consumerWarpgroups"),
                            QStringLiteral("warpgroups issuing wgmma (one more produces)"),
                            QJsonArray{1, 2, 3}, &Strategy::consumerWarpgroups),

@@ -527,8 +527,11 @@ private slots:
         s.blockN = 104;
         QVERIFY(anyContains(f.constraints(s, t, h200), u"blockN: 104"_s));
         s.blockN = 64;
-        s.stages = 9;
-        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages: 9"_s));
+        s.stages = 17;
+        QVERIFY(anyContains(f.constraints(s, t, h200), u"stages: 17"_s));
+        s.stages = 12; // 64x64 stages of 16 KiB: twelve fit (small swapped tiles gained from them)
+        QVERIFY2(f.constraints(s, t, h200).isEmpty(),
+                 qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
     }
 
     // Split-K summed inside a cluster of the tile's splits through distributed shared memory: no

@@ -213,7 +213,7 @@ private slots:
         QVERIFY2(error.contains(QStringLiteral("line 1")), qPrintable(error));
         QVERIFY(!Strategy::fromText(
             text.replace(QStringLiteral("stages: 4"), QStringLiteral("stages: 99")), &error));
-        QVERIFY2(error.contains(QStringLiteral("strategy.stages: 99 is more than the maximum 8")),
+        QVERIFY2(error.contains(QStringLiteral("strategy.stages: 99 is more than the maximum 16")),
                  qPrintable(error));
     }
 

@@ -8,6 +8,7 @@
 #include <QVector>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 using namespace Qt::StringLiterals;
@@ -263,9 +264,24 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         }
     }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
+    // Memory-bound with few CTAs or narrow tiles, deeper, until the first round's CTAs hold about
+    // 7.5 MB of B in flight (at most 16 stages). Measured on the H200 (docs/benchmarks.md,
+    // session 12): M = 32, 80 CTAs of 64 columns, 8 -> 12 stages 0.906x -> 0.992x and 0.905x ->
+    // 0.995x cuBLAS; M = 64, N = 3072, 96 CTAs, a session's move to 10 stages 1.019x -> 1.059x;
+    // where 8 stages hold 8 MB or more, deeper lost 1-3% (M = 64, 128 CTAs: 10 to 14 stages) and
+    // shallower 2-21% (M = 96, 128, 160).
     best.tmaStore = tmaStores(best.swapped, best.splitK, best.blockN);
     best.stages = 3;
-    for (int stages = 8; stages >= 3; --stages) {
+    int deepest = 8;
+    if (!tensorBound) {
+        const qint64 tiles =
+            ((task.m + best.blockM - 1) / best.blockM) * ((task.n + best.blockN - 1) / best.blockN);
+        const double ctas = double(std::min<qint64>(tiles * best.splitK, sms));
+        const double bStageBytes = 2.0 * kWgmmaBlockK * 64.0 * ((best.blockN + 63) / 64);
+        const double inFlightBytes = 7.5e6;
+        deepest = std::clamp(int(std::ceil(inFlightBytes / (ctas * bStageBytes))), 8, 16);
+    }
+    for (int stages = deepest; stages >= 3; --stages) {
         WgmmaParams probe = best;
         probe.stages = stages;
         if (probe.smemBytes() <= device.smemPerBlockOptin) {

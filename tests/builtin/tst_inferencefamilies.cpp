@@ -534,6 +534,27 @@ private slots:
                  qPrintable(f.constraints(s, t, h200).join(u"; "_s)));
     }
 
+    // The ring: as deep as fits up to 8 stages; memory-bound with few CTAs or narrow tiles deeper,
+    // until the first round holds about 7.5 MB of B in flight (measured, session 12).
+    void wgmmaSmallMRingHoldsEnoughInFlight() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        kev::Task t = task(u"gemm_f16_m64_n4096_k11008"_s);
+        // 128 CTAs of 64x64 (two splits each): 8 stages hold 8 MB of B.
+        QCOMPARE(f.defaultStrategy(t, h200).stages, 8);
+        // N = 3072, K = 8192: 96 CTAs of 64 columns, 8 KiB of B a stage: 10 stages for 7.5 MB.
+        t.n = 3072;
+        t.k = 8192;
+        const kev::Strategy s = f.defaultStrategy(t, h200);
+        QCOMPARE(s.blockN, 64);
+        QCOMPARE(s.splitK, 2);
+        QCOMPARE(s.stages, 10);
+        QVERIFY(f.constraints(s, t, h200).isEmpty());
+        // Tensor-bound (M > 128) keeps the deepest ring of at most 8.
+        t = task(u"gemm_f16_m256_n14336_k4096"_s);
+        QVERIFY(f.defaultStrategy(t, h200).stages <= 8);
+    }
+
     // Split-K summed inside a cluster of the tile's splits through distributed shared memory: no
     // workspace, no second kernel, and the constraints that keep it correct name their knob.
     void wgmmaSplitKSummedInTheCluster() {

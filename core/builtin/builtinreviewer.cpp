@@ -1,6 +1,7 @@
 #include "builtin/builtinreviewer.h"
 
 #include "builtin/counterjumps.h"
+#include "builtin/family_wgmma.h"
 #include "builtin/kernelfamily.h"
 #include "builtin/knowledgebase.h"
 
@@ -368,6 +369,15 @@ ReviewFeedback reviewReport(const AgentContext& context, const Strategy& strateg
                 moves.prepend(Move{jump->param, jump->step, jump->why});
                 evidence.insert(u"jump"_s, jump->evidence);
                 fb.suggestions.prepend(jump->why);
+            }
+        }
+        // Split-K's partials summed by a second kernel: on chip instead, where the clusters fit.
+        if (context.task.isGemm()) {
+            const QString clusterSum = wgmmaClusterSumMove(strategy, context.task, context.device);
+            if (!clusterSum.isEmpty()) {
+                moves.prepend(Move{u"split_reduce"_s, 1, clusterSum});
+                fb.suggestions.prepend(clusterSum.left(1).toUpper() + clusterSum.mid(1) + u'.');
+                evidence.insert(u"cluster_sum"_s, clusterSum);
             }
         }
         const double bytes = metric(u"dram_bytes");

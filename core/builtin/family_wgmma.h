@@ -111,6 +111,12 @@ inline constexpr int kSmallMWgmmaFirstM = 33;
 // whole rounds for the least traffic, the deepest ring that fits; *why says so.
 WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why);
 
+// The reviewer's move for a plan whose two splits a second kernel sums: why summing them in a
+// 2-CTA cluster instead applies (every cluster in one round, feasible), or empty when it does not.
+// Measured on the H200 (docs/benchmarks.md, session 12): 0.954-0.968x against 0.911x cuBLAS at
+// M = 64, 1.000-1.021x against 0.974-0.978x at M = 128; one loss (64x128 tiles, 64 CTAs).
+QString wgmmaClusterSumMove(const Strategy& strategy, const Task& task, const DeviceInfo& device);
+
 std::unique_ptr<KernelFamily> makeWgmmaTmaFamily();
 
 } // namespace kev

@@ -15,6 +15,22 @@ using namespace Qt::StringLiterals;
 
 namespace kev {
 
+QString wgmmaClusterSumMove(const Strategy& strategy, const Task& task, const DeviceInfo& device) {
+    WgmmaParams p = WgmmaParams::fromStrategy(strategy);
+    if (strategy.family != u"wgmma_tma"_s || p.splitK != 2 || p.splitInCluster)
+        return QString();
+    const qint64 tiles =
+        ((task.m + p.blockM - 1) / p.blockM) * ((task.n + p.blockN - 1) / p.blockN);
+    const qint64 sms = device.smCount > 0 ? device.smCount : 132;
+    p.splitInCluster = true;
+    if (2 * tiles > sms || !wgmmaConstraints(p, task, device).isEmpty())
+        return QString();
+    return QStringLiteral("sum the two splits of each tile in a 2-CTA cluster (%1 clusters in one "
+                          "round on %2 SMs): no fp32 partials through DRAM, no second kernel")
+        .arg(tiles)
+        .arg(sms);
+}
+
 WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why) {
     // Measured on the H200 (docs/benchmarks.md, sessions 7 to 9). Up to M = 128 the GEMM is
     // memory-bound: B (K x N) is nearly all the bytes and must stream at the DRAM rate; a tile as

@@ -275,6 +275,40 @@ private slots:
         QCOMPARE(floorReview.bottleneckId, u"stall_barrier"_s);
     }
 
+    // A memory-bound wgmma plan whose two splits a second kernel sums: the review's first move
+    // sums them in 2-CTA clusters instead (where every cluster fits in one round), a move the
+    // family can apply; not offered once they are summed there, nor where the clusters do not fit.
+    void reviewerOffersTheClusterSum() {
+        kev::AgentContext ctx;
+        ctx.device = kev::DeviceInfo::h200();
+        ctx.task = task(u"gemm_bf16_m64_n4096_k4096"_s);
+        const kev::KernelFamily& f = family(u"wgmma_tma"_s);
+        kev::Strategy s = f.defaultStrategy(ctx.task, ctx.device);
+        QCOMPARE(s.splitK, 2);
+        s.params.insert(u"split_reduce"_s, u"kernel"_s);
+        kev::EvaluationReport r = report(u"ok"_s, 0.91);
+        r.percentOfFloor = 48.0;
+        kev::ReviewFeedback fb = kev::reviewReport(ctx, s, f.generate(s, ctx.task), r);
+        QVERIFY(fb.validate().isEmpty());
+        QCOMPARE(moveParams(fb).value(0), u"split_reduce"_s);
+        QVERIFY2(fb.suggestions.value(0).startsWith(u"Sum the two splits"_s),
+                 qPrintable(fb.suggestions.value(0)));
+        bool applied = false;
+        for (const kev::Strategy& n : f.neighbours(s))
+            applied |= n.params.value(u"split_reduce"_s).toString() == u"cluster"_s &&
+                       f.constraints(n, ctx.task, ctx.device).isEmpty();
+        QVERIFY(applied);
+
+        s.params.insert(u"split_reduce"_s, u"cluster"_s);
+        fb = kev::reviewReport(ctx, s, f.generate(s, ctx.task), r);
+        QVERIFY(!moveParams(fb).contains(u"split_reduce"_s));
+        // N = 16384 in 64-wide tiles, two splits each: 512 CTAs, not one round of clusters.
+        s.params.insert(u"split_reduce"_s, u"kernel"_s);
+        ctx.task.n = 16384;
+        fb = kev::reviewReport(ctx, s, f.generate(s, ctx.task), r);
+        QVERIFY(!moveParams(fb).contains(u"split_reduce"_s));
+    }
+
     void plannerFollowsReviewMovesAndNeverRepeats() {
         kev::AgentContext ctx;
         ctx.device = kev::DeviceInfo::h200();

@@ -290,7 +290,9 @@ struct Schedule {
     int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
     int unitsN; // cluster units per row of units
 ${if SPLIT_K}
-    int units; // work units: cluster units times the splits of each
+    // Work units: cluster units times the splits of each (a second kernel sums them), or the
+    // cluster units (split-K in the cluster: a cluster's CTAs are the splits of its tile).
+    int units;
     int splits;
 ${else}
     int units;

@@ -419,7 +419,9 @@ __device__ inline void storeTileSwapped(const float (&acc)[kSlices][kMmaN / 2], 
 struct Schedule {
     int unitsM; // cluster units (kClusterM x kClusterN tiles) per column of units
     int unitsN; // cluster units per row of units
-    int units; // work units: cluster units times the splits of each
+    // Work units: cluster units times the splits of each (a second kernel sums them), or the
+    // cluster units (split-K in the cluster: a cluster's CTAs are the splits of its tile).
+    int units;
     int splits;
     int kBlocks;
     int first;  // this CTA's cluster's first unit

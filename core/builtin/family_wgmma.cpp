@@ -378,6 +378,7 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .set(u"SWAPPED_EPILOGUE"_s,
              cudatemplates::render(u"wgmma/swapped_epilogue.cu"_s, TemplateValues()))
         .set(u"EPILOGUE"_s, cudatemplates::render(u"wgmma/epilogue.cu"_s, TemplateValues()))
+        .set(u"LAUNCH"_s, cudatemplates::render(u"wgmma/launch.cu"_s, values))
         .set(u"SPLIT_K_CODE"_s,
              params.splitK == 1 ? QString()
              : params.splitInCluster

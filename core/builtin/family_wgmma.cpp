@@ -235,7 +235,7 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                         QStringLiteral(" needs the cooperative schedule and the direct epilogue "
                                        "(the partials are stored from registers)");
     if (params.splitsInCluster()) {
-        const qint64 ring = params.stageBytes();
+        const qint64 stage = params.stageBytes();
         const qint64 tile = 4 * qint64(params.blockM) * params.blockN;
         if (params.splitK > 8)
             problems << QStringLiteral("split_reduce: cluster puts a tile's splitK CTAs in one "
@@ -246,13 +246,13 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                                        "it cannot also multicast (clusterM=") +
                             QString::number(params.clusterM) + QStringLiteral(", clusterN=") +
                             QString::number(params.clusterN) + QStringLiteral("; use 1x1)");
-        if (tile > qint64(params.stages) * ring)
+        if (tile > qint64(params.stages) * stage)
             problems << QStringLiteral("split_reduce: the fp32 partial tile (") +
                             QString::number(tile) +
                             QStringLiteral(
                                 " B) does not fit in the stage ring it is summed from (") +
                             QString::number(params.stages) + QStringLiteral(" stages of ") +
-                            QString::number(ring) +
+                            QString::number(stage) +
                             QStringLiteral(" B); more stages or split_reduce kernel");
     }
     const int tileGroups = params.pingPong ? 1 : params.consumerWarpgroups;

@@ -63,6 +63,10 @@ struct WgmmaParams {
     int mmaN() const { return swapped ? blockM : blockN; } // the wgmma N
     int accumulatorsPerThread() const { return mmaSlicesPerWarpgroup() * mmaN() / 2; }
     int threads() const { return 128 * (consumerWarpgroups + 1); }
+    // Output tiles of an M x N product.
+    qint64 tiles(qint64 m, qint64 n) const {
+        return ((m + blockM - 1) / blockM) * ((n + blockN - 1) / blockN);
+    }
     // Rows of the A tile one CTA loads: the tile's, or in a cluster along N its slice, whole
     // 8-row swizzle groups (80 rows in 4 slices: 24 each). The kernel's kARows.
     int aSliceRows() const {

@@ -15,20 +15,33 @@ using namespace Qt::StringLiterals;
 
 namespace kev {
 
+namespace {
+
+qint64 smsOf(const DeviceInfo& device) {
+    return device.smCount > 0 ? device.smCount : 132;
+}
+
+// `tile` (its shape and ring) with two splits summed in 2-CTA clusters: every cluster in the
+// first round (the H200 holds 66, one CTA per SM) and feasible. The default model's and the
+// reviewer's condition for the cluster sum.
+bool twoSplitsFitInClusters(WgmmaParams tile, const Task& task, const DeviceInfo& device) {
+    tile.splitK = 2;
+    tile.splitInCluster = true;
+    return 2 * tile.tiles(task.m, task.n) <= smsOf(device) &&
+           wgmmaConstraints(tile, task, device).isEmpty();
+}
+
+} // namespace
+
 QString wgmmaClusterSumMove(const Strategy& strategy, const Task& task, const DeviceInfo& device) {
-    WgmmaParams p = WgmmaParams::fromStrategy(strategy);
-    if (strategy.family != u"wgmma_tma"_s || p.splitK != 2 || p.splitInCluster)
-        return QString();
-    const qint64 tiles =
-        ((task.m + p.blockM - 1) / p.blockM) * ((task.n + p.blockN - 1) / p.blockN);
-    const qint64 sms = device.smCount > 0 ? device.smCount : 132;
-    p.splitInCluster = true;
-    if (2 * tiles > sms || !wgmmaConstraints(p, task, device).isEmpty())
+    const WgmmaParams p = WgmmaParams::fromStrategy(strategy);
+    if (strategy.family != u"wgmma_tma"_s || p.splitK != 2 || p.splitInCluster ||
+        !twoSplitsFitInClusters(p, task, device))
         return QString();
     return QStringLiteral("sum the two splits of each tile in a 2-CTA cluster (%1 clusters in one "
                           "round on %2 SMs): no fp32 partials through DRAM, no second kernel")
-        .arg(tiles)
-        .arg(sms);
+        .arg(p.tiles(task.m, task.n))
+        .arg(smsOf(device));
 }
 
 WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QString* why) {
@@ -71,7 +84,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         int consumers;
     };
     const bool tensorBound = task.m > 128;
-    const qint64 sms = device.smCount > 0 ? device.smCount : 132;
+    const qint64 sms = smsOf(device);
     const qint64 kBlocks = (task.k + kWgmmaBlockK - 1) / kWgmmaBlockK;
     const double bBytes = 2.0 * double(task.k) * double(task.n);
     const double peakBytesPerS = 4.8e12;
@@ -177,12 +190,8 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                           : 0.0;
             double time = double(rounds) * (std::max(dram, tensor) + epilogue) + reduction;
             // The two splits of each tile in a 2-CTA cluster, every cluster in the first round.
-            WgmmaParams inCluster = probe;
-            inCluster.splitK = split;
-            inCluster.splitInCluster = true;
             bool sumInCluster = false;
-            if (!tensorBound && split == 2 && rounds == 1 &&
-                wgmmaConstraints(inCluster, task, device).isEmpty()) {
+            if (!tensorBound && split == 2 && twoSplitsFitInClusters(probe, task, device)) {
                 const double clusterDram = (dramBytes - partialBytes) /
                                            std::min(ctaBytesPerS, peakBytesPerS / double(perRound));
                 const double clusterTime = std::max(clusterDram, tensor) + epilogue + clusterSumS;
@@ -290,9 +299,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     best.stages = 3;
     int deepest = 8;
     if (!tensorBound) {
-        const qint64 tiles =
-            ((task.m + best.blockM - 1) / best.blockM) * ((task.n + best.blockN - 1) / best.blockN);
-        const double ctas = double(std::min<qint64>(tiles * best.splitK, sms));
+        const double ctas = double(std::min<qint64>(best.tiles(task.m, task.n) * best.splitK, sms));
         const double bStageBytes = 2.0 * kWgmmaBlockK * 64.0 * ((best.blockN + 63) / 64);
         const double inFlightBytes = 7.5e6;
         deepest = std::clamp(int(std::ceil(inFlightBytes / (ctas * bStageBytes))), 8, 16);

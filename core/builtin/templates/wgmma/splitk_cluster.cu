@@ -16,35 +16,15 @@ constexpr uint32_t kChunkStride = kConsumerThreads * 16; // a chunk of every thr
 static_assert(size_t(kChunks) * kChunkStride <= size_t(kStages) * kStageBytes,
               "the fp32 partial tile fits in the stage ring");
 
-// One arrival of this warp on the mbarrier at `bar` in every CTA of the cluster (lane q signals
-// CTA q), released at cluster scope: the warp's shared-memory accesses before it (ordered by
-// __syncwarp) are visible to, or done before, whatever the waiting CTA does next.
+// One arrival of this warp on the mbarrier at `bar` in every CTA of the cluster, released at
+// cluster scope after the warp's shared-memory accesses.
 __device__ inline void arriveCluster(uint32_t bar) {
     __syncwarp();
-    const uint32_t lane = threadIdx.x % 32;
-    if (lane < kCluster) {
-        uint32_t remote;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(lane));
-        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
-                     : "memory");
-    }
-}
-
-__device__ inline void mbarWaitCluster(uint32_t bar, uint32_t parity) {
-    uint32_t done = 0;
-    while (done == 0) {
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    }
+    arriveOnCtas<kCluster, true>(bar);
 }
 
 __device__ inline float4 loadCluster(uint32_t local, uint32_t rank) {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    const uint32_t remote = mapaRank(local, rank);
     float4 v;
     asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
@@ -72,7 +52,7 @@ __device__ inline void sumInClusterAs(float (&acc)[kSlices][kMmaN / 2], const Pr
         }
     }
     arriveCluster(bars + 8 * kPartialsReady);
-    mbarWaitCluster(bars + 8 * kPartialsReady, parity);
+    mbarWait<true>(bars + 8 * kPartialsReady, parity);
 #pragma unroll
     for (int c = kRank; c < kChunks; c += kSplitK) {
         const int s = c / (kMmaN / 8);
@@ -101,14 +81,10 @@ __device__ inline void sumInClusterAs(float (&acc)[kSlices][kMmaN / 2], const Pr
     storeTile<kRank, kSplitK>(acc, p, tc, group);
     // The others' reads of this ring are done before its producer may load into it again; the
     // next TMA writes (async proxy) follow this thread's generic accesses.
-    mbarWaitCluster(bars + 8 * kPartialsRead, parity);
+    mbarWait<true>(bars + 8 * kPartialsRead, parity);
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncwarp();
-    if (threadIdx.x % 32 == 0) {
-        asm volatile("{\n\t.reg .b64 state;\n\t"
-                     "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bars + 8 * kRingFree)
-                     : "memory");
-    }
+    arriveOnCtas<1, false>(bars + 8 * kRingFree);
 }
 
 template <int kRank = 0>

@@ -162,20 +162,70 @@ __device__ inline void mbarInit(uint32_t bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
 
+// kClusterAcquire: the wait acquires at cluster scope, so the peers' shared-memory accesses
+// before their releasing arrivals are visible (split-K in a cluster); else the default CTA scope.
+template <bool kClusterAcquire = false>
 __device__ inline bool mbarTryWait(uint32_t bar, uint32_t parity) {
     uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    if constexpr (kClusterAcquire) {
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } else {
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    }
     return done != 0;
 }
 
 // Waits until the phase of `bar` with the given parity has completed.
+template <bool kClusterAcquire = false>
 __device__ inline void mbarWait(uint32_t bar, uint32_t parity) {
-    while (!mbarTryWait(bar, parity)) {
+    while (!mbarTryWait<kClusterAcquire>(bar, parity)) {
+    }
+}
+
+// The address in the cluster's shared window of `local` in the CTA of rank `rank`.
+__device__ inline uint32_t mapaRank(uint32_t local, uint32_t rank) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
+}
+
+__device__ inline void mbarArrive(uint32_t bar) {
+    asm volatile("{\n\t.reg .b64 state;\n\t"
+                 "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bar)
+                 : "memory");
+}
+
+// One arrival of the calling warp on the mbarrier at `bar` in each of the cluster's CTAs 0 ..
+// kCtas - 1 (lane i signals CTA i; with one CTA, lane 0 on its own). kClusterRelease: released
+// at cluster scope, so the warp's shared-memory accesses before it (ordered by __syncwarp) are
+// visible to, or done before, what the waiting CTAs do next; else the default CTA scope.
+template <int kCtas, bool kClusterRelease>
+__device__ inline void arriveOnCtas(uint32_t bar) {
+    const uint32_t lane = threadIdx.x % 32;
+    if constexpr (kCtas == 1) {
+        static_assert(!kClusterRelease, "a cluster-scope release signals other CTAs");
+        if (lane == 0) {
+            mbarArrive(bar);
+        }
+    } else if (lane < kCtas) {
+        const uint32_t remote = mapaRank(bar, lane);
+        if constexpr (kClusterRelease) {
+            asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
+                             remote)
+                         : "memory");
+        } else {
+            asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+        }
     }
 }
 
@@ -187,20 +237,7 @@ __device__ inline void mbarWait(uint32_t bar, uint32_t parity) {
 // generic store has to become visible cluster-wide first, and a cluster-scope release would put a
 // memory fence into every k-block of every consumer warp.
 __device__ inline void releaseStage(uint32_t bar) {
-    const uint32_t lane = threadIdx.x % 32;
-    if constexpr (kShare == 1) {
-        if (lane == 0) {
-            asm volatile("{\n\t.reg .b64 state;\n\t"
-                         "mbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(bar)
-                         : "memory");
-        }
-    } else {
-        if (lane < kShare) {
-            uint32_t remote;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(lane));
-            asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-        }
-    }
+    arriveOnCtas<kShare, false>(bar);
 }
 
 __device__ inline void mbarArriveExpectTx(uint32_t bar, uint32_t bytes) {

@@ -12,14 +12,16 @@
 #   tests/sweeps/nearby/run.sh evaluate DIR             # the GPU host: one line per kernel
 #
 # GEN (default build/release/tests/builtin/kev-builtin-gen) and HARNESS (see
-# tests/rowwise/sweep/run.sh) name the binaries.
+# tests/rowwise/sweep/run.sh) name the binaries; SWEEP_DIR another sweep's folder (its tasks/ and
+# strategies/), as tests/sweeps/grid/run.sh does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-here=$root/tests/sweeps/nearby
+here=${SWEEP_DIR:-$root/tests/sweeps/nearby}
+rel=${here#"$root"/}
 mode=${1:-}
 dir=${2:-}
 if [[ -z $mode || -z $dir ]]; then
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 case $mode in
@@ -33,7 +35,7 @@ generate)
     tasks=("$@")
     [[ ${#tasks[@]} -gt 0 ]] || tasks=($(cd "$here/tasks" && ls ./*.json | sed 's|^\./||; s/\.json$//'))
     # The kernel's task header, relative to resources/tasks (where serve_batch.py looks).
-    retask() { sed -i "s|^// task: .*|// task: ../../tests/sweeps/nearby/tasks/$2.json|" "$1"; }
+    retask() { sed -i "s|^// task: .*|// task: ../../$rel/tasks/$2.json|" "$1"; }
     for t in "${tasks[@]}"; do
         rm -rf "$tmp/o"
         "$gen" --out "$tmp/o" --task "$here/tasks/$t.json" --points default > /dev/null

@@ -5,7 +5,7 @@ issue 21's held-out suites are drawn from, spaced evenly rather than picked near
 - GEMM, C = A*B row-major, f16 and bf16 in and out, fp32 accumulate: M in {1, 16, 64, 128, 256}
   (inference batches) times N x K from common model widths (4096x4096, 12288x4096, 4096x11008,
   14336x4096).
-- layernorm, rmsnorm and softmax, f16 and bf16: rows of 1024 to 8192 elements, 32 Mi elements a
+- layernorm, rmsnorm and softmax, f16 and bf16: rows of 1024 to 8192 elements (model widths), 32 Mi elements a
   task (128 MiB moved, a floor of about 32 us: above the size where the fixed cost of a launch
   decides, docs/benchmarks.md session 8).
 
@@ -80,7 +80,7 @@ def main():
     elements = 32 * 1024 * 1024
     for op in ("layernorm", "rmsnorm", "softmax"):
         for dtype in ("f16", "bf16"):
-            for n in (1024, 2048, 3072, 4096, 6144, 8192):
+            for n in (1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192):
                 rows = elements // n // 8 * 8
                 tasks.append(rowwise(op, dtype, rows, n))
     for name, task in tasks:

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Writes the grid's probe strategies (strategies/TASK.NAME.json) around the defaults that the
+first sweep of the grid found weak (docs/benchmarks.md, session 13): rows of 6144 (12 KB rows at
+two blocks per SM), and M = 256 GEMMs with K = 11008 (tensor-bound split-K). Names: rowwise
+`{pf|as}_{stats}_w{warps}v{width}x{vectors}_c{blocks per SM}[_d{depth}][_wreg]`; wgmma
+`wg{BM}x{BN}s{stages}c{consumers}x{split}[c][g{group}]`."""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rowwise(warps, width, vpt, ctas, stats, pipeline="prefetch", weights="load", depth=None):
+    params = {"mapping": "block", "vectors_per_thread": vpt, "stats": stats, "ctas_per_sm": ctas,
+              "pipeline": pipeline, "weights": weights}
+    if depth:
+        params["depth"] = depth
+    name = (f"{'pf' if pipeline == 'prefetch' else 'as'}_{stats}_w{warps}v{width}x{vpt}_c{ctas}"
+            + (f"_d{depth}" if depth else "") + ("_wreg" if weights == "registers" else ""))
+    return name, {"family": "rowwise", "block_m": 1, "block_n": 512,
+                  "block_k": 16, "warps": warps, "warp_m": 0, "warp_n": 0, "mma": "fma",
+                  "vector_width": width, "stages": 1, "smem_layout": "plain",
+                  "smem_padding_bytes": 0, "swizzle_bytes": 0, "split_k": 1, "raster": "row",
+                  "group_size": 1, "epilogue": "direct", "params": params,
+                  "rationale": "grid sweep " + name}
+
+
+def wgmma(bm, bn, stages, consumers, split, reduce="kernel", group=1):
+    name = f"wg{bm}x{bn}s{stages}c{consumers}x{split}" + ("c" if reduce == "cluster" else "") + (
+        f"g{group}" if group > 1 else "")
+    params = {"schedule": "cooperative"}
+    if split > 1:
+        params["split_reduce"] = reduce
+    return name, {"family": "wgmma_tma", "block_m": bm, "block_n": bn, "block_k": 64,
+                  "warps": 4 * (consumers + 1), "warp_m": 0, "warp_n": 0, "mma": "wgmma",
+                  "vector_width": 8, "stages": stages, "smem_layout": "swizzled",
+                  "smem_padding_bytes": 0, "swizzle_bytes": 128, "split_k": split,
+                  "consumer_warpgroups": consumers, "cluster_m": 1, "cluster_n": 1,
+                  "raster": "grouped", "group_size": group, "epilogue": "direct",
+                  "params": params, "rationale": "grid sweep " + name}
+
+
+def main():
+    out = os.path.join(HERE, "strategies")
+    os.makedirs(out, exist_ok=True)
+    probes = []
+    stats = {"layernorm": "shifted_one_pass", "rmsnorm": "one_pass", "softmax": "two_pass"}
+    for op in ("layernorm", "rmsnorm", "softmax"):
+        for dtype in ("f16", "bf16"):
+            task = f"{op}_{dtype}_5456x6144"
+            for shape in ((4, 4, 12, 4), (4, 4, 12, 3), (8, 4, 6, 3), (16, 4, 3, 2), (2, 4, 24, 8)):
+                w, v, x, c = shape
+                if x <= 16:
+                    probes.append((task, rowwise(w, v, x, c, stats[op])))
+            for n in (5120, 7168):
+                probes.append((f"{op}_{dtype}_{(32 << 20) // n // 8 * 8}x{n}",
+                               rowwise(8, 4, n // 1024, 3, stats[op])))
+            ring = "two_pass" if op == "layernorm" else stats[op]
+            probes.append((task, rowwise(8, 4, 6, 2, ring, "async", depth=3)))
+            probes.append((task, rowwise(8, 4, 6, 3, ring, "async", depth=2)))
+    for dtype in ("f16", "bf16"):
+        task = f"gemm_{dtype}_m256_n4096_k11008"
+        for p in ((128, 256, 4, 2, 4), (256, 128, 4, 2, 4), (128, 128, 6, 2, 2), (128, 192, 5, 2, 2),
+                  (128, 128, 6, 2, 3)):
+            probes.append((task, wgmma(*p, group=2)))
+        probes.append((task, wgmma(128, 128, 6, 2, 2, "cluster", group=2)))
+    for task, (name, strategy) in probes:
+        with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
+            json.dump(strategy, f, indent=1)
+            f.write("\n")
+    print(len(probes), "strategies in", out)
+
+
+if __name__ == "__main__":
+    main()

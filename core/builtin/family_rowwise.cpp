@@ -358,6 +358,12 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         narrow.vectorsPerThread = 2 * c.vectorsPerThread;
         if (pipelineProblems(narrow, t, n, device).isEmpty() &&
             residentBlocks(narrow, t, device) >= narrow.ctasPerSm) {
+            // The blocks per SM and where W and B live follow the registers of the vectors the
+            // kernel uses, not those of the full-width ones (rows of 6144 f16: 3 blocks per SM,
+            // not the 2 that 3 vectors of 8 per thread allowed).
+            op.tuneDefault(narrow, t, n, device);
+            if (narrow.pipeline == Pipeline::Prefetch && narrow.ctasPerSm < c.ctasPerSm)
+                narrow.ctasPerSm = c.ctasPerSm;
             c = narrow;
             why = blockWhy(c, n);
         }

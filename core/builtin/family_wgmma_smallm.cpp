@@ -288,6 +288,31 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                     .arg(sms);
         }
     }
+    // Tensor-bound normal 128-row tiles split three ways or more: 128-column tiles split in two
+    // when they still make at least 90% of one round. The same tensor work a unit, fewer
+    // partials and a longer ring per split; the shared-memory term above puts the wider tile
+    // ahead, and the measurement did not. H200 (docs/benchmarks.md, session 13), M = 256,
+    // N = 4096, K = 11008: 128x128 split 2 (128 units) 0.980x and 0.981x cuBLAS (f16, bf16),
+    // 128x192 split 3 (132) 0.939x and 0.933x, 128x256 split 4 0.932x, 256x128 split 4 0.925x.
+    if (tensorBound && !best.swapped && best.blockM == 128 && best.splitK >= 3) {
+        WgmmaParams halves = best;
+        halves.blockN = 128;
+        halves.splitK = 2;
+        halves.splitInCluster = false;
+        const qint64 units = 2 * halves.tiles(task.m, task.n);
+        if (units <= sms && 10 * units >= 9 * sms && kBlocks / 2 >= 8 &&
+            wgmmaConstraints(halves, task, device).isEmpty()) {
+            const int modelled = best.splitK;
+            best = halves;
+            bestWhy = QStringLiteral("%1 tiles of 128x128 x split-K 2 = %2 work units in one "
+                                     "round on %3 SMs (fewer splits than the model's %4-way, "
+                                     "which measured slower)")
+                          .arg(units / 2)
+                          .arg(units)
+                          .arg(sms)
+                          .arg(modelled);
+        }
+    }
     // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
     // Memory-bound with few CTAs or narrow tiles, deeper, until the first round's CTAs hold about
     // 7.5 MB of B in flight (at most 16 stages). Measured on the H200 (docs/benchmarks.md,

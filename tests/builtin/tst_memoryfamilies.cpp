@@ -2,6 +2,8 @@
 // task parsing, defaults, constraints per knob, and the generated code of each pipeline.
 #include "builtintest.h"
 
+#include <utility>
+
 using namespace Qt::StringLiterals;
 using namespace kevtest;
 
@@ -341,6 +343,30 @@ private slots:
         legacy.params.remove(u"pipeline"_s);
         legacy.params.remove(u"weights"_s);
         QVERIFY(rowwise.constraints(legacy, softmax, h200).isEmpty());
+    }
+
+    // The blocks per SM follow the registers of the half-width vectors the prefetching kernel
+    // uses: rows of 6144 (8 warps x 6 vectors of 4) take 3 blocks per SM, not the 2 that 3
+    // vectors of 8 allowed (H200, session 13: layernorm 87.4-89.1% of the DRAM floor against
+    // 81.1-83.2%, rmsnorm 92.1-93.1% against 86.8-87.5%); softmax's registers keep it at 2.
+    void halfWidthVectorsSetTheBlocksPerSm() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        for (const auto& [name, ctas] :
+             {std::pair{u"layernorm_bf16_test"_s, 3}, std::pair{u"rmsnorm_bf16_test"_s, 3},
+              std::pair{u"softmax_f16_test"_s, 2}}) {
+            kev::Task t = memoryTask(name);
+            t.m = 5456;
+            t.n = 6144;
+            const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+            QVERIFY2(rowwise.constraints(s, t, h200).isEmpty(),
+                     qPrintable(rowwise.constraints(s, t, h200).join(u"; "_s)));
+            QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+            QCOMPARE(s.warps, 8);
+            QCOMPARE(s.vectorWidth, 4);
+            QCOMPARE(s.params.value(u"vectors_per_thread"_s).toInt(), 6);
+            QCOMPARE(s.params.value(u"ctas_per_sm"_s).toInt(), ctas);
+        }
     }
 
     // rmsnorm is a typed mode of the shared generator: layernorm's plan without the mean, one

@@ -496,6 +496,18 @@ private slots:
         QCOMPARE(pick(96, 14336, 4096).clusterN, 1);
         QCOMPARE(pick(128, 4096, 4096).clusterN, 1); // M a multiple of 64: normal tiles
 
+        // Tensor-bound 128-row tiles the model splits three ways: 128x128 in two splits where
+        // they make 90-100% of one round (M = 256, N = 4096, K = 11008: 128 units; measured
+        // 0.98x against 0.93x), not where they would not (N = 5120: 160 units, two rounds).
+        const WgmmaParams halves = pick(256, 4096, 11008);
+        QVERIFY(!halves.swapped);
+        QCOMPARE(halves.blockM, 128);
+        QCOMPARE(halves.blockN, 128);
+        QCOMPARE(halves.splitK, 2);
+        QVERIFY(!halves.splitInCluster);
+        const WgmmaParams wider = pick(256, 5120, 11008);
+        QVERIFY(!(wider.blockN == 128 && wider.splitK == 2 && wider.blockM == 128));
+
         // From the pair at M = 160 in a 2-CTA cluster, doubling the rows to 160 would leave each
         // cluster's second CTA without rows: that move is refused, not measured.
         const auto family = makeWgmmaTmaFamily();

@@ -58,6 +58,15 @@ def main():
             ring = "two_pass" if op == "layernorm" else stats[op]
             probes.append((task, rowwise(8, 4, 6, 2, ring, "async", depth=3)))
             probes.append((task, rowwise(8, 4, 6, 3, ring, "async", depth=2)))
+    # Second probe (call 3): 4-warp blocks with twice the vectors for rows of 10 to 16 KB, at the
+    # blocks per SM that keep about 36-48 KB of rows in flight.
+    for op in ("layernorm", "rmsnorm", "softmax"):
+        for dtype in ("f16", "bf16"):
+            for n, ctas in ((5120, 4), (5120, 3), (7168, 3), (8192, 3)):
+                if ctas == 3 and n == 5120 and op != "layernorm":
+                    continue
+                task = f"{op}_{dtype}_{(32 << 20) // n // 8 * 8}x{n}"
+                probes.append((task, rowwise(4, 4, n // 512, ctas, stats[op])))
     for dtype in ("f16", "bf16"):
         task = f"gemm_{dtype}_m256_n4096_k11008"
         for p in ((128, 256, 4, 2, 4), (256, 128, 4, 2, 4), (128, 128, 6, 2, 2), (128, 192, 5, 2, 2),

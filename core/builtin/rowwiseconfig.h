@@ -110,6 +110,9 @@ int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo
 // SM (4.8 TB/s x ~1 us / 132 SMs). Layernorm f16 rows of 1536 at 4 blocks (12 KB) reached 38.7%,
 // at 8 blocks (24 KB) 56.9% (issue 18).
 inline constexpr qint64 kPrefetchBytesPerSm = 32 * 1024;
+// The rows in flight per SM that 4-warp prefetching blocks of 16-bit rows of 10 to 14 KB keep at
+// most (family_rowwise.cpp; H200, session 13: 36-42 KB measured best, 48 KB lost 1-2%).
+inline constexpr qint64 kFourWarpRowBytesInFlight = 44 * 1024;
 // Blocks per SM that keep kPrefetchBytesPerSm of next rows in flight (each block prefetches one
 // row per row group of the block), at least `atLeast`, at most 8 (the knob's largest).
 int prefetchCtasWanted(const RowwiseConfig& c, qint64 rowBytes, int atLeast);

@@ -650,6 +650,28 @@ public:
             add(q,
                 u"swap_rows 0 -> %1 (swapped operands: C's rows on the wgmma N)"_s.arg(p.blockM));
         }
+        // Split-K one more or one less with the tile width scaled to keep the work units (tiles x
+        // splits) and so the rounds: a single knob's step changes the units by a third or more
+        // and lands in a second round or on idle SMs (H200, session 13, M = 256, N = 4096,
+        // K = 11008: 128x192 split 3 0.94x cuBLAS, 128x128 split 3 and 128x192 split 2 0.76x,
+        // 128x128 split 2, this move, 0.98x).
+        if (!p.swapped) {
+            for (const int split : {p.splitK - 1, p.splitK + 1}) {
+                if (split < 1 || split > 16)
+                    continue;
+                const int width = (p.blockN * split / p.splitK + 8) / 16 * 16;
+                if (width < 64 || width > 256 || width == p.blockN)
+                    continue;
+                WgmmaParams q = p;
+                q.splitK = split;
+                q.blockN = width;
+                add(q,
+                    u"split_k %1 -> %2 with block_n %3 -> %4 (the same work units)"_s.arg(p.splitK)
+                        .arg(split)
+                        .arg(p.blockN)
+                        .arg(width));
+            }
+        }
         return out;
     }
 

@@ -32,6 +32,22 @@ Task gemmTask(const QString& name, const QString& a, const QString& c, qint64 si
     return t;
 }
 
+// An f16 -> f16 GEMM of M x N x K.
+Task f16Gemm(const QString& name, qint64 m, qint64 n, qint64 k) {
+    Task t = gemmTask(name, QStringLiteral("f16"), QStringLiteral("f16"), 4096);
+    t.m = m;
+    t.n = n;
+    t.k = k;
+    return t;
+}
+
+// `base` with the wgmma parameters `p`, normalised as the family does to every move.
+Strategy withParams(const KernelFamily& family, Strategy base, const WgmmaParams& p) {
+    p.applyTo(base);
+    family.normalize(base);
+    return base;
+}
+
 bool mentions(const QStringList& problems, const QString& word) {
     for (const QString& p : problems) {
         if (p.contains(word))
@@ -462,11 +478,7 @@ private slots:
     void pairDefault() {
         const DeviceInfo h200 = DeviceInfo::h200();
         const auto pick = [&](int m, int n, int k) {
-            Task task = gemmTask(QStringLiteral("gemm_pair"), QStringLiteral("f16"),
-                                 QStringLiteral("f16"), 4096);
-            task.m = m;
-            task.n = n;
-            task.k = k;
+            const Task task = f16Gemm(QStringLiteral("gemm_pair"), m, n, k);
             QString why;
             const WgmmaParams p = smallMWgmmaParams(task, h200, &why);
             if (!wgmmaConstraints(p, task, h200).isEmpty())
@@ -511,10 +523,7 @@ private slots:
         // From the pair at M = 160 in a 2-CTA cluster, doubling the rows to 160 would leave each
         // cluster's second CTA without rows: that move is refused, not measured.
         const auto family = makeWgmmaTmaFamily();
-        Task task = gemmTask(QStringLiteral("gemm_pair"), QStringLiteral("f16"),
-                             QStringLiteral("f16"), 4096);
-        task.m = 160;
-        task.n = 8192;
+        const Task task = f16Gemm(QStringLiteral("gemm_pair"), 160, 8192, 4096);
         Strategy clusteredPair = family->defaultStrategy(task, h200);
         clusteredPair.clusterM = 2;
         int doubled = 0;
@@ -528,16 +537,43 @@ private slots:
         QCOMPARE(doubled, 1);
     }
 
+    // Split-K one up or down with the width scaled so the work units stay: from 128x192 split 3
+    // (132 units at M = 256, N = 4096) to 128x128 split 2 (128) and 128x256 split 4 (128).
+    void splitMovesKeepTheWorkUnits() {
+        const auto family = makeWgmmaTmaFamily();
+        const DeviceInfo h200 = DeviceInfo::h200();
+        const Task task = f16Gemm(QStringLiteral("gemm_m256"), 256, 4096, 11008);
+        Strategy start = family->defaultStrategy(task, h200);
+        WgmmaParams p = WgmmaParams::fromStrategy(start);
+        p.blockM = 128;
+        p.blockN = 192;
+        p.consumerWarpgroups = 2;
+        p.splitK = 3;
+        p.swapped = false;
+        p.tmaStore = false;
+        p.stages = 5;
+        start = withParams(*family, start, p);
+        QVERIFY2(family->constraints(start, task, h200).isEmpty(),
+                 qPrintable(family->constraints(start, task, h200).join(u'\n')));
+        QSet<QString> moves;
+        for (const Strategy& n : family->neighbours(start)) {
+            if (!n.rationale.startsWith(QLatin1String("split_k ")) ||
+                !n.rationale.contains(QLatin1String("the same work units")))
+                continue;
+            const WgmmaParams q = WgmmaParams::fromStrategy(n);
+            moves.insert(QStringLiteral("%1x%2").arg(q.blockN).arg(q.splitK));
+            QVERIFY2(family->constraints(n, task, h200).isEmpty(), qPrintable(n.rationale));
+        }
+        QCOMPARE(moves, (QSet<QString>{QStringLiteral("128x2"), QStringLiteral("256x4")}));
+    }
+
     // The orientation moves as whole tiles: a swapped tile's rows halve or double or turn back to
     // the normal orientation, never a step of 16 rows (a second tile row of 16 at M = 160); a
     // normal tile swaps keeping its rows.
     void orientationMovesAreWholeTiles() {
         const auto family = makeWgmmaTmaFamily();
         const DeviceInfo h200 = DeviceInfo::h200();
-        Task task = gemmTask(QStringLiteral("gemm_m160"), QStringLiteral("f16"),
-                             QStringLiteral("f16"), 4096);
-        task.m = 160;
-        task.n = 8192;
+        const Task task = f16Gemm(QStringLiteral("gemm_m160"), 160, 8192, 4096);
         // M = 160 in one swapped tile (the default at M = 160 is the pair of 80-row tiles, here
         // in a 2-CTA cluster, below).
         Strategy start = family->defaultStrategy(task, h200);
@@ -563,8 +599,7 @@ private slots:
         one.blockN = 64;
         one.consumerWarpgroups = 1;
         one.clusterM = 1;
-        one.applyTo(start);
-        family->normalize(start);
+        start = withParams(*family, start, one);
         QVERIFY2(family->constraints(start, task, h200).isEmpty(),
                  qPrintable(family->constraints(start, task, h200).join(u'\n')));
         QSet<int> rows;

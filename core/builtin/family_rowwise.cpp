@@ -378,7 +378,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // 7168 at 3 layernorm 89.0 / 88.7, rmsnorm 91.4 / 91.7, softmax bf16 90.5 (8 warps at 2: 86.0 /
     // 85.6, 89.3 / 89.8, 88.7). Rows of 8192 (16 vectors, 48 KB at 3 blocks) lost 1-2%.
     if (c.pipeline == Pipeline::Prefetch && t.xBytes == 2 && c.mapping == Mapping::Block &&
-        c.warps == 8 && 2 * c.vectorsPerThread <= 14) {
+        c.warps == 8 && c.vectorWidth == 4 && 2 * c.vectorsPerThread <= 14) {
         RowwiseConfig four = c;
         four.warps = 4;
         four.vectorsPerThread = 2 * c.vectorsPerThread;

@@ -368,20 +368,24 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
             why = blockWhy(c, n);
         }
     }
-    // 16-bit rows of 8-warp blocks: a 4-warp block with twice the vectors (at most 14 a thread)
-    // needs fewer registers a row (each thread's fixed share is paid by half the threads), so
-    // more rows fit in flight; it takes the blocks per SM that keep at most about 44 KB of rows in
-    // flight, and only where that is more than the 8-warp block keeps. H200 (docs/benchmarks.md,
-    // session 13), % of the DRAM floor, f16 and bf16: rows of 5120 at 4 blocks layernorm 88.8 /
-    // 88.3 (8 warps at 3: 89.0 / 84.6), rmsnorm 92.4 / 91.5 (90.7 / 91.6); rows of 6144 at 3
-    // layernorm 89.4 / 88.5, softmax 91.6 / 90.9 (8 warps at 2: 83.2 / 81.1, 86.4 / 86.0); rows of
-    // 7168 at 3 layernorm 89.0 / 88.7, rmsnorm 91.4 / 91.7, softmax bf16 90.5 (8 warps at 2: 86.0 /
-    // 85.6, 89.3 / 89.8, 88.7). Rows of 8192 (16 vectors, 48 KB at 3 blocks) lost 1-2%.
+    // 16-bit rows of 8-warp blocks: a 4-warp block that covers the row exactly in at most 14
+    // vectors of 4 a thread needs fewer registers a row (each thread's fixed share is paid by
+    // half the threads), so more rows fit in flight; it takes the blocks per SM that keep at most
+    // about 44 KB of rows in flight, and only where that is more than the 8-warp block keeps.
+    // H200 (docs/benchmarks.md, session 13), % of the DRAM floor, f16 and bf16: rows of 5120 at 4
+    // blocks layernorm 88.8 / 88.3 (8 warps at 3: 89.0 / 84.6), rmsnorm 92.4 / 91.5 (90.7 /
+    // 91.6); rows of 6144 at 3 layernorm 89.4 / 88.5, softmax 91.6 / 90.9 (8 warps at 2: 83.2 /
+    // 81.1, 86.4 / 86.0); rows of 7168 at 3 layernorm 89.0 / 88.7, rmsnorm 91.4 / 91.7, softmax
+    // bf16 90.5 (8 warps at 2: 86.0 / 85.6, 89.3 / 89.8, 88.7). Rows of 8192 (16 vectors, 48 KB
+    // at 3 blocks) lost 1-2%. Rows that 8 warps cover only in a bounds-tested chunk (4608, 5632,
+    // 6656: 8 warps x 8 vectors at 2 blocks) take the exact 4-warp block too (9, 11, 13 vectors;
+    // between the measured 10, 12 and 14, not measured themselves).
+    const qint64 fourWarpLane = 4 * 32 * 4;
     if (c.pipeline == Pipeline::Prefetch && t.xBytes == 2 && c.mapping == Mapping::Block &&
-        c.warps == 8 && c.vectorWidth == 4 && 2 * c.vectorsPerThread <= 14) {
+        c.warps == 8 && c.vectorWidth == 4 && n % fourWarpLane == 0 && n / fourWarpLane <= 14) {
         RowwiseConfig four = c;
         four.warps = 4;
-        four.vectorsPerThread = 2 * c.vectorsPerThread;
+        four.vectorsPerThread = int(n / fourWarpLane);
         four.ctasPerSm = int(std::min<qint64>(residentBlocks(four, t, device),
                                               kFourWarpRowBytesInFlight / (n * t.xBytes)));
         if (four.ctasPerSm > c.ctasPerSm && pipelineProblems(four, t, n, device).isEmpty()) {

@@ -73,6 +73,13 @@ def main():
                   (128, 128, 6, 2, 3)):
             probes.append((task, wgmma(*p, group=2)))
         probes.append((task, wgmma(128, 128, 6, 2, 2, "cluster", group=2)))
+    # Session 14, the M between the grid's (f16): unswapped 128-row tiles, the shapes that won at
+    # M = 256, against the swapped tiles that hold all of M (split 4 at K = 11008).
+    for m in (160, 192, 224):
+        probes.append((f"gemm_f16_m{m}_n4096_k11008", wgmma(128, 128, 7, 2, 2, group=2)))
+    for m in (192, 224):
+        probes.append((f"gemm_f16_m{m}_n4096_k4096", wgmma(128, 128, 7, 2, 2, group=2)))
+        probes.append((f"gemm_f16_m{m}_n14336_k4096", wgmma(128, 256, 4, 2, 1, group=2)))
     for task, (name, strategy) in probes:
         with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
             json.dump(strategy, f, indent=1)

@@ -4,7 +4,8 @@ issue 21's held-out suites are drawn from, spaced evenly rather than picked near
 
 - GEMM, C = A*B row-major, f16 and bf16 in and out, fp32 accumulate: M in {1, 16, 64, 128, 256}
   (inference batches) times N x K from common model widths (4096x4096, 12288x4096, 4096x11008,
-  14336x4096).
+  14336x4096); and f16 at the M between them (32, 48, 80, 96, 112, 160, 192, 224), where a tile
+  of 64 or 128 rows is cut.
 - layernorm, rmsnorm and softmax, f16 and bf16: rows of 1024 to 8192 elements (model widths), 32 Mi elements a
   task (128 MiB moved, a floor of about 32 us: above the size where the fixed cost of a launch
   decides, docs/benchmarks.md session 8).
@@ -77,6 +78,9 @@ def main():
         for m in (1, 16, 64, 128, 256):
             for n, k in ((4096, 4096), (12288, 4096), (4096, 11008), (14336, 4096)):
                 tasks.append(gemm(dtype, m, n, k))
+    for m in (32, 48, 80, 96, 112, 160, 192, 224):
+        for n, k in ((4096, 4096), (12288, 4096), (4096, 11008), (14336, 4096)):
+            tasks.append(gemm("f16", m, n, k))
     elements = 32 * 1024 * 1024
     for op in ("layernorm", "rmsnorm", "softmax"):
         for dtype in ("f16", "bf16"):

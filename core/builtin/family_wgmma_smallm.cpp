@@ -244,7 +244,9 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         // H200 (docs/benchmarks.md, session 11), N = 11008 in 86 tiles: M = 96 0.928-0.939x
         // against 0.891-0.899x (five serves), M = 80 0.980x against 0.964x, M = 48 1.020x against
         // 1.018x; lost at 112 tiles or more (N = 14336: M = 80 0.956x against 0.988x, M = 96
-        // 0.943x against 0.971x) and with 64-column tiles (128 tiles: 0.72-0.76x).
+        // 0.943x against 0.971x) and with 64-column tiles (128 tiles: 0.72-0.76x). At 96 tiles
+        // (N = 12288, session 14) it was mixed: M = 112 0.959x against 0.945x, M = 96 0.919-0.958x
+        // against 0.925x, M = 80 0.957x against 0.977x, M = 48 0.967x against 1.008x.
         const qint64 tiles = (task.n + best.blockN - 1) / best.blockN;
         WgmmaParams clustered = best;
         clustered.clusterN = 4;
@@ -266,6 +268,13 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // measured 0.960x and 0.996x cuBLAS, without them 0.984x and 1.038x (session 11, one serve);
     // in groups of one tile row 0.787x. Up to M = 192 only: at M = 256 the normal 128-row tiles
     // with TMA stores reach cuBLAS (0.99-1.00x), and no pair was measured there.
+    // Too few column strips for 70% of a round, where the model splits narrower tiles along K:
+    // the pair split along K, as few splits as reach it in one round (at least 8 k-blocks a
+    // split), summed by the reduction kernel. H200 (session 14), M = 160, N = 4096, K = 11008:
+    // 80x128 pairs in 2 splits (128 CTAs) 1.032x and 0.976x cuBLAS (two serves), against the
+    // model's 160x64 split 2 0.815-0.820x and 160x128 split 4 0.981x. Where the model's tile is
+    // as wide and split (M = 192, K = 11008: 192x128 split 4, 1.457x against the pair's 1.400x)
+    // or needs no split (K = 4096: 64-column pairs, 128 CTAs, 1.22-1.27x), its choice stands.
     if (tensorBound && task.m <= 192) {
         WgmmaParams pair;
         pair.swapped = true;
@@ -276,16 +285,26 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         pair.groupedRaster = true;
         pair.groupM = 2; // both tile rows of a column strip in one group
         const qint64 ctas = 2 * ((task.n + pair.blockN - 1) / pair.blockN);
-        if ((task.m + pair.blockM - 1) / pair.blockM == 2 && ctas <= sms && 10 * ctas >= 7 * sms &&
-            wgmmaConstraints(pair, task, device).isEmpty()) {
+        int split = 1;
+        while (10 * ctas * split < 7 * sms && ctas * (split + 1) <= sms &&
+               kBlocks / (split + 1) >= 8)
+            ++split;
+        pair.splitK = split;
+        const qint64 units = ctas * split;
+        if ((split == 1 || (best.splitK > 1 && best.blockN < pair.blockN)) &&
+            (task.m + pair.blockM - 1) / pair.blockM == 2 &&
+            units <= sms &&
+            10 * units >= 7 * sms && wgmmaConstraints(pair, task, device).isEmpty()) {
             best = pair;
             bestWhy =
                 QStringLiteral("C's rows in two swapped tiles of %1, both tiles of a column "
                                "strip in the same round (the second reads B from L2): %2 CTAs "
                                "in one round on %3 SMs")
                     .arg(pair.blockM)
-                    .arg(ctas)
-                    .arg(sms);
+                    .arg(units)
+                    .arg(sms) +
+                (split > 1 ? QStringLiteral(", %1 column strips x split-K %2").arg(ctas / 2).arg(split)
+                           : QString());
         }
     }
     // Tensor-bound normal 128-row tiles split three ways or more: 128-column tiles split in two

@@ -25,18 +25,23 @@ def rowwise(warps, width, vpt, ctas, stats, pipeline="prefetch", weights="load",
                   "rationale": "grid sweep " + name}
 
 
-def wgmma(bm, bn, stages, consumers, split, reduce="kernel", group=1):
-    name = f"wg{bm}x{bn}s{stages}c{consumers}x{split}" + ("c" if reduce == "cluster" else "") + (
-        f"g{group}" if group > 1 else "")
+def wgmma(bm, bn, stages, consumers, split, reduce="kernel", group=1, swapped=False,
+          tma_store=False, cluster_n=1):
+    name = (("sw" if swapped else "wg") + f"{bm}x{bn}s{stages}c{consumers}x{split}" +
+            ("c" if reduce == "cluster" else "") + (f"g{group}" if group > 1 else "") +
+            ("t" if tma_store else "") + (f"n{cluster_n}" if cluster_n > 1 else ""))
     params = {"schedule": "cooperative"}
     if split > 1:
         params["split_reduce"] = reduce
+    if swapped:
+        params["swap_rows"] = bm
     return name, {"family": "wgmma_tma", "block_m": bm, "block_n": bn, "block_k": 64,
                   "warps": 4 * (consumers + 1), "warp_m": 0, "warp_n": 0, "mma": "wgmma",
                   "vector_width": 8, "stages": stages, "smem_layout": "swizzled",
                   "smem_padding_bytes": 0, "swizzle_bytes": 128, "split_k": split,
-                  "consumer_warpgroups": consumers, "cluster_m": 1, "cluster_n": 1,
-                  "raster": "grouped", "group_size": group, "epilogue": "direct",
+                  "consumer_warpgroups": consumers, "cluster_m": 1, "cluster_n": cluster_n,
+                  "raster": "grouped", "group_size": group,
+                  "epilogue": "tma_store" if tma_store else "direct",
                   "params": params, "rationale": "grid sweep " + name}
 
 
@@ -80,6 +85,22 @@ def main():
     for m in (192, 224):
         probes.append((f"gemm_f16_m{m}_n4096_k4096", wgmma(128, 128, 7, 2, 2, group=2)))
         probes.append((f"gemm_f16_m{m}_n14336_k4096", wgmma(128, 256, 4, 2, 1, group=2)))
+    # Call 2: around the holes call 1 found (M = 160 with K = 11008, N = 14336 at M = 160 to 224,
+    # N = 12288 at M = 96 and 112).
+    t = "gemm_f16_m160_n4096_k11008"
+    probes += [(t, wgmma(160, 128, 5, 2, 4, swapped=True)), (t, wgmma(160, 128, 5, 2, 3, swapped=True)),
+               (t, wgmma(160, 64, 7, 1, 2, "cluster", swapped=True)),
+               (t, wgmma(80, 128, 7, 2, 2, group=2, swapped=True))]
+    t = "gemm_f16_m160_n14336_k4096"
+    probes += [(t, wgmma(192, 128, 4, 3, 1, tma_store=True)),
+               (t, wgmma(80, 256, 5, 2, 1, group=2, swapped=True))]
+    for m in (192, 224):
+        t = f"gemm_f16_m{m}_n14336_k4096"
+        probes += [(t, wgmma(128, 256, 4, 2, 1, group=2, tma_store=True)),
+                   (t, wgmma(m // 2, 256, 4, 2, 1, group=2, swapped=True))]
+    for m in (96, 112):
+        probes.append((f"gemm_f16_m{m}_n12288_k4096",
+                       wgmma(m, 128, 7, 2, 1, swapped=True, cluster_n=4)))
     for task, (name, strategy) in probes:
         with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
             json.dump(strategy, f, indent=1)

@@ -6,8 +6,9 @@ issue 21's held-out suites are drawn from, spaced evenly rather than picked near
   (inference batches) times N x K from common model widths (4096x4096, 12288x4096, 4096x11008,
   14336x4096); and f16 at the M between them (32, 48, 80, 96, 112, 160, 192, 224), where a tile
   of 64 or 128 rows is cut.
-- layernorm, rmsnorm and softmax, f16 and bf16: rows of 1024 to 8192 elements (model widths), 32 Mi elements a
-  task (128 MiB moved, a floor of about 32 us: above the size where the fixed cost of a launch
+- layernorm, rmsnorm and softmax, f16 and bf16: rows of 1024 to 8192 elements (model widths, and
+  the 4608, 5632 and 6656 that 8 warps of 16-byte vectors do not divide), 32 Mi elements a task
+  (128 MiB moved, a floor of about 32 us: above the size where the fixed cost of a launch
   decides, docs/benchmarks.md session 8).
 
 Every task validates on shapes that cut the tiles and rows (odd M, N and K off every power of two).
@@ -84,7 +85,7 @@ def main():
     elements = 32 * 1024 * 1024
     for op in ("layernorm", "rmsnorm", "softmax"):
         for dtype in ("f16", "bf16"):
-            for n in (1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192):
+            for n in (1024, 2048, 3072, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 8192):
                 rows = elements // n // 8 * 8
                 tasks.append(rowwise(op, dtype, rows, n))
     for name, task in tasks:

@@ -101,6 +101,19 @@ def main():
     for m in (96, 112):
         probes.append((f"gemm_f16_m{m}_n12288_k4096",
                        wgmma(m, 128, 7, 2, 1, swapped=True, cluster_n=4)))
+    # Call 4: the ring's depth of the weakest defaults, in one serve (each default's own depth is
+    # its default kernel).
+    t = "gemm_f16_m160_n14336_k4096"
+    probes += [(t, wgmma(160, 128, st, 2, 1, swapped=True)) for st in (4, 5)]
+    t = "gemm_f16_m224_n14336_k4096"
+    probes += [(t, wgmma(224, 128, st, 2, 1, swapped=True)) for st in (3, 4)]
+    probes.append(("gemm_f16_m192_n14336_k4096", wgmma(192, 128, 3, 3, 1, tma_store=True)))
+    t = "gemm_f16_m160_n4096_k11008"
+    probes.append((t, wgmma(80, 128, 6, 2, 2, group=2, swapped=True)))
+    t = "gemm_f16_m128_n12288_k4096"
+    probes += [(t, wgmma(128, 128, st, 2, 1, tma_store=True)) for st in (4, 5)]
+    t = "gemm_bf16_m64_n4096_k4096"
+    probes += [(t, wgmma(64, 64, st, 1, 2, "cluster")) for st in (6, 10)]
     for task, (name, strategy) in probes:
         with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
             json.dump(strategy, f, indent=1)

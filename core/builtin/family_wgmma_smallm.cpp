@@ -292,8 +292,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         pair.splitK = split;
         const qint64 units = ctas * split;
         if ((split == 1 || (best.splitK > 1 && best.blockN < pair.blockN)) &&
-            (task.m + pair.blockM - 1) / pair.blockM == 2 &&
-            units <= sms &&
+            (task.m + pair.blockM - 1) / pair.blockM == 2 && units <= sms &&
             10 * units >= 7 * sms && wgmmaConstraints(pair, task, device).isEmpty()) {
             best = pair;
             bestWhy =
@@ -303,8 +302,9 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                     .arg(pair.blockM)
                     .arg(units)
                     .arg(sms) +
-                (split > 1 ? QStringLiteral(", %1 column strips x split-K %2").arg(ctas / 2).arg(split)
-                           : QString());
+                (split > 1
+                     ? QStringLiteral(", %1 column strips x split-K %2").arg(ctas / 2).arg(split)
+                     : QString());
         }
     }
     // Tensor-bound normal 128-row tiles split three ways or more: 128-column tiles split in two

@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <tuple>
+
 using namespace kev;
 
 Q_DECLARE_METATYPE(kev::WgmmaParams)
@@ -514,6 +516,25 @@ private slots:
         const WgmmaParams unsplit = pick(160, 4096, 4096);
         QCOMPARE(unsplit.splitK, 1);
         QCOMPARE(unsplit.blockN, 64);
+
+        // Tensor-bound swapped tiles keep their ring within 196 KiB, one stage short of what
+        // fits (measured: M = 160 and 224, N = 14336; the M = 160 split pair); normal tiles
+        // take the deepest that fits (M = 256, K = 11008: 7 stages of 128x128, 224 KiB).
+        for (const auto& [m, n, k, stages] :
+             {std::tuple{160, 14336, 4096, 5}, std::tuple{224, 14336, 4096, 4},
+              std::tuple{160, 4096, 11008, 7}}) {
+            const WgmmaParams q = pick(m, n, k);
+            QVERIFY(q.swapped);
+            QCOMPARE(q.stages, stages);
+            QVERIFY(q.stages * q.stageBytes() <= 196 * 1024);
+            WgmmaParams deeper = q;
+            ++deeper.stages;
+            QVERIFY(deeper.smemBytes() <= h200.smemPerBlockOptin); // it fits, and is not taken
+        }
+        const WgmmaParams normal = pick(256, 4096, 11008);
+        QVERIFY(!normal.swapped);
+        QCOMPARE(normal.stages, 7);
+        QVERIFY(normal.stages * normal.stageBytes() > 196 * 1024);
 
         // Memory-bound swapped tiles in clusters of 4 along N (A multicast) only where their 128
         // columns make at most two thirds of the SMs in tiles (measured: N = 11008, 86 tiles;

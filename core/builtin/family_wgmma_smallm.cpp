@@ -271,8 +271,8 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // Too few column strips for 70% of a round, where the model splits narrower tiles along K:
     // the pair split along K, as few splits as reach it in one round (at least 8 k-blocks a
     // split), summed by the reduction kernel. H200 (session 14), M = 160, N = 4096, K = 11008:
-    // 80x128 pairs in 2 splits (128 CTAs) 1.032x and 0.976x cuBLAS (two serves), against the
-    // model's 160x64 split 2 0.815-0.820x and 160x128 split 4 0.981x. Where the model's tile is
+    // 80x128 pairs in 2 splits (128 CTAs, 7 stages) 1.032x and 1.036x cuBLAS (two serves), against
+    // the model's 160x64 split 2 0.815-0.820x and 160x128 split 4 0.980x. Where the model's tile is
     // as wide and split (M = 192, K = 11008: 192x128 split 4, 1.457x against the pair's 1.400x)
     // or needs no split (K = 4096: 64-column pairs, 128 CTAs, 1.22-1.27x), its choice stands.
     if (tensorBound && task.m <= 192) {

@@ -500,7 +500,7 @@ private slots:
         QVERIFY(!wide.swapped);
         // Too few column strips, where the model splits 64-column tiles along K: the pair in as
         // few splits as make 70-100% of one round (M = 160, N = 4096, K = 11008: 64 CTAs x 2;
-        // measured 0.98-1.03x against 0.82x). Where the model's split tile is 128 wide (M = 192:
+        // measured 1.03-1.04x against 0.82x). Where the model's split tile is 128 wide (M = 192:
         // 192x128 split 4, 1.46x against 1.40x) or needs no split (K = 4096), its choice stands.
         const auto splitPair = [&](const WgmmaParams& q, int rows, int split) {
             WgmmaParams one = q;

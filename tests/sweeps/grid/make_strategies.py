@@ -88,7 +88,8 @@ def main():
     # Call 2: around the holes call 1 found (M = 160 with K = 11008, N = 14336 at M = 160 to 224,
     # N = 12288 at M = 96 and 112).
     t = "gemm_f16_m160_n4096_k11008"
-    probes += [(t, wgmma(160, 128, 5, 2, 4, swapped=True)), (t, wgmma(160, 128, 5, 2, 3, swapped=True)),
+    probes += [(t, wgmma(160, 128, 5, 2, 4, swapped=True)),
+               (t, wgmma(160, 128, 5, 2, 3, swapped=True)),
                (t, wgmma(160, 64, 7, 1, 2, "cluster", swapped=True)),
                (t, wgmma(80, 128, 7, 2, 2, group=2, swapped=True))]
     t = "gemm_f16_m160_n14336_k4096"

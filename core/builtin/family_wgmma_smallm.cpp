@@ -348,14 +348,6 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
         const double inFlightBytes = 7.5e6;
         deepest = std::clamp(int(std::ceil(inFlightBytes / (ctas * bStageBytes))), 8, 16);
     }
-    for (int stages = deepest; stages >= 3; --stages) {
-        WgmmaParams probe = best;
-        probe.stages = stages;
-        if (probe.smemBytes() <= device.smemPerBlockOptin) {
-            best.stages = stages;
-            break;
-        }
-    }
     // Tensor-bound swapped tiles: a ring of at most 196 KiB, though a deeper one fits. H200
     // (docs/benchmarks.md, session 14, one serve): M = 160, N = 14336, 160x128 6 -> 5 stages
     // (216 -> 180 KiB) 0.909x -> 0.940x (4: 0.916x); M = 224, N = 14336, 224x128 5 -> 4 (220 ->
@@ -365,9 +357,16 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // session 13). Why the swapped kernels lose past 196 KiB (the largest shared-memory carveout
     // but one) is not known; the rule is the measurement's.
     constexpr qint64 kSwappedRingBytes = 196 * 1024;
-    while (tensorBound && best.swapped && best.stages > 3 &&
-           best.stages * best.stageBytes() > kSwappedRingBytes)
-        --best.stages;
+    const bool ringCapped = tensorBound && best.swapped;
+    for (int stages = deepest; stages >= 3; --stages) {
+        WgmmaParams probe = best;
+        probe.stages = stages;
+        if (probe.smemBytes() <= device.smemPerBlockOptin &&
+            (!ringCapped || stages * probe.stageBytes() <= kSwappedRingBytes)) {
+            best.stages = stages;
+            break;
+        }
+    }
     *why = QStringLiteral("Small-M (M=%1, B is %2 MB): %3x%4x64 tiles%9, %5 consumer "
                           "warpgroup(s), %6 stages; %7%8.")
                .arg(task.m)

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace Qt::StringLiterals;
 
@@ -174,6 +175,19 @@ QVector<Strategy> PlannerSearch::withoutLosingMoves(const QVector<Strategy>& mov
         return moves;
     }
     return kept;
+}
+
+QVector<Strategy> PlannerSearch::firstTier(const KernelFamily& family, const Strategy& base,
+                                           const QVector<Strategy>& moves) {
+    int lowest = std::numeric_limits<int>::max();
+    for (const Strategy& m : moves)
+        lowest = std::min(lowest, family.moveTier(base, m));
+    QVector<Strategy> out;
+    for (const Strategy& m : moves) {
+        if (family.moveTier(base, m) == lowest)
+            out << m;
+    }
+    return out;
 }
 
 void PlannerSearch::noteMove(const Strategy& chosen, const QString& move, const Strategy& base) {
@@ -408,14 +422,20 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
     QStringList skipped;
     moves = withoutLosingMoves(moves, &skipped);
     if (!moves.isEmpty()) {
-        Strategy s = farthest(family, moves, context);
+        const QVector<Strategy> tier = firstTier(family, base, moves);
+        Strategy s = farthest(family, tier, context);
         noteMove(s, s.rationale, base);
-        s.rationale = u"Local search around %1: %2%3%4."_s.arg(
+        s.rationale = u"Local search around %1: %2%3%4%5."_s.arg(
             base.summary(), s.rationale,
+            tier.size() < moves.size()
+                ? u" (a move of the family's first tier: %1 of the %2 untried moves; the "
+                  "knobs that moved its kernels most are tried first)"_s.arg(tier.size())
+                      .arg(moves.size())
+                : QString(),
             context.otherSlotPlans.isEmpty()
                 ? QString()
-                : u" (of %1 untried moves, the one farthest from the %2 plan(s) the other "
-                  "slots of this beam hold)"_s.arg(moves.size())
+                : u" (of %1 such moves, the one farthest from the %2 plan(s) the other "
+                  "slots of this beam hold)"_s.arg(tier.size())
                       .arg(context.otherSlotPlans.size()),
             skipped.isEmpty() ? QString()
                               : u"; not repeated, having lost over a quarter from another "
@@ -442,7 +462,7 @@ std::optional<Strategy> PlannerSearch::explore(const AgentContext& context,
         QStringList skippedAround;
         around = withoutLosingMoves(around, &skippedAround);
         if (!around.isEmpty()) {
-            Strategy s = farthest(family, around, context);
+            Strategy s = farthest(family, firstTier(family, point, around), context);
             noteMove(s, s.rationale, point);
             s.rationale = u"Local search around %1 (measured %2; the moves around %3 are all "
                           "taken): %4."_s.arg(point.summary())

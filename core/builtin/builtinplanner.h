@@ -69,6 +69,10 @@ private:
     // of them when every one has. *skipped gets the moves left out.
     QVector<Strategy> withoutLosingMoves(const QVector<Strategy>& moves,
                                          QStringList* skipped) const;
+    // Of `moves` from `base`, those of the lowest tier the family ranks them in
+    // (KernelFamily::moveTier: the knobs that moved its kernels most on the hardware first).
+    static QVector<Strategy> firstTier(const KernelFamily& family, const Strategy& base,
+                                       const QVector<Strategy>& moves);
     // Remembers that `chosen` is `move` from `base`, so that record() can judge the move.
     void noteMove(const Strategy& chosen, const QString& move, const Strategy& base);
 

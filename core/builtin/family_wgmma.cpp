@@ -675,6 +675,25 @@ public:
         return out;
     }
 
+    // The local search's order, from what moved this family's kernels on the H200
+    // (docs/benchmarks.md, sessions 10-14): the ring's depth first (one stage moved small-M
+    // kernels 3-8%: M = 160, N = 14336, 6 stages 0.909x cuBLAS, 5 stages 0.940x); then clusters,
+    // epilogue and split sum (2-4%); then raster, consumer warpgroups, split-K and tile width;
+    // last the tile's rows and orientation (a swapped tile's rows halved: 0.54x at M = 96, 0.63x
+    // at M = 224; the normal orientation where a swapped tile holds all of M: 0.61-1.02x against
+    // the swapped 0.82-1.48x).
+    int moveTier(const Strategy& from, const Strategy& to) const override {
+        const WgmmaParams a = WgmmaParams::fromStrategy(from);
+        const WgmmaParams b = WgmmaParams::fromStrategy(to);
+        if (a.swapped != b.swapped || a.blockM != b.blockM)
+            return 3;
+        if (a.blockN != b.blockN || a.splitK != b.splitK ||
+            a.consumerWarpgroups != b.consumerWarpgroups || a.pingPong != b.pingPong ||
+            a.groupedRaster != b.groupedRaster || a.groupM != b.groupM)
+            return 2;
+        return a.stages != b.stages ? 0 : 1;
+    }
+
     void normalize(Strategy& strategy) const override {
         WgmmaParams p = WgmmaParams::fromStrategy(strategy);
         // Three consumer warpgroups exist only as the 192-row cooperative tile (64 rows each): a

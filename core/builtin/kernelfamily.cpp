@@ -73,6 +73,10 @@ QVector<Strategy> KernelFamily::neighbours(const Strategy& strategy) const {
 
 void KernelFamily::normalize(Strategy&) const {}
 
+int KernelFamily::moveTier(const Strategy&, const Strategy&) const {
+    return 0;
+}
+
 QString configurationKey(const KernelFamily& family, const Strategy& strategy) {
     QString key = family.id();
     const auto specs = family.parameters();

@@ -99,6 +99,11 @@ public:
     // family knows (e.g. warp tile follows block tile). Not filtered by constraints(): callers
     // filter for their task and device.
     virtual QVector<Strategy> neighbours(const Strategy& strategy) const;
+    // The order in which the planner's local search tries the moves from `from`: the untried
+    // moves of the lowest tier first (then the farthest from the other slots of a beam, then at
+    // random). A family ranks by what moved its kernels on the hardware; the default is one tier
+    // (every move alike).
+    virtual int moveTier(const Strategy& from, const Strategy& to) const;
     // Sets the fields that follow from the knobs (warps from the block and warp tiles, mma, ...),
     // so that a moved strategy is consistent. The default changes nothing.
     virtual void normalize(Strategy& strategy) const;

@@ -332,32 +332,47 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                           .arg(modelled);
         }
     }
-    // As deep a ring as fits in shared memory (at most 8): bytes in flight hide DRAM latency.
-    // Memory-bound with few CTAs or narrow tiles, deeper, until the first round's CTAs hold about
-    // 7.5 MB of B in flight (at most 16 stages). Measured on the H200 (docs/benchmarks.md,
-    // session 12): M = 32, 80 CTAs of 64 columns, 8 -> 12 stages 0.906x -> 0.992x and 0.905x ->
-    // 0.995x cuBLAS; M = 64, N = 3072, 96 CTAs, a session's move to 10 stages 1.019x -> 1.059x;
-    // where 8 stages hold 8 MB or more, deeper lost 1-3% (M = 64, 128 CTAs: 10 to 14 stages) and
-    // shallower 2-21% (M = 96, 128, 160).
+    // The ring's depth from the B bytes the first round holds in flight, counting each column
+    // strip's B once (the tile rows of a strip run in one round and the second reads it from
+    // L2): 7.5-8.5 MB hide the DRAM latency. As deep as reaches 7.5 MB when memory-bound (at
+    // most 16; 8 where that holds more, or where tensor-bound), but no deeper than the first
+    // depth past 8.5 MB, and at least 4 (3 lost 9-17% to 4: M = 224 and 192, N = 14336).
+    // H200 (docs/benchmarks.md):
+    // - deeper to 7.5 MB (session 12): M = 32, 80 CTAs of 64 columns, 8 -> 12 stages 0.906x ->
+    //   0.992x and 0.905x -> 0.995x cuBLAS; M = 64, N = 3072, a session's move to 10 stages
+    //   1.019x -> 1.059x; shallower lost 2-21% (M = 96, 128, 160);
+    // - no deeper than 8.5 MB (session 15, one serve, the 16 KiB B stages of 128-column swapped
+    //   tiles): M = 96, N = 12288 (96 strips) 8 -> 6 stages 0.934x -> 0.990x; M = 80, N = 12288
+    //   8 -> 6 0.983x -> 1.026x; M = 96 / 112, N = 14336 (112 strips) 8 / 7 -> 5 0.969x / 0.965x
+    //   -> 1.002x / 0.993x; M = 120, 5120x13824, 40 strips x split-K 3, 7 -> 5 0.996x -> 1.024x;
+    //   clusters of 4 at M = 80, N = 11008 (86 strips) 8 -> 7 0.982x -> 1.009x; and the pairs
+    //   (two tile rows, one B) at their deepest: M = 160, N = 8192 and M = 192, N = 6144, 8
+    //   stages 0.982x and 1.043x against 7 stages' 0.963x and 1.007x.
     best.tmaStore = tmaStores(best.swapped, best.splitK, best.blockN);
     best.stages = 3;
-    int deepest = 8;
-    if (!tensorBound) {
-        const double ctas = double(std::min<qint64>(best.tiles(task.m, task.n) * best.splitK, sms));
-        const double bStageBytes = 2.0 * kWgmmaBlockK * 64.0 * ((best.blockN + 63) / 64);
-        const double inFlightBytes = 7.5e6;
-        deepest = std::clamp(int(std::ceil(inFlightBytes / (ctas * bStageBytes))), 8, 16);
-    }
-    // Tensor-bound swapped tiles: a ring of at most 196 KiB, though a deeper one fits. H200
-    // (docs/benchmarks.md, session 14, one serve): M = 160, N = 14336, 160x128 6 -> 5 stages
-    // (216 -> 180 KiB) 0.909x -> 0.940x (4: 0.916x); M = 224, N = 14336, 224x128 5 -> 4 (220 ->
-    // 176 KiB) 0.920x -> 0.947x (3: 0.862x); M = 160, K = 11008, 80x128 pairs split 2, 8 -> 7
-    // (208 -> 182 KiB) 0.961x -> 1.036x (6: 0.980x). Normal tiles keep the deepest that fits
-    // (M = 256, K = 11008: 128x128 split 2 in 7 stages, 224 KiB, 1.01x against 6 stages' 0.98x,
-    // session 13). Why the swapped kernels lose past 196 KiB (the largest shared-memory carveout
-    // but one) is not known; the rule is the measurement's.
+    const qint64 tileRows = (task.m + best.blockM - 1) / best.blockM;
+    const bool rowsShareB = best.groupedRaster && best.groupM >= tileRows;
+    const double firstRound =
+        double(std::min<qint64>(best.tiles(task.m, task.n) * best.splitK, sms));
+    const double streams = std::max(1.0, firstRound / double(rowsShareB ? tileRows : 1));
+    const double perStage = streams * 2.0 * kWgmmaBlockK * 64.0 * ((best.blockN + 63) / 64);
+    const int pastTarget = int(std::ceil(8.5e6 / perStage));
+    const int deepest = std::clamp(
+        std::min(tensorBound ? 8 : std::max(8, int(std::ceil(7.5e6 / perStage))), pastTarget), 4,
+        16);
+    // Tensor-bound swapped tiles of two consumer warpgroups that hold all of M or are split
+    // along K: a ring of at most 196 KiB, though a deeper one fits. H200 (docs/benchmarks.md,
+    // session 14, one serve): M = 224, N = 14336, 224x128 5 -> 4 stages (220 -> 176 KiB) 0.920x
+    // -> 0.947x (3: 0.862x); M = 160, K = 11008, 80x128 pairs split 2, 8 -> 7 (208 -> 182 KiB)
+    // 0.961x -> 1.036x (6: 0.980x); session 15: 192x128 and 224x128 split 4 at K = 11008, 5 -> 4
+    // 1.466x -> 1.493x and 1.093x -> 1.105x. Not the unsplit pairs (above) and not one consumer
+    // warpgroup (208x64 split 4 at M = 200: 6 stages, 204 KiB, 33.2% and 34.4% of the DRAM floor
+    // against 5 stages' 32.3% and 33.2%). Why these kernels lose past 196 KiB (the largest
+    // shared-memory carveout but one) is not known; the rule is the measurement's.
     constexpr qint64 kSwappedRingBytes = 196 * 1024;
-    const bool ringCapped = tensorBound && best.swapped;
+    const bool unsplitPair = tileRows == 2 && rowsShareB && best.splitK == 1;
+    const bool ringCapped =
+        tensorBound && best.swapped && best.consumerWarpgroups == 2 && !unsplitPair;
     for (int stages = deepest; stages >= 3; --stages) {
         WgmmaParams probe = best;
         probe.stages = stages;

@@ -466,7 +466,7 @@ private slots:
                     ((t.m + s.blockM - 1) / s.blockM) * ((t.n + s.blockN - 1) / s.blockN);
                 QVERIFY2(s.splitK == 2 && 2 * tiles <= h200.smCount, qPrintable(name));
             }
-            QVERIFY(s.stages >= 4);
+            QVERIFY2(s.stages >= 4, qPrintable(name + u" stages "_s + QString::number(s.stages)));
             // Enough CTAs to pull B at the DRAM rate (a CTA pulls at most a 96th of it) unless
             // the shape is too small to split.
             const qint64 units =

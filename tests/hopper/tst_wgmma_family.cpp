@@ -536,6 +536,30 @@ private slots:
         QCOMPARE(normal.stages, 7);
         QVERIFY(normal.stages * normal.stageBytes() > 196 * 1024);
 
+        // The ring holds 7.5-8.5 MB of the first round's B in flight, a column strip's B counted
+        // once: no deeper than the first depth past 8.5 MB (M = 96, N = 12288: 96 strips of 16
+        // KiB, 6 stages, where 8 fit and measured 6% slower), deeper than 8 to reach 7.5 MB when
+        // memory-bound (M = 32, N = 5120: 12 stages), the unsplit pairs at their deepest (two
+        // tile rows share B: M = 160, N = 8192, 8 stages, 208 KiB), and never under 4.
+        const auto bInFlight = [&](const WgmmaParams& q, int m, int n) {
+            const qint64 rows = (m + q.blockM - 1) / q.blockM;
+            const qint64 ctas = std::min<qint64>(q.tiles(m, n) * q.splitK, h200.smCount);
+            return double(ctas / (q.groupM >= rows ? rows : 1)) * q.stages * 64 * 2 * q.blockN;
+        };
+        const WgmmaParams m96 = pick(96, 12288, 4096);
+        QCOMPARE(m96.stages, 6);
+        QVERIFY(bInFlight(m96, 96, 12288) > 8.5e6);
+        WgmmaParams shallower = m96;
+        --shallower.stages;
+        QVERIFY(bInFlight(shallower, 96, 12288) < 8.5e6);
+        QCOMPARE(pick(96, 14336, 4096).stages, 5);
+        QCOMPARE(pick(32, 5120, 5120).stages, 12);
+        const WgmmaParams pair = pick(160, 8192, 4096);
+        QCOMPARE(pair.stages, 8);
+        QVERIFY(pair.stages * pair.stageBytes() > 196 * 1024);
+        for (int n : {2048, 28672, 128256})
+            QVERIFY(pick(1, n, 8192).stages >= 4);
+
         // Memory-bound swapped tiles in clusters of 4 along N (A multicast) only where their 128
         // columns make at most two thirds of the SMs in tiles (measured: N = 11008, 86 tiles;
         // mixed at 96, lost at 112).

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Writes the far set's probe strategies (strategies/TASK.NAME.json) around the defaults that its
+first sweep found weak (docs/benchmarks.md, session 15): row-wise rows that no block covers
+exactly (1000, 3000) and rows of 10240-16384; GEMMs at M = 208 (K = 7168) and M = 256 with a
+vocabulary-sized N. Names as in tests/sweeps/grid/make_strategies.py; `wp` a warp per row, `mM`
+and `nN` clusters along M and N."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "grid"))
+import make_strategies as grid  # noqa: E402
+
+
+def rowwise(warps, width, vpt, ctas, stats, mapping="block"):
+    name, s = grid.rowwise(warps, width, vpt, ctas, stats)
+    s["params"]["mapping"] = mapping
+    if mapping == "warp":
+        name = "wp_" + name
+        s["rationale"] = "far sweep " + name
+    return name, s
+
+
+def wgmma(bm, bn, stages, consumers, split, reduce="kernel", group=1, swapped=False,
+          tma_store=False, cluster_m=1, cluster_n=1):
+    name, s = grid.wgmma(bm, bn, stages, consumers, split, reduce, group, swapped, tma_store,
+                         cluster_n)
+    if cluster_m > 1:
+        s["cluster_m"] = cluster_m
+        name += f"m{cluster_m}"
+    s["rationale"] = "far sweep " + name
+    return name, s
+
+
+def main():
+    out = os.path.join(HERE, "strategies")
+    os.makedirs(out, exist_ok=True)
+    probes = []
+    # Rows of 1000 (a warp a row covers 1024) and 3000 (4 warps x 6 vectors of 4 cover 3072).
+    t = "layernorm_f16_33552x1000"
+    probes.append((t, rowwise(4, 8, 4, 5, "shifted_one_pass", "warp")))
+    probes.append((t, rowwise(2, 4, 4, 8, "shifted_one_pass")))
+    for op, stats, most in (("softmax", "two_pass", 5), ("rmsnorm", "one_pass", 6)):
+        t = f"{op}_f16_11184x3000"
+        for w, v, x, c in ((4, 4, 6, 5), (4, 4, 6, most), (2, 4, 12, 6)):
+            probes.append((t, rowwise(w, v, x, c, stats)))
+    # Long rows (16 warps, one block per SM): 8 warps, two blocks (what the registers allow).
+    probes.append(("layernorm_f16_2728x12288", rowwise(8, 4, 12, 2, "shifted_one_pass")))
+    probes.append(("rmsnorm_f16_3272x10240", rowwise(8, 4, 10, 2, "one_pass")))
+    # M = 208, N = K = 7168 (tensor-bound; default 208x64 swapped in one consumer warpgroup).
+    t = "gemm_f16_m208_n7168_k7168"
+    probes += [(t, wgmma(208, 128, 4, 2, 2, swapped=True)),
+               (t, wgmma(208, 128, 4, 2, 2, "cluster", swapped=True)),
+               (t, wgmma(112, 128, 6, 2, 1, group=2, swapped=True)),
+               (t, wgmma(128, 128, 6, 2, 1, group=2, tma_store=True)),
+               (t, wgmma(128, 128, 6, 2, 1, group=2, tma_store=True, cluster_m=2))]
+    # M = 256, N = 128256 (1002 tiles of 128x256: 7.6 rounds).
+    t = "gemm_f16_m256_n128256_k4096"
+    probes += [(t, wgmma(128, 256, 4, 2, 1, group=2, tma_store=True, cluster_m=2)),
+               (t, wgmma(128, 256, 4, 2, 1, group=2, tma_store=True, cluster_m=2, cluster_n=2)),
+               (t, wgmma(256, 128, 4, 2, 1, tma_store=True)),
+               (t, wgmma(128, 128, 6, 2, 1, group=2, tma_store=True, cluster_m=2))]
+    for task, (name, strategy) in probes:
+        with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
+            json.dump(strategy, f, indent=1)
+            f.write("\n")
+    print(f"{len(probes)} strategies in {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

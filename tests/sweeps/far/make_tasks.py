@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes tests/sweeps/far/tasks: tasks of the supported ops that lie outside the grid's spacing
+(tests/sweeps/grid), as a held-out suite may draw them. The grid spaces GEMMs at model widths of
+4096-14336 and rows of 1024-8192 at 32 Mi elements; this set takes what it leaves out:
+
+- GEMM: LM heads (N = 128256, vocabulary-sized), a K of 28672 (an MLP down projection), N = 57344,
+  and M off the grid's steps (56, 72, 100, 136, 144, 208, 240), f16 and bf16.
+- layernorm, rmsnorm, softmax: rows longer than the grid's (10240-16384), odd lengths (1000, 3000,
+  5000), short rows (768), fp32, and vocabulary-sized softmax rows (32000-151936) at batches that
+  move 64-300 MB (the row does not fit in one block's registers: streamed).
+
+The task files are written by the grid's own gemm() and rowwise() (the same validation shapes).
+Run it again after changing the set; the files are committed so that a sweep is reproducible.
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "grid"))
+import make_tasks as grid  # noqa: E402
+
+GEMMS = [
+    ("f16", 16, 128256, 4096), ("bf16", 1, 128256, 4096), ("f16", 256, 128256, 4096),
+    ("bf16", 128, 8192, 28672), ("f16", 56, 28672, 4096), ("bf16", 8, 57344, 8192),
+    ("f16", 72, 6144, 4096), ("bf16", 100, 10240, 2560), ("f16", 136, 5120, 13824),
+    ("f16", 144, 4096, 4096), ("f16", 208, 7168, 7168), ("bf16", 240, 3072, 8192),
+]
+ROWWISE = [
+    ("layernorm", "f16", 1000), ("layernorm", "bf16", 2560), ("layernorm", "f16", 12288),
+    ("layernorm", "bf16", 16384), ("layernorm", "f32", 4096),
+    ("rmsnorm", "bf16", 768), ("rmsnorm", "f16", 3000), ("rmsnorm", "f16", 10240),
+    ("rmsnorm", "bf16", 16384), ("rmsnorm", "f32", 5000),
+    ("softmax", "f16", 3000), ("softmax", "f32", 3000), ("softmax", "bf16", 12288),
+    ("softmax", "f16", 32000), ("softmax", "bf16", 50257), ("softmax", "f16", 128256),
+    ("softmax", "bf16", 151936),
+]
+
+
+def main():
+    out = os.path.join(HERE, "tasks")
+    os.makedirs(out, exist_ok=True)
+    tasks = [grid.gemm(*g) for g in GEMMS]
+    elements = 32 * 1024 * 1024
+    for op, dtype, n in ROWWISE:
+        rows = max(8, elements // n // 8 * 8)
+        tasks.append(grid.rowwise(op, dtype, rows, n))
+    for name, task in tasks:
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(task, f, indent=1)
+            f.write("\n")
+    print(f"{len(tasks)} tasks in {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

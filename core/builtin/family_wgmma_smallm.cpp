@@ -266,8 +266,11 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // M = 192, N = 6144: 96) and lost at 80 CTAs (M = 224) and beyond one round (M = 80, 96, 128:
     // 172-224 CTAs). In 2-CTA clusters multicasting B (cuBLAS's nvjet 128x80 1x2 at M = 160) it
     // measured 0.960x and 0.996x cuBLAS, without them 0.984x and 1.038x (session 11, one serve);
-    // in groups of one tile row 0.787x. Up to M = 192 only: at M = 256 the normal 128-row tiles
-    // with TMA stores reach cuBLAS (0.99-1.00x), and no pair was measured there.
+    // in groups of one tile row 0.787x. Up to M = 240: at M = 256 the normal 128-row tiles with
+    // TMA stores reach cuBLAS (0.99-1.00x), and no pair was measured there. Past M = 192 unsplit
+    // only (session 15: M = 208, N = K = 7168, 112x128 pairs in 112 CTAs 0.903x against the
+    // model's 208x64 in one consumer warpgroup 0.759-0.767x and 208x128 split 2 0.896x; no split
+    // pair was measured there).
     // Too few column strips for 70% of a round, where the model splits narrower tiles along K:
     // the pair split along K, as few splits as reach it in one round (at least 8 k-blocks a
     // split), summed by the reduction kernel. H200 (session 14), M = 160, N = 4096, K = 11008:
@@ -275,7 +278,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
     // the model's 160x64 split 2 0.815-0.820x and 160x128 split 4 0.980x. Where the model's tile is
     // as wide and split (M = 192, K = 11008: 192x128 split 4, 1.457x against the pair's 1.400x)
     // or needs no split (K = 4096: 64-column pairs, 128 CTAs, 1.22-1.27x), its choice stands.
-    if (tensorBound && task.m <= 192) {
+    if (tensorBound && task.m <= 240) {
         WgmmaParams pair;
         pair.swapped = true;
         pair.blockM = wgmmaRowsOf16((task.m + 1) / 2);
@@ -291,7 +294,7 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
             ++split;
         pair.splitK = split;
         const qint64 units = ctas * split;
-        if ((split == 1 || (best.splitK > 1 && best.blockN < pair.blockN)) &&
+        if ((split == 1 || (task.m <= 192 && best.splitK > 1 && best.blockN < pair.blockN)) &&
             (task.m + pair.blockM - 1) / pair.blockM == 2 && units <= sms &&
             10 * units >= 7 * sms && wgmmaConstraints(pair, task, device).isEmpty()) {
             best = pair;
@@ -305,6 +308,23 @@ WgmmaParams smallMWgmmaParams(const Task& task, const DeviceInfo& device, QStrin
                 (split > 1
                      ? QStringLiteral(", %1 column strips x split-K %2").arg(ctas / 2).arg(split)
                      : QString());
+        }
+    }
+    // Tensor-bound normal 128-row tiles in two tile rows and more than one round: clusters of 2
+    // along M, the B tile multicast to both rows' CTAs. H200 (docs/benchmarks.md, session 15):
+    // M = 256, N = 128256 (1002 tiles of 128x256, 7.6 rounds) 0.752x -> 0.991x cuBLAS (clusters
+    // of 2 x 2 0.938x, 256x128 tiles 0.953x). In one round clusters lost (M = 256, N = 14336,
+    // 112 tiles, session 11: 2 x 2 0.980x against 1.004x), so not there.
+    if (tensorBound && !best.swapped && best.blockM == 128 && best.splitK == 1 &&
+        (task.m + 127) / 128 == 2 && best.tiles(task.m, task.n) > sms) {
+        WgmmaParams clustered = best;
+        clustered.clusterM = 2;
+        clustered.groupM = 2;
+        if (wgmmaConstraints(clustered, task, device).isEmpty()) {
+            best = clustered;
+            bestWhy += QStringLiteral("; in clusters of 2 along M, the B tile multicast to both "
+                                      "tile rows (%1 tiles: more than one round)")
+                           .arg(best.tiles(task.m, task.n));
         }
     }
     // Tensor-bound normal 128-row tiles split three ways or more: 128-column tiles split in two

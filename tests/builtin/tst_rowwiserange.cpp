@@ -176,6 +176,28 @@ private slots:
                     .isEmpty());
     }
 
+    // 16-bit rows that no block covers exactly take the block with the fewest elements past the
+    // row (rows of 3000: 4 warps x 6 vectors of 4, a chunk of 3072, not 4096); 32-bit rows keep
+    // theirs (measured 95.6% of the floor). Long rows in 16 warps at one block per SM take 8
+    // warps with twice the vectors at two (rows of 10240 and 12288).
+    void inexactAndLongRowsKeepTheirBytesInFlight() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const auto shape = [&](const kev::Task& t) {
+            const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+            [&] { QVERIFY(rowwise.constraints(s, t, h200).isEmpty()); }();
+            return u"%1x%2x%3 c%4"_s.arg(s.warps)
+                .arg(s.vectorWidth)
+                .arg(s.params.value(u"vectors_per_thread"_s).toInt())
+                .arg(s.params.value(u"ctas_per_sm"_s).toInt());
+        };
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f16"_s, 11184, 3000, 8)), u"4x4x6 c5"_s);
+        QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"f16"_s, 11184, 3000, 8)), u"4x4x6 c6"_s);
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 11184, 3000, 4)), u"8x4x4 c0"_s);
+        QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 2728, 12288, 8)), u"8x4x12 c2"_s);
+        QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"f16"_s, 3272, 10240, 8)), u"8x4x10 c2"_s);
+    }
+
     // Rows too few to give every SM a block share a row between the blocks of a cluster on
     // sm_90, as many blocks as stay resident at once; many rows, or no clusters, keep a block
     // per row.

@@ -495,9 +495,17 @@ private slots:
         QVERIFY(isPair(pick(160, 8192, 4096), 80));     // 128 CTAs
         QVERIFY(isPair(pick(192, 6144, 4096), 96));     // 96 CTAs
         QVERIFY(!isPair(pick(224, 5120, 5120), 112));   // 80 CTAs: too few
+        QVERIFY(isPair(pick(208, 7168, 7168), 112));    // 112 CTAs (measured 0.90x, not 0.77x)
         QVERIFY(!isPair(pick(160, 16384, 4096), 80));   // 256 CTAs: two rounds
         const WgmmaParams wide = pick(256, 8192, 4096); // 128 CTAs, but M = 256: normal tiles
         QVERIFY(!wide.swapped);
+        // Two normal tile rows in more than one round share B in clusters of 2 along M (M = 256,
+        // N = 128256: 0.75x -> 0.99x); in one round not (N = 14336: clusters lost).
+        const WgmmaParams lmHead = pick(256, 128256, 4096);
+        QVERIFY(!lmHead.swapped);
+        QCOMPARE(lmHead.clusterM, 2);
+        QCOMPARE(pick(256, 14336, 4096).clusterM, 1);
+        QCOMPARE(wide.clusterM, 1);
         // Too few column strips, where the model splits 64-column tiles along K: the pair in as
         // few splits as make 70-100% of one round (M = 160, N = 4096, K = 11008: 64 CTAs x 2;
         // measured 1.03-1.04x against 0.82x). Where the model's split tile is 128 wide (M = 192:

@@ -61,6 +61,18 @@ def main():
                (t, wgmma(128, 256, 4, 2, 1, group=2, tma_store=True, cluster_m=2, cluster_n=2)),
                (t, wgmma(256, 128, 4, 2, 1, tma_store=True)),
                (t, wgmma(128, 128, 6, 2, 1, group=2, tma_store=True, cluster_m=2))]
+    # Call 3: layernorm rows of 1000 with W and B in registers at the 4 blocks they allow (the
+    # default loads them every row to reach 5); vocabulary rows split over 2 or 4 blocks (a
+    # cluster), so that 216-256 rows fill more of their rounds of 132 SMs.
+    name, s = grid.rowwise(4, 4, 8, 4, "shifted_one_pass", weights="registers")
+    s["params"]["mapping"] = "warp"
+    probes.append(("layernorm_f16_33552x1000", ("wp_" + name, s)))
+    for t, width, splits in (("softmax_f16_256x128256", 8, (2, 4)),
+                             ("softmax_bf16_216x151936", 8, (2, 4))):
+        for split in splits:
+            name, s = grid.rowwise(16, width, 4, 0, "one_pass", pipeline="none")
+            s["params"]["split"] = split
+            probes.append((t, ("none" + name[2:] + f"_k{split}", s)))
     for task, (name, strategy) in probes:
         with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
             json.dump(strategy, f, indent=1)

@@ -12,7 +12,6 @@
 The task files are written by the grid's own gemm() and rowwise() (the same validation shapes).
 Run it again after changing the set; the files are committed so that a sweep is reproducible.
 """
-import json
 import os
 import sys
 
@@ -38,18 +37,12 @@ ROWWISE = [
 
 
 def main():
-    out = os.path.join(HERE, "tasks")
-    os.makedirs(out, exist_ok=True)
     tasks = [grid.gemm(*g) for g in GEMMS]
     elements = 32 * 1024 * 1024
     for op, dtype, n in ROWWISE:
         rows = max(8, elements // n // 8 * 8)
         tasks.append(grid.rowwise(op, dtype, rows, n))
-    for name, task in tasks:
-        with open(os.path.join(out, name + ".json"), "w") as f:
-            json.dump(task, f, indent=1)
-            f.write("\n")
-    print(f"{len(tasks)} tasks in {out}", file=sys.stderr)
+    grid.write_tasks(tasks, os.path.join(HERE, "tasks"))
 
 
 if __name__ == "__main__":

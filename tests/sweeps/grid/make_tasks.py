@@ -88,6 +88,12 @@ def main():
             for n in (1024, 2048, 3072, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 8192):
                 rows = elements // n // 8 * 8
                 tasks.append(rowwise(op, dtype, rows, n))
+    write_tasks(tasks, out)
+
+
+def write_tasks(tasks, out):
+    """Writes each (name, task) as out/NAME.json."""
+    os.makedirs(out, exist_ok=True)
     for name, task in tasks:
         with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(task, f, indent=1)

@@ -452,8 +452,9 @@ void EngineRun::evaluateSlot(int index) {
     setState(Engine::State::Evaluating, versionLabel(slot.candidate.version));
     m_seen.add(slot.candidate.strategy, slot.candidate.source, slot.candidate.version);
     openStage(slot, QStringLiteral("evaluate"));
-    slot.requestId = m_pool->evaluate(m_store->task(), slot.candidate.source,
-                                      slot.candidate.kernelFileName(), m_settings.evalOptions);
+    slot.requestId =
+        m_pool->evaluate(m_store->task(), slot.candidate.source, slot.candidate.kernelFileName(),
+                         m_settings.effectiveEvalOptions(bestTrustworthySpeedup(m_store->steps())));
 }
 
 void EngineRun::onResult(const QString& requestId, const EvaluationReport& report) {

@@ -49,6 +49,7 @@ QJsonObject EngineSettings::toJson() const {
         {QStringLiteral("max_code_attempts"), maxCodeAttempts},
         {QStringLiteral("harness_commands"), QJsonArray::fromStringList(harnessCommands)},
         {QStringLiteral("eval_options"), evalOptions},
+        {QStringLiteral("timing_budget_s"), timingBudgetS},
         {QStringLiteral("eval_timeout_s"), evalTimeoutS},
     };
 }
@@ -138,6 +139,7 @@ std::optional<EngineSettings> EngineSettings::fromJson(const QJsonObject& json, 
         }
     }
     object(json, QString(), "eval_options", &s.evalOptions);
+    number(json, QString(), "timing_budget_s", &s.timingBudgetS);
     integer("eval_timeout_s", &s.evalTimeoutS, 1e9);
     if (!problem.isEmpty()) {
         if (error)
@@ -176,7 +178,25 @@ QStringList EngineSettings::validate() const {
     rule(maxCodeAttempts >= 1 && maxCodeAttempts <= 10,
          "settings.max_code_attempts: must be between 1 and 10");
     rule(evalTimeoutS >= 1, "settings.eval_timeout_s: must be at least 1");
+    // The harness takes 0 < time_budget_s <= 600.
+    rule(timingBudgetS >= 0 && timingBudgetS <= 600,
+         "settings.timing_budget_s: must be between 0 (the default) and 600");
     return problems;
+}
+
+QJsonObject EngineSettings::effectiveEvalOptions(double bestSpeedup) const {
+    QJsonObject options = evalOptions;
+    const double budget = timingBudgetS > 0 ? timingBudgetS
+                          : beamWidth > 1   ? kBeamTimingBudgetS
+                                            : 0.0;
+    if (budget > 0 && !options.contains(QLatin1String("time_budget_s")))
+        options.insert(QStringLiteral("time_budget_s"), budget);
+    if (beamWidth > 1 && bestSpeedup > 0 && !options.contains(QLatin1String("profile")) &&
+        !options.contains(QLatin1String("profile_best_speedup"))) {
+        options.insert(QStringLiteral("profile"), QStringLiteral("improved"));
+        options.insert(QStringLiteral("profile_best_speedup"), kBeamProfileShare * bestSpeedup);
+    }
+    return options;
 }
 
 } // namespace kev

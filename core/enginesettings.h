@@ -55,6 +55,23 @@ struct EngineSettings {
     QStringList harnessCommands;
     // Sent as the eval request's "options" (compile_timeout_s, time_budget_s, ...).
     QJsonObject evalOptions;
+    // Seconds of interleaved timing per candidate (the eval request's time_budget_s, unless
+    // evalOptions sets it); 0 = the task's own (3 s) for one candidate an iteration,
+    // kBeamTimingBudgetS for a beam.
+    double timingBudgetS = 0;
+    // A beam's timing budget per candidate when timingBudgetS is 0: three rounds of half a
+    // second. The GPU times one candidate at a time, so the timing decides a beam's candidates
+    // per minute (H200, session 15: 3 s a candidate, 16 in 54 s); the report's rounds and CI
+    // say how precise each figure is.
+    static constexpr double kBeamTimingBudgetS = 1.5;
+    // A beam profiles (hardware counters, 0.7 s of exclusive GPU time a GEMM) only the candidates
+    // within this share of the session's best speed-up: the next plans start from the best, and
+    // the counters of a candidate well behind it would not move them.
+    static constexpr double kBeamProfileShare = 0.97;
+    // evalOptions with the timing budget that applies and, for a beam with a best speed-up so
+    // far (`bestSpeedup` > 0), the harness's "improved" profiling policy at kBeamProfileShare of
+    // it; options the eval options set themselves are kept.
+    QJsonObject effectiveEvalOptions(double bestSpeedup = 0.0) const;
     // Client-side limit for one eval request, after which the worker is restarted.
     int evalTimeoutS = 900;
 

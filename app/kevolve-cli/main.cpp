@@ -26,7 +26,7 @@ QList<Command> commands(const CliOptions& o) {
     const QList<QCommandLineOption> runOptions = {
         o.backend, o.planner, o.coder, o.reviewer, o.agentOptions, o.provider, o.baseUrl, o.model,
         o.iterations, o.target, o.targetFloor, o.beam, o.session, o.step, o.harness, o.timeBudget,
-        o.plateau, o.task, o.knowledge,
+        o.timingBudget, o.plateau, o.task, o.knowledge,
         // the llm backend's flags
         o.quiet, o.check, o.tokenBudget, o.costBudget, o.connectTimeout, o.firstTokenTimeout,
         o.stallTimeout, o.totalTimeout, o.maxRetries, o.maxTokens, o.contextTokens, o.temperature,

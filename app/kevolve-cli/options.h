@@ -44,6 +44,9 @@ struct CliOptions {
                                QStringLiteral("CMD")};
     QCommandLineOption timeBudget{QStringLiteral("time-budget"), QStringLiteral("seconds"),
                                   QStringLiteral("S")};
+    QCommandLineOption timingBudget{QStringLiteral("timing-budget"),
+                                    QStringLiteral("seconds of timing per candidate"),
+                                    QStringLiteral("S")};
     QCommandLineOption plateau{QStringLiteral("plateau"), QStringLiteral("iterations"),
                                QStringLiteral("N")};
     QCommandLineOption task{QStringLiteral("task"), QStringLiteral("task"), QStringLiteral("T")};

@@ -67,6 +67,9 @@ bool applyLimits(const QCommandLineParser& p, const CliOptions& o, EngineSetting
            readInt(p, o.beam, 1, 16, QStringLiteral("1 to 16"), &s->beamWidth, error) &&
            readDouble(p, o.timeBudget, 0, kUnbounded, QStringLiteral("seconds"), &s->timeBudgetS,
                       error) &&
+           readDouble(p, o.timingBudget, 0, 600,
+                      QStringLiteral("seconds from 0 (the default) to 600"), &s->timingBudgetS,
+                      error) &&
            readInt(p, o.plateau, 0, std::numeric_limits<int>::max(),
                    QStringLiteral("a non-negative integer"), &s->plateauIterations, error);
 }

@@ -55,6 +55,9 @@ Options of run and resume:
                               (docs/cluster.md; default: $KEVOLVE_HARNESS, else kevolve-harness
                               next to kevolve-cli, else on PATH)
   --time-budget S             stop after S seconds
+  --timing-budget S           seconds of interleaved timing per candidate (default: the task's,
+                              3 s; with --beam, 1.5 s, so that the GPU times more candidates a
+                              minute; the report's rounds and CI say how precise each figure is)
   --plateau N                 stop when N iterations bring no gain of 1% (default 4; 0 = never)
   --knowledge PATH            the knowledge store that the session reads (the nearest solved
                               tasks' best configurations, people's rejections and edits) and

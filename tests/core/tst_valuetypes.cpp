@@ -272,6 +272,43 @@ private slots:
                  qPrintable(error));
     }
 
+    // A beam times each candidate for kBeamTimingBudgetS unless the settings or the eval options
+    // say otherwise; one candidate an iteration keeps the task's budget; the value round-trips
+    // and is range-checked.
+    void settingsTimingBudget() {
+        EngineSettings s;
+        QVERIFY(!s.effectiveEvalOptions().contains(QStringLiteral("time_budget_s")));
+        s.beamWidth = 4;
+        QCOMPARE(s.effectiveEvalOptions().value(QStringLiteral("time_budget_s")).toDouble(),
+                 EngineSettings::kBeamTimingBudgetS);
+        s.timingBudgetS = 3.0;
+        QCOMPARE(s.effectiveEvalOptions().value(QStringLiteral("time_budget_s")).toDouble(), 3.0);
+        s.evalOptions.insert(QStringLiteral("time_budget_s"), 5.0);
+        QCOMPARE(s.effectiveEvalOptions().value(QStringLiteral("time_budget_s")).toDouble(), 5.0);
+        s.evalOptions = {};
+        // A beam with a best so far profiles only the candidates near it; one candidate an
+        // iteration, or no best yet, profiles every candidate.
+        QVERIFY(!s.effectiveEvalOptions().contains(QStringLiteral("profile")));
+        const QJsonObject near = s.effectiveEvalOptions(1.2);
+        QCOMPARE(near.value(QStringLiteral("profile")).toString(), QStringLiteral("improved"));
+        QCOMPARE(near.value(QStringLiteral("profile_best_speedup")).toDouble(),
+                 EngineSettings::kBeamProfileShare * 1.2);
+        EngineSettings one;
+        QVERIFY(!one.effectiveEvalOptions(1.2).contains(QStringLiteral("profile")));
+        QString error;
+        const auto back = EngineSettings::fromJson(s.toJson(), &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(back->timingBudgetS, 3.0);
+        QJsonObject bad = s.toJson();
+        bad.insert(QStringLiteral("timing_budget_s"), 601);
+        QVERIFY(!EngineSettings::fromJson(bad, &error));
+        QVERIFY2(error.contains(QStringLiteral("settings.timing_budget_s")), qPrintable(error));
+        bad.insert(QStringLiteral("timing_budget_s"), QStringLiteral("fast"));
+        error.clear();
+        QVERIFY(!EngineSettings::fromJson(bad, &error));
+        QVERIFY2(error.contains(QStringLiteral("settings.timing_budget_s")), qPrintable(error));
+    }
+
     // The roofline bound travels with the step, and an index line without it still loads.
     void summaryCarriesTheBound() {
         QString error;

@@ -422,7 +422,7 @@ private slots:
             tasks << task(name);
         const kev::Task base = task(u"gemm_f16_m16_n12288_k4096"_s);
         for (int m : {1, 3, 8, 17, 64, 65, 100, 128, 200, 256})
-            for (int n : {1000, 2048, 5120, 8200, 28672})
+            for (int n : {1000, 2048, 5120, 8200, 28672, 128256})
                 for (int k : {1032, 4096, 8192, 14336}) {
                     kev::Task t = base;
                     t.m = m;

@@ -37,7 +37,8 @@ generate)
         sed "s|^// task: .*|// task: $rel|" "$src" > "$dir/$name.default_s$own.cu"
         for s in $depths; do
             [[ $s == "$own" ]] && continue
-            sed "s|^// task: .*|// task: $rel|; s/^constexpr int kStages = $own;$/constexpr int kStages = $s;/" \
+            sed -e "s|^// task: .*|// task: $rel|" \
+                -e "s/^constexpr int kStages = $own;$/constexpr int kStages = $s;/" \
                 "$src" > "$dir/$name.s$s.cu"
         done
     done

@@ -17,38 +17,29 @@ if [[ -z $mode || -z $dir ]]; then
     sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
-case $mode in
-generate)
-    gen=${GEN:-$root/build/release/tests/builtin/kev-builtin-gen}
-    [[ -x $gen ]] || { echo "run.sh: no kev-builtin-gen at $gen (set GEN)" >&2; exit 2; }
-    depths=${3:?depths, e.g. "5 6 7"}
-    shift 3
-    mkdir -p "$dir"
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
-    for task in "$@"; do
-        name=$(basename "$task" .json)
-        rel=$(realpath --relative-to="$root/resources/tasks" "$(realpath "$task")")
-        rm -rf "$tmp/o"
-        "$gen" --out "$tmp/o" --task "$task" --points default --family wgmma_tma > /dev/null
-        src=$(ls "$tmp"/o/*.cu)
-        own=$(sed -n 's/^constexpr int kStages = \([0-9]*\);$/\1/p' "$src")
-        [[ -n $own ]] || { echo "run.sh: no kStages in the default of $task" >&2; exit 1; }
-        sed "s|^// task: .*|// task: $rel|" "$src" > "$dir/$name.default_s$own.cu"
-        for s in $depths; do
-            [[ $s == "$own" ]] && continue
-            sed -e "s|^// task: .*|// task: $rel|" \
-                -e "s/^constexpr int kStages = $own;$/constexpr int kStages = $s;/" \
-                "$src" > "$dir/$name.s$s.cu"
-        done
+# evaluate (and a wrong mode) as every sweep: tests/sweeps/nearby/run.sh.
+[[ $mode == generate ]] || exec "$root/tests/sweeps/nearby/run.sh" "$@"
+gen=${GEN:-$root/build/release/tests/builtin/kev-builtin-gen}
+[[ -x $gen ]] || { echo "run.sh: no kev-builtin-gen at $gen (set GEN)" >&2; exit 2; }
+depths=${3:?depths, e.g. "5 6 7"}
+shift 3
+mkdir -p "$dir"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for task in "$@"; do
+    name=$(basename "$task" .json)
+    rel=$(realpath --relative-to="$root/resources/tasks" "$(realpath "$task")")
+    rm -rf "$tmp/o"
+    "$gen" --out "$tmp/o" --task "$task" --points default --family wgmma_tma > /dev/null
+    src=$(ls "$tmp"/o/*.cu)
+    own=$(sed -n 's/^constexpr int kStages = \([0-9]*\);$/\1/p' "$src")
+    [[ -n $own ]] || { echo "run.sh: no kStages in the default of $task" >&2; exit 1; }
+    sed "s|^// task: .*|// task: $rel|" "$src" > "$dir/$name.default_s$own.cu"
+    for s in $depths; do
+        [[ $s == "$own" ]] && continue
+        sed -e "s|^// task: .*|// task: $rel|" \
+            -e "s/^constexpr int kStages = $own;$/constexpr int kStages = $s;/" \
+            "$src" > "$dir/$name.s$s.cu"
     done
-    ls "$dir" | wc -l
-    ;;
-evaluate)
-    exec "$root/tests/rowwise/sweep/run.sh" evaluate "$dir"
-    ;;
-*)
-    echo "run.sh: unknown mode '$mode' (generate or evaluate)" >&2
-    exit 2
-    ;;
-esac
+done
+ls "$dir" | wc -l

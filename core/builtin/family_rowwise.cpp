@@ -189,11 +189,39 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
                                      .flag(u"MAX"_s, t.reduction == Reduction::Max));
 }
 
+// pipeline=bulk: rowwise/split.cu's helpers (SPLIT, sliceLength, clusterCombine; no op's cluster
+// kernel) and the bulk kernel.
+QString bulkKernel(const RowwiseConfig& c, const RowTensors&) {
+    const TemplateValues helpers = TemplateValues()
+                                       .set(u"SPLIT"_s, c.split)
+                                       .flag(u"SOFTMAX"_s, false)
+                                       .flag(u"LAYERNORM"_s, false)
+                                       .flag(u"RMSNORM"_s, false)
+                                       .flag(u"REDUCE"_s, false)
+                                       .flag(u"MAX"_s, false);
+    return cudatemplates::render(u"rowwise/split.cu"_s, helpers) +
+           cudatemplates::render(
+               u"rowwise/bulk.cu"_s,
+               TemplateValues().set(u"PIECES"_s, kBulkPieces).flag(u"CLUSTER"_s, c.splitsRows()));
+}
+
 // Rows too few to give every SM a block: each row split over a cluster of 2, 4 or 8 blocks (the
 // most whose blocks are all resident at once, each slice at least one vector per thread). Returns
 // what the rationale adds ("" without a split).
 QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
                     const DeviceInfo& device) {
+    if (c.pipeline == Pipeline::Bulk) {
+        // The bulk default's slices fit its shared memory already; too few rows split further,
+        // as the streamed rows below.
+        const int fitted = c.split;
+        while (c.split < 8 && m * c.split < device.smCount)
+            c.split *= 2;
+        if (c.split == fitted)
+            return {};
+        return u"; %1 rows give too few blocks for %2 SMs, so each row takes %3 blocks"_s.arg(m)
+            .arg(device.smCount)
+            .arg(c.split);
+    }
     if (device.ccMajor < 9 || !splitImplemented(t.op) || c.mapping != Mapping::Block ||
         c.pipeline != Pipeline::None || c.ctasPerSm != 0)
         return {};
@@ -287,8 +315,10 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
             "it; prefetch (persistent grid) loads the next row, packed, before the "
             "current row's reductions so DRAM loads stay in flight; async "
             "(layernorm, persistent grid) keeps depth rows in flight through cp.async copies "
-            "into a shared-memory ring"_s,
-            strings({u"none", u"prefetch", u"async"})),
+            "into a shared-memory ring; bulk (softmax, sm_90, a block or cluster per row) copies "
+            "the block's whole slice of the row into shared memory with TMA bulk copies, so a "
+            "row longer than the registers is still read once"_s,
+            strings({u"none", u"prefetch", u"async", u"bulk"})),
         paramsParameter(u"depth"_s,
                         u"rows in flight per block with pipeline=async (ring slots of shared "
                         "memory); ignored by the other pipelines"_s,
@@ -298,13 +328,14 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "reads them per row (L1/L2 hits); registers keeps them packed for all of a "
                         "block's rows"_s,
                         strings({u"load", u"registers"})),
-        paramsParameter(u"split"_s,
-                        u"blocks per row (sm_90 thread block clusters, mapping=block, "
-                        "pipeline=none): 1 gives each row to one block; 2, 4 or 8 split a row "
-                        "into slices whose statistics the cluster combines through distributed "
-                        "shared memory in a fixed order (deterministic), for too few rows to "
-                        "fill the GPU"_s,
-                        ints({1, 2, 4, 8})),
+        paramsParameter(
+            u"split"_s,
+            u"blocks per row (sm_90 thread block clusters, mapping=block, "
+            "pipeline=none or bulk): 1 gives each row to one block; 2, 4 or 8 split a row "
+            "into slices whose statistics the cluster combines through distributed "
+            "shared memory in a fixed order (deterministic), for too few rows to "
+            "fill the GPU or (bulk) rows too long for one block's shared memory"_s,
+            ints({1, 2, 4, 8})),
     };
 }
 
@@ -343,7 +374,8 @@ ResourceEstimate RowwiseFamily::resources(const Strategy& s, const Task& task,
                                           const DeviceInfo& device) const {
     const RowwiseConfig c = RowwiseConfig::fromStrategy(s);
     const RowTensors t = tensorsOf(task);
-    return estimateResources(s.warps * 32, smemPerBlock(c, t), registerEstimate(c, t), device);
+    return estimateResources(s.warps * 32, smemPerBlock(c, t, task.n), registerEstimate(c, t),
+                             device);
 }
 
 Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& device) const {
@@ -366,7 +398,15 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     c.ctasPerSm = 0;
     c.pipeline = Pipeline::None;
     c.weights = Weights::Load;
+    const RowwiseConfig streamed = c;
     op.tuneDefault(c, t, n, device);
+    // A row or a few, fewer blocks than SMs even at 8 a row: the streamed split below, whose
+    // slices the registers hold, finishes sooner than the bulk copies (H200, session 16: one row
+    // of 128256 f16, 8.4 us against 9.6 us; 32 rows of 128256 bf16, 16.0 us against 15.4 us).
+    if (c.pipeline == Pipeline::Bulk && task.m * 8 < device.smCount) {
+        c = streamed;
+        c.stats = Stats::OnePass;
+    }
     const QString splitWhy = chooseSplit(c, t, task.m, n, device);
     const qint64 rowBytes = qint64(c.warps * 32 / c.rowThreads()) * n * t.xBytes;
     // 16-bit rows in the prefetching kernels: half-width vectors (8-byte accesses), twice as
@@ -438,7 +478,20 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     }
     QString grid = u"one block per row group"_s;
     const int k = c.ctasPerSm;
-    if (c.pipeline == Pipeline::Prefetch) {
+    if (c.pipeline == Pipeline::Bulk) {
+        const qint64 slice = bulkSliceBytes(c, t, n);
+        why = u"rows of %1 exceed what a block's registers cache, so instead of streaming them "
+              "twice (statistics, then output) each block copies its slice of the row whole into "
+              "shared memory with bulk copies (TMA), so the row is read once from DRAM: %2 "
+              "warps, the "
+              "fewest blocks per row whose slices stay within 80 KB"_s.arg(n)
+                  .arg(c.warps);
+        grid = c.splitsRows()
+                   ? u"each row split over a cluster of %1 blocks (slices of %2 KB; statistics "
+                     "combined through distributed shared memory in a fixed order)"_s.arg(c.split)
+                         .arg(slice / 1024)
+                   : u"one block per row (%1 KB of shared memory)"_s.arg(slice / 1024);
+    } else if (c.pipeline == Pipeline::Prefetch) {
         grid = u"a persistent grid of %1 blocks per SM (as many as the registers hold), each "
                "loading its next row before reducing the current one (about %2 KB of loads in "
                "flight per SM)"_s.arg(k)
@@ -472,6 +525,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
     const RowTensors t = tensorsOf(task);
     const RowOpGenerator& op = generatorFor(t.op);
     const bool block = c.mapping == Mapping::Block;
+    const bool bulk = c.pipeline == Pipeline::Bulk;
     const int k = c.ctasPerSm;
     QStringList header{
         u"Kevolve built-in kernel, family rowwise (generated; edit freely)."_s,
@@ -482,8 +536,11 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
             .arg(c.warps * 32)
             .arg(c.vectorWidth)
             .arg(c.vectorsPerThread)
-            .arg(c.pipeline == Pipeline::Async ? u"in a shared-memory ring"_s : u"in registers"_s)
-            .arg(c.chunkElements())
+            .arg(c.pipeline == Pipeline::Async  ? u"in a shared-memory ring"_s
+                 : c.pipeline == Pipeline::Bulk ? u"per step from shared memory"_s
+                                                : u"in registers"_s)
+            .arg(c.pipeline == Pipeline::Bulk ? bulkSliceBytes(c, t, task.n) / t.xBytes * c.split
+                                              : c.chunkElements())
             .arg(op.headerStats(c))
             .arg(k > 0 ? u"a persistent grid of %1 blocks per SM"_s.arg(k)
                  : c.splitsRows()
@@ -522,8 +579,10 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         .flag(u"PREFETCH"_s, c.pipeline == Pipeline::Prefetch)
         .flag(u"ASYNC"_s, c.pipeline == Pipeline::Async)
         .flag(u"ONE_ROW"_s, c.pipeline == Pipeline::None)
-        .flag(u"SPLIT"_s, c.splitsRows())
-        .set(u"SPLIT_KERNEL"_s, c.splitsRows() ? splitKernel(c, t) : QString());
+        .flag(u"SPLIT"_s, c.splitsRows() && !bulk)
+        .set(u"SPLIT_KERNEL"_s, c.splitsRows() && !bulk ? splitKernel(c, t) : QString())
+        .flag(u"BULK"_s, bulk)
+        .set(u"BULK_KERNEL"_s, bulk ? bulkKernel(c, t) : QString());
     return cudatemplates::render(u"rowwise/rowwise.cu"_s, values);
 }
 

@@ -19,8 +19,10 @@ constexpr NameTable<RowOp, 4> kOps{{{RowOp::Softmax, u"softmax"},
                                     {RowOp::Reduce, u"reduce"},
                                     {RowOp::RmsNorm, u"rmsnorm"}}};
 constexpr NameTable<Mapping, 2> kMappings{{{Mapping::Warp, u"warp"}, {Mapping::Block, u"block"}}};
-constexpr NameTable<Pipeline, 3> kPipelines{
-    {{Pipeline::None, u"none"}, {Pipeline::Prefetch, u"prefetch"}, {Pipeline::Async, u"async"}}};
+constexpr NameTable<Pipeline, 4> kPipelines{{{Pipeline::None, u"none"},
+                                             {Pipeline::Prefetch, u"prefetch"},
+                                             {Pipeline::Async, u"async"},
+                                             {Pipeline::Bulk, u"bulk"}}};
 constexpr NameTable<Stats, 3> kStats{{{Stats::TwoPass, u"two_pass"},
                                       {Stats::OnePass, u"one_pass"},
                                       {Stats::ShiftedOnePass, u"shifted_one_pass"}}};
@@ -207,6 +209,9 @@ int registerEstimate(const RowwiseConfig& c, const RowTensors& t) {
     if (ring(c) && t.op == RowOp::LayerNorm)
         return (c.keepsWeights() ? packedWeightWords(c, t) : 0) + 40 + 2 * c.vectorWidth + 2 * vpt +
                4 * std::max(0, vpt - 4);
+    // The bulk kernel converts one vector at a time from shared memory.
+    if (c.pipeline == Pipeline::Bulk)
+        return 40 + 2 * c.vectorWidth;
     return cacheFloats(c, t) + 40;
 }
 
@@ -220,16 +225,25 @@ qint64 ringBytes(const RowwiseConfig& c, const RowTensors& t) {
 }
 
 // Shared memory of one block: the block reduction's partials, and the ring with pipeline=async.
-qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t) {
+qint64 bulkSliceBytes(const RowwiseConfig& c, const RowTensors& t, qint64 n) {
+    const qint64 split = std::max(1, c.split);
+    const qint64 vec = std::max(1, c.vectorWidth);
+    return ((n + split - 1) / split + vec - 1) / vec * vec * t.xBytes;
+}
+
+qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t, qint64 n) {
     // Two buffers (the reductions alternate), of at most 12 bytes per warp (Welford's moments).
     const qint64 partials = c.mapping == Mapping::Block ? qint64(c.warps) * 24 : 0;
+    if (c.pipeline == Pipeline::Bulk)
+        return partials + 8 * kBulkPieces + 8 + bulkSliceBytes(c, t, n);
     return partials + (ring(c) && t.op == RowOp::LayerNorm ? ringBytes(c, t) : 0);
 }
 
-int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
+int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device,
+                   qint64 n) {
     const qint64 threads = qint64(c.warps) * 32;
     const qint64 byRegs = device.regsPerSm / (qint64(registerEstimate(c, t)) * threads);
-    const qint64 bySmem = device.smemPerSm / (smemPerBlock(c, t) + kSmemReservedPerBlock);
+    const qint64 bySmem = device.smemPerSm / (smemPerBlock(c, t, n) + kSmemReservedPerBlock);
     return int(std::min({byRegs, bySmem, 2048 / threads, qint64(8)}));
 }
 

@@ -23,8 +23,9 @@ enum class Reduction { Sum, Max };
 // mapping: one warp per row (several rows per block) or the whole block on one row.
 enum class Mapping { Warp, Block };
 // pipeline: one row at a time; the next row prefetched packed in registers; rows copied ahead
-// with cp.async into a shared-memory ring.
-enum class Pipeline { None, Prefetch, Async };
+// with cp.async into a shared-memory ring; the block's whole slice of the row copied into shared
+// memory with bulk asynchronous copies (TMA), read once however long the row (softmax, sm_90).
+enum class Pipeline { None, Prefetch, Async, Bulk };
 // stats: maximum then sum / mean then variance; online softmax / Welford (rmsnorm and reduce: their
 // one reduction); sums of x - x[0] and of its square in one pass (layernorm, prefetch).
 enum class Stats { TwoPass, OnePass, ShiftedOnePass };
@@ -100,9 +101,15 @@ int cacheFloats(const RowwiseConfig& c, const RowTensors& t);
 int prefetchWords(const RowwiseConfig& c, const RowTensors& t);
 int vectorBytes(const RowwiseConfig& c, const RowTensors& t);
 qint64 ringBytes(const RowwiseConfig& c, const RowTensors& t);
-qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t);
+// pipeline=bulk: the bytes of a block's slice of a row of `n` (N / split in whole vectors).
+qint64 bulkSliceBytes(const RowwiseConfig& c, const RowTensors& t, qint64 n);
+// The mbarriers of pipeline=bulk: the slice lands in this many copies.
+inline constexpr int kBulkPieces = 8;
+// Shared memory of one block, for rows of `n` (only pipeline=bulk's depends on it).
+qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t, qint64 n = 0);
 // Blocks per SM the register file and shared memory hold, at most 8 (and 2048 threads).
-int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
+int residentBlocks(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device,
+                   qint64 n = 0);
 
 // Bytes of next rows a prefetching persistent grid keeps in flight per SM at its default: where
 // the measured defaults sit (layernorm bf16 rows of 8 KB at 4 blocks per SM, 83.5% of the DRAM
@@ -125,6 +132,9 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
 bool splitImplemented(RowOp op);
 // The part of them a row split over a cluster adds.
 QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device);
+// What pipeline=bulk adds, for rows of `n` elements.
+QStringList bulkProblems(const RowwiseConfig& c, const RowTensors& t, qint64 n,
+                         const DeviceInfo& device);
 // The part of them the pipelines add, for rows of `n` elements (the defaults test a pipeline
 // with it).
 QStringList pipelineProblems(const RowwiseConfig& c, const RowTensors& t, qint64 n,

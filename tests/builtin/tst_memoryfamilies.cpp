@@ -168,7 +168,7 @@ private slots:
                                          << QJsonValue(u"grid"_s) << u"warp or block"_s;
         QTest::newRow("unknown pipeline")
             << u"layernorm_bf16_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"double"_s)
-            << u"params.pipeline=\"double\": must be none, prefetch or async"_s;
+            << u"params.pipeline=\"double\": must be none, prefetch, async or bulk"_s;
         QTest::newRow("prefetch layernorm f32, no persistent grid")
             << u"layernorm_f32_test"_s << u"rowwise"_s << u"pipeline"_s << QJsonValue(u"prefetch"_s)
             << u"pipeline=prefetch needs a persistent grid to have a next row"_s;

@@ -214,19 +214,23 @@ private slots:
         const kev::Strategy s = rowwise.defaultStrategy(one, h200);
         QVERIFY2(s.rationale.contains(u"read once"_s), qPrintable(s.rationale));
         QVERIFY(rowwise.generate(s, one).contains(u"__cluster_dims__(SPLIT, 1, 1)"_s));
-        // 32 rows: 8 blocks of 512 threads per row, two per SM (measured best on the H200), and
-        // the block is halved rather than its vectors when 1024 threads' registers do not fit.
+        // 32 rows: 8 blocks per row (bulk copies of 32 KB slices), so that every SM has one.
         const kev::Task rows32 = rowTask(u"softmax"_s, u"bf16"_s, 32, 128256, 8);
         QCOMPARE(splitOf(rows32, h200), 8);
-        QCOMPARE(rowwise.defaultStrategy(rows32, h200).warps, 16);
-        QCOMPARE(
-            rowwise.defaultStrategy(rows32, h200).params.value(u"vectors_per_thread"_s).toInt(), 4);
+        QCOMPARE(rowwise.defaultStrategy(rows32, h200).warps, 8);
         QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 64, 151936, 8), h200), 4);
+        // The streamed rows (unaligned: no bulk copies) split the same way: 16 warps of 1-element
+        // vectors.
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 32, 128256, 1), h200), 8);
+        QCOMPARE(rowwise.defaultStrategy(rowTask(u"softmax"_s, u"bf16"_s, 32, 128256, 1), h200)
+                     .params.value(u"pipeline"_s)
+                     .toString(),
+                 u"none"_s);
         QCOMPARE(splitOf(rowTask(u"layernorm"_s, u"bf16"_s, 4, 65536, 8), h200), 8);
         QCOMPARE(splitOf(rowTask(u"reduce_sum"_s, u"f32"_s, 1, 262144, 8), h200), 8);
         QCOMPARE(splitOf(rowTask(u"rmsnorm"_s, u"bf16"_s, 2, 131072, 8), h200), 8);
         // Enough rows, short rows, or no clusters: no split.
-        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 4096, 128256, 8), h200), 1);
+        QCOMPARE(splitOf(rowTask(u"layernorm"_s, u"f16"_s, 4096, 128256, 8), h200), 1);
         QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 1, 1000, 8), h200), 1);
         QCOMPARE(splitOf(one, a100()), 1);
         QVERIFY(!rowwise.defaultStrategy(one, a100()).params.contains(u"split"_s));
@@ -240,7 +244,7 @@ private slots:
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
         // 128 rows: 2 blocks per row give every SM a block. At 20% of the floor, 4.5x the bytes
         // in flight: split 2 -> 8 (a jump moves two steps or more; one step is an ordinary move).
-        const kev::Task t = rowTask(u"softmax"_s, u"bf16"_s, 128, 128256, 8);
+        const kev::Task t = rowTask(u"rmsnorm"_s, u"bf16"_s, 128, 128256, 8);
         const kev::Strategy s = rowwise.defaultStrategy(t, h200);
         QCOMPARE(s.params.value(u"split"_s).toInt(), 2);
         const auto jump = kev::bytesInFlightJump(rowwise, s, t, h200, 20.0);
@@ -248,7 +252,7 @@ private slots:
         QCOMPARE(jump->param, u"split"_s);
         QCOMPARE(jump->evidence.value(u"to"_s).toDouble(), 8.0);
         // Without a split the jump moves another knob.
-        const kev::Task many = rowTask(u"softmax"_s, u"bf16"_s, 4096, 128256, 8);
+        const kev::Task many = rowTask(u"rmsnorm"_s, u"bf16"_s, 4096, 128256, 8);
         const auto other =
             kev::bytesInFlightJump(rowwise, rowwise.defaultStrategy(many, h200), many, h200, 20.0);
         QVERIFY(!other || other->param != u"split"_s);
@@ -259,7 +263,9 @@ private slots:
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
         const kev::Task t = rowTask(u"softmax"_s, u"f16"_s, 1, 128256, 8);
-        const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        // The streamed split (the bulk default's constraints are bulkConstraintsNameTheKnob's).
+        const kev::Strategy s =
+            withParam(rowwise.defaultStrategy(t, h200), u"pipeline"_s, u"none"_s);
         QVERIFY(rowwise.constraints(s, t, h200).isEmpty());
         const auto problems = [&](const kev::Strategy& x, const kev::DeviceInfo& d) {
             return rowwise.constraints(x, t, d).join(u"; "_s);
@@ -276,6 +282,75 @@ private slots:
         kev::Strategy bare = s;
         bare.params.remove(u"split"_s);
         QVERIFY(!rowwise.generate(bare, t).contains(u"__cluster_dims__"_s));
+    }
+
+    // Softmax rows longer than the registers cache, aligned for 16-byte vectors on sm_90: the
+    // block's slice of the row copied whole into shared memory (pipeline=bulk), 8 warps, the
+    // fewest blocks per row whose slices stay within 80 KB (docs/benchmarks.md, session 16).
+    void vocabularyRowsCopiedWholeIntoSharedMemory() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const auto pipelineOf = [&](const kev::Task& t, const kev::DeviceInfo& d) {
+            return rowwise.defaultStrategy(t, d).params.value(u"pipeline"_s).toString();
+        };
+        const auto splitOf = [&](const kev::Task& t) {
+            return rowwise.defaultStrategy(t, h200).params.value(u"split"_s).toInt(1);
+        };
+        const kev::Task f16rows = rowTask(u"softmax"_s, u"f16"_s, 1048, 32000, 8);
+        QCOMPARE(pipelineOf(f16rows, h200), u"bulk"_s);
+        QCOMPARE(splitOf(f16rows), 1);
+        QCOMPARE(rowwise.defaultStrategy(f16rows, h200).warps, 8);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 664, 50257, 8)), 2);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 256, 128256, 8)), 4);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 216, 151936, 8)), 4);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f32"_s, 4096, 65536, 8)), 4);
+        // Rows of a million 16-bit elements: 8 slices of 256 KB do not fit a block: streamed.
+        QCOMPARE(pipelineOf(rowTask(u"softmax"_s, u"f16"_s, 64, 1048576, 8), h200), u"none"_s);
+        // Rows the registers hold, unaligned rows, other ops, and no sm_90: not bulk.
+        QVERIFY(pipelineOf(rowTask(u"softmax"_s, u"bf16"_s, 2728, 12288, 8), h200) != u"bulk"_s);
+        QCOMPARE(pipelineOf(rowTask(u"softmax"_s, u"f16"_s, 1048, 32000, 1), h200), u"none"_s);
+        QVERIFY(pipelineOf(rowTask(u"layernorm"_s, u"f16"_s, 1048, 32000, 8), h200) != u"bulk"_s);
+        QCOMPARE(pipelineOf(f16rows, a100()), u"none"_s);
+        const kev::Strategy s = rowwise.defaultStrategy(f16rows, h200);
+        QVERIFY2(s.rationale.contains(u"read once from DRAM"_s), qPrintable(s.rationale));
+        const QString code = rowwise.generate(s, f16rows);
+        QVERIFY(code.contains(u"cp.async.bulk.shared::cluster.global"_s));
+        QVERIFY(!code.contains(u"__cluster_dims__"_s));
+        QVERIFY(code.contains(u"softmaxRowsBulk<<<"_s));
+        // A row or a few (fewer blocks than SMs even at 8 a row): the streamed split, whose
+        // slices the registers hold (one row of 128256 f16: 8.4 us against 9.6 us).
+        const kev::Task one = rowTask(u"softmax"_s, u"f16"_s, 16, 128256, 8);
+        QCOMPARE(pipelineOf(one, h200), u"none"_s);
+        QCOMPARE(rowwise.defaultStrategy(one, h200).params.value(u"split"_s).toInt(), 8);
+        QCOMPARE(pipelineOf(rowTask(u"softmax"_s, u"f16"_s, 17, 128256, 8), h200), u"bulk"_s);
+    }
+
+    // Each knob combination the bulk kernel cannot run names the knob and what to use instead.
+    void bulkConstraintsNameTheKnob() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task t = rowTask(u"softmax"_s, u"f16"_s, 256, 128256, 8);
+        const kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"bulk"_s);
+        QVERIFY(rowwise.constraints(s, t, h200).isEmpty());
+        const auto problems = [&](const kev::Strategy& x, const kev::Task& task,
+                                  const kev::DeviceInfo& d) {
+            return rowwise.constraints(x, task, d).join(u"; "_s);
+        };
+        QVERIFY(problems(withParam(s, u"split"_s, 1), t, h200).contains(u"raise split"_s));
+        QVERIFY(problems(withParam(s, u"ctas_per_sm"_s, 1), t, h200).contains(u"ctas_per_sm=0"_s));
+        QVERIFY(problems(withParam(s, u"stats"_s, u"two_pass"_s), t, h200)
+                    .contains(u"use stats=one_pass"_s));
+        QVERIFY(problems(withParam(s, u"mapping"_s, u"warp"_s), t, h200)
+                    .contains(u"use mapping=block"_s));
+        kev::Strategy narrow = s;
+        narrow.vectorWidth = 4;
+        QVERIFY(problems(narrow, t, h200).contains(u"16-byte"_s));
+        QVERIFY(problems(s, t, a100()).contains(u"sm_90"_s));
+        const kev::Task norm = rowTask(u"layernorm"_s, u"f16"_s, 256, 128256, 8);
+        QVERIFY(problems(s, norm, h200).contains(u"softmax only"_s));
+        QVERIFY(problems(withParam(s, u"pipeline"_s, u"tma"_s), t, h200)
+                    .contains(u"none, prefetch, async or bulk"_s));
     }
 };
 

@@ -73,6 +73,42 @@ def main():
             name, s = grid.rowwise(16, width, 4, 0, "one_pass", pipeline="none")
             s["params"]["split"] = split
             probes.append((t, ("none" + name[2:] + f"_k{split}", s)))
+    # Session 16: long and vocabulary-sized rows split over a cluster so that each block's slice
+    # fits its registers (read once from DRAM, not streamed twice), whatever the row count; the
+    # async shared-memory ring for layernorm rows of 1000 (more rows in flight than the registers
+    # of the prefetching warps hold).
+    for t, shapes in (
+            ("softmax_f16_1048x32000", ((2, 16, 4), (4, 8, 4), (2, 8, 8), (4, 16, 2))),
+            ("softmax_bf16_664x50257", ((4, 16, 4), (8, 8, 4), (4, 8, 8), (8, 16, 2))),
+            ("softmax_f16_256x128256", ((8, 16, 4), (8, 8, 8))),
+            ("softmax_bf16_216x151936", ((8, 16, 5), (8, 8, 8))),
+            ("softmax_bf16_2728x12288", ((2, 8, 3), (2, 4, 6), (4, 4, 3))),
+            ("layernorm_bf16_2048x16384", ((2, 8, 4), (4, 4, 4), (2, 16, 2))),
+            ("layernorm_f16_2728x12288", ((2, 8, 3), (4, 4, 3))),
+            ("rmsnorm_bf16_2048x16384", ((2, 8, 4), (4, 4, 4)))):
+        for split, warps, vpt in shapes:
+            name, s = grid.rowwise(warps, 8, vpt, 0, "one_pass", pipeline="none")
+            s["params"]["split"] = split
+            probes.append((t, ("none" + name[2:] + f"_k{split}", s)))
+    for ctas, depth in ((4, 4), (3, 5), (2, 6)):
+        name, s = grid.rowwise(4, 4, 8, ctas, "two_pass", pipeline="async", depth=depth)
+        s["params"]["mapping"] = "warp"
+        probes.append(("layernorm_f16_33552x1000", ("wp_" + name, s)))
+    # pipeline=bulk: the block's slice of the row copied whole into shared memory (TMA bulk
+    # copies), read once; splits of 1-8 blocks per row, 8 or 16 warps.
+    for t, splits in (("softmax_f16_1048x32000", (1, 2)),
+                      ("softmax_bf16_664x50257", (1, 2, 4)),
+                      ("softmax_f16_256x128256", (2, 4, 8)),
+                      ("softmax_bf16_216x151936", (2, 4, 8)),
+                      ("softmax_bf16_2728x12288", (1, 2))):
+        for split in splits:
+            for warps in (8, 16):
+                name, s = grid.rowwise(warps, 8, 4, 0, "one_pass", pipeline="none")
+                s["params"]["pipeline"] = "bulk"
+                s["params"]["split"] = split
+                probes.append((t, (f"bk_w{warps}v8x4_k{split}", s)))
+    # (A persistent grid of clusters with two slice buffers was measured in call 3 at 25-57% of
+    # the floor, against 60-78% for the block or cluster per row, and removed.)
     for task, (name, strategy) in probes:
         with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
             json.dump(strategy, f, indent=1)

@@ -4,7 +4,8 @@ ${# rmsnorm and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (mem
 ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
 ${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
 ${# PREFETCH, ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
-${# rowwise/split.cu).}
+${# rowwise/split.cu), BULK (pipeline=bulk, softmax: BULK_KERNEL, rowwise/split.cu's helpers and}
+${# rowwise/bulk.cu).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}
@@ -15,6 +16,9 @@ ${if BF16}
 ${endif}
 #include <stdint.h>
 ${if SPLIT}
+#include <cooperative_groups.h>
+${endif}
+${if BULK}
 #include <cooperative_groups.h>
 ${endif}
 
@@ -136,6 +140,9 @@ ${KERNEL}
 ${if SPLIT}
 ${SPLIT_KERNEL}
 ${endif}
+${if BULK}
+${BULK_KERNEL}
+${endif}
 } // namespace
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
@@ -172,6 +179,31 @@ ${endif}
         reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
 ${endif}
         return 4;
+${if BULK}
+    {
+        // A block's slice of the row in shared memory (sliceLength's rule: N / SPLIT rounded up
+        // to whole vectors); a slice over what a block may have, less 1 KB for the barriers and
+        // the reduction's partials, streams (the one-row kernel below).
+        const long long slice = ((N + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
+        const long long bytes = slice * static_cast<long long>(sizeof(ElemX));
+        if (bytes <= static_cast<long long>(args->device.max_smem_per_block_optin) - 1024) {
+            // Over 48 KB of dynamic shared memory per block must be asked for.
+            if (bytes > 48 * 1024 &&
+                cudaFuncSetAttribute(softmaxRowsBulk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)) != cudaSuccess)
+                return 5;
+            // One row per cluster of SPLIT blocks, in launches of at most 2^28 rows.
+            for (long long first = 0; first < M; first += (1LL << 28)) {
+                const long long grid = min(M - first, 1LL << 28) * SPLIT;
+                softmaxRowsBulk<<<grid, THREADS, bytes, stream>>>(
+                    static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+                    static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N,
+                    ldx, KEVOLVE_LDY(args));
+            }
+            return cudaGetLastError() == cudaSuccess ? 0 : 5;
+        }
+    }
+${endif}
 ${if SPLIT}
     // A cluster of SPLIT blocks per row, in launches of at most 2^28 rows (the grid's limit).
     for (long long first = 0; first < M; first += (1LL << 28)) {

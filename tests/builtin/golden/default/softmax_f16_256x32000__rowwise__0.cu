@@ -2,17 +2,19 @@
 // task: softmax_f16_256x32000.json
 // Kevolve built-in kernel, family rowwise (generated; edit freely).
 // Task: softmax_f16_256x32000 (softmax 256x32000 f16->f16).
-// Strategy: one block per row (512 threads per block), 8-element vectors, 4 vectors per thread in registers (rows up to 16384 elements are read once), online softmax (maximum and sum in one pass, one reduction), one block per row group.
+// Strategy: one block per row (256 threads per block), 8-element vectors, 4 vectors per thread per step from shared memory (rows up to 32000 elements are read once), online softmax (maximum and sum in one pass, one reduction), one block per row group, the block's slice of the row copied whole into shared memory by 8 bulk copies (TMA) issued at once, so it is read once from DRAM.
 // Rationale:
-//   Memory-bound softmax: rows of 32000 exceed what a block's registers cache: 16 warps x 4
-//   vectors of 8 elements per thread stream the row in chunks of 16384 elements (the statistics'
-//   read, then the output's, which finds the row in L2); 8-element vectors (16-byte accesses
+//   Memory-bound softmax: rows of 32000 exceed what a block's registers cache, so instead of
+//   streaming them twice (statistics, then output) each block copies its slice of the row whole
+//   into shared memory with bulk copies (TMA), so the row is read once from DRAM: 8 warps, the
+//   fewest blocks per row whose slices stay within 80 KB; 8-element vectors (16-byte accesses
 //   where the alignment allows); online statistics (running maximum and sum) in one read of the
-//   row; one block per row group.
+//   row; one block per row (62 KB of shared memory).
 
 #include <kevolve/abi.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <cooperative_groups.h>
 
 namespace {
 
@@ -74,7 +76,7 @@ __device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v
     }
 }
 
-constexpr int WARPS = 16;
+constexpr int WARPS = 8;
 constexpr int THREADS = WARPS * 32;
 // Threads that share one row: the whole block (one row per block).
 constexpr int ROW_THREADS = THREADS;
@@ -291,6 +293,183 @@ __global__ void __launch_bounds__(THREADS)
     }
 }
 
+
+// Too few rows to fill the GPU: each row is split over the SPLIT blocks of a cluster. Block r of the
+// cluster takes the r-th slice of the row (a whole number of vectors, so its accesses stay aligned;
+// the last slices of a short row may be empty), computes its slice's statistics, and publishes them
+// in its shared memory. After the cluster's barrier every block reads the SPLIT partials through
+// distributed shared memory in rank order, so all blocks combine the same values in the same order:
+// the same bits in every block and in every run (no atomics). A slice that fits the registers is
+// read once; a longer one is read again for the output, from L2. One row per cluster, no loop over
+// rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
+constexpr int SPLIT = 1;
+
+// The elements of a slice: N / SPLIT rounded up to whole vectors.
+__device__ __forceinline__ long long sliceLength(long long N)
+{
+    const long long perBlock = (N + SPLIT - 1) / SPLIT;
+    return (perBlock + VEC - 1) / VEC * VEC;
+}
+
+// The cluster's partials combined in rank order (every block gets the same bits). The second
+// barrier keeps each block's partial alive (and unchanged) until every block has read it.
+template <typename T, typename F> __device__ __forceinline__ T clusterCombine(T* mine, F combine)
+{
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    cluster.sync();
+    T total = *cluster.map_shared_rank(mine, 0);
+#pragma unroll
+    for (int r = 1; r < SPLIT; ++r)
+        total = combine(total, *cluster.map_shared_rank(mine, r));
+    cluster.sync();
+    return total;
+}
+
+// pipeline=bulk: the block's slice of the row (the whole row with SPLIT = 1) is copied into shared
+// memory by PIECES bulk asynchronous copies (TMA, cp.async.bulk), all issued at once, so the slice
+// is read from DRAM once however long the row, with every byte of it in flight together. The
+// statistics start on each piece as it lands (its mbarrier), the output is computed from shared
+// memory. A row longer than the register cache otherwise streams twice (statistics, then output).
+constexpr int PIECES = 8;
+
+__device__ __forceinline__ uint32_t sharedAddress(const void* p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// The piece's bytes land in shared memory and complete the transaction count of `bar`.
+__device__ __forceinline__ void bulkCopy(void* dst, const void* src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(sharedAddress(dst)), "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void waitPhase(uint32_t bar, uint32_t parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+}
+
+// Thread 0 issues the copies of one slice (whole vectors) into `buffer`, each piece completing
+// its barrier's transaction count.
+__device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long long vectors,
+                                           long long perPiece, unsigned long long* landed)
+{
+#pragma unroll
+    for (int p = 0; p < PIECES; ++p) {
+        const long long first = min(vectors, p * perPiece);
+        const uint32_t bytes =
+            static_cast<uint32_t>((min(vectors, first + perPiece) - first) * VEC * sizeof(ElemX));
+        const uint32_t bar = sharedAddress(&landed[p]);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                     : "memory");
+        if (bytes > 0)
+            bulkCopy(buffer + first * VEC, x + first * VEC, bytes, bar);
+    }
+}
+
+// One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters
+// with two slice buffers, the next row's copies in flight while the current row was reduced and
+// written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16).
+__global__ void __launch_bounds__(THREADS)
+    softmaxRowsBulk(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N,
+                    long long ldx, long long ldy)
+{
+    extern __shared__ __align__(128) unsigned char slab[];
+    __shared__ __align__(8) unsigned long long landed[PIECES];
+    const long long rank = 0;
+    const ElemX* s = reinterpret_cast<const ElemX*>(slab);
+    const int t = threadIdx.x;
+    int phase = 0; // the block reduction's buffer
+    const auto combine = [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); };
+    const long long slice = sliceLength(N);
+    const long long begin = min(N, rank * slice);
+    const long long n = min(slice, N - begin);
+    const long long row = blockIdx.x / SPLIT;
+    const ElemX* x = X + row * ldx + begin;
+    ElemY* y = Y + row * ldy + begin;
+    // Whole vectors (16 bytes, 16-byte aligned: the launch checks ldx and the pointers) are
+    // copied; the row's last few elements, fewer than a vector, are read directly.
+    const long long vectors = n / VEC;
+    const long long perPiece = (vectors + PIECES - 1) / PIECES;
+    const long long tail = n - vectors * VEC;
+    if (t == 0) {
+#pragma unroll
+        for (int p = 0; p < PIECES; ++p)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sharedAddress(&landed[p]))
+                         : "memory");
+        // The initialised barriers visible to the copies (the async proxy).
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
+    }
+    __syncthreads(); // the barriers are initialised before anyone waits on them
+    MaxSum part{-INFINITY, 0.0f};
+    for (int p = 0; p < PIECES; ++p) {
+        const long long first = min(vectors, p * perPiece);
+        const long long last = min(vectors, first + perPiece);
+        waitPhase(sharedAddress(&landed[p]), 0);
+        float m = part.m;
+#pragma unroll VPT
+        for (long long i = first + t; i < last; i += THREADS) {
+            float v[VEC];
+            loadVec(s + i * VEC, v);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                m = fmaxf(m, v[e]);
+        }
+        float sum = 0.0f;
+#pragma unroll VPT
+        for (long long i = first + t; i < last; i += THREADS) {
+            float v[VEC];
+            loadVec(s + i * VEC, v);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                sum += expShifted(v[e], m);
+        }
+        part.s = part.s * rescale(part.m, m) + sum;
+        part.m = m;
+    }
+    float end[VEC];
+    if (tail > 0 && t == THREADS - 1) {
+        loadTail(x + vectors * VEC, tail, -INFINITY, end);
+        float m = part.m;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            m = fmaxf(m, end[e]);
+        float sum = 0.0f;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            sum += expShifted(end[e], m);
+        part.s = part.s * rescale(part.m, m) + sum;
+        part.m = m;
+    }
+    const MaxSum block = rowReduce(part, combine, phase);
+    const MaxSum total = block;
+    const float inv = 1.0f / total.s;
+#pragma unroll VPT
+    for (long long i = t; i < vectors; i += THREADS) {
+        float v[VEC];
+        loadVec(s + i * VEC, v);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            v[e] = expShifted(v[e], total.m) * inv;
+        storeVec(y + i * VEC, v);
+    }
+    if (tail > 0 && t == THREADS - 1) {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            end[e] = expShifted(end[e], total.m) * inv;
+        storeTail(y + vectors * VEC, tail, end);
+    }
+}
+
 } // namespace
 
 extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
@@ -314,6 +493,29 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
         reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
         reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
         return 4;
+    {
+        // A block's slice of the row in shared memory (sliceLength's rule: N / SPLIT rounded up
+        // to whole vectors); a slice over what a block may have, less 1 KB for the barriers and
+        // the reduction's partials, streams (the one-row kernel below).
+        const long long slice = ((N + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
+        const long long bytes = slice * static_cast<long long>(sizeof(ElemX));
+        if (bytes <= static_cast<long long>(args->device.max_smem_per_block_optin) - 1024) {
+            // Over 48 KB of dynamic shared memory per block must be asked for.
+            if (bytes > 48 * 1024 &&
+                cudaFuncSetAttribute(softmaxRowsBulk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)) != cudaSuccess)
+                return 5;
+            // One row per cluster of SPLIT blocks, in launches of at most 2^28 rows.
+            for (long long first = 0; first < M; first += (1LL << 28)) {
+                const long long grid = min(M - first, 1LL << 28) * SPLIT;
+                softmaxRowsBulk<<<grid, THREADS, bytes, stream>>>(
+                    static_cast<const ElemX*>(args->inputs[0].data) + first * ldx,
+                    static_cast<ElemY*>(args->outputs[0].data) + first * KEVOLVE_LDY(args), N,
+                    ldx, KEVOLVE_LDY(args));
+            }
+            return cudaGetLastError() == cudaSuccess ? 0 : 5;
+        }
+    }
     const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
     const long long grid = min(rowGroups, 2147483647LL);
     softmaxRows<<<grid, THREADS, 0, stream>>>(

@@ -1,0 +1,159 @@
+${# rowwise/bulk.cu: pipeline=bulk, softmax (the skeleton's BULK_KERNEL after the op's KERNEL, whose}
+${# MaxSum, expShifted and rowReduce it uses, and after rowwise/split.cu's helpers: SPLIT, sliceLength,}
+${# clusterCombine). Values: PIECES. Conditions: CLUSTER (SPLIT > 1).}
+
+// pipeline=bulk: the block's slice of the row (the whole row with SPLIT = 1) is copied into shared
+// memory by PIECES bulk asynchronous copies (TMA, cp.async.bulk), all issued at once, so the slice
+// is read from DRAM once however long the row, with every byte of it in flight together. The
+// statistics start on each piece as it lands (its mbarrier), the output is computed from shared
+// memory. A row longer than the register cache otherwise streams twice (statistics, then output).
+constexpr int PIECES = ${PIECES};
+
+__device__ __forceinline__ uint32_t sharedAddress(const void* p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// The piece's bytes land in shared memory and complete the transaction count of `bar`.
+__device__ __forceinline__ void bulkCopy(void* dst, const void* src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(sharedAddress(dst)), "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void waitPhase(uint32_t bar, uint32_t parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+}
+
+// Thread 0 issues the copies of one slice (whole vectors) into `buffer`, each piece completing
+// its barrier's transaction count.
+__device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long long vectors,
+                                           long long perPiece, unsigned long long* landed)
+{
+#pragma unroll
+    for (int p = 0; p < PIECES; ++p) {
+        const long long first = min(vectors, p * perPiece);
+        const uint32_t bytes =
+            static_cast<uint32_t>((min(vectors, first + perPiece) - first) * VEC * sizeof(ElemX));
+        const uint32_t bar = sharedAddress(&landed[p]);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                     : "memory");
+        if (bytes > 0)
+            bulkCopy(buffer + first * VEC, x + first * VEC, bytes, bar);
+    }
+}
+
+// One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters
+// with two slice buffers, the next row's copies in flight while the current row was reduced and
+// written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16).
+__global__ void ${if CLUSTER}__cluster_dims__(SPLIT, 1, 1) ${endif}__launch_bounds__(THREADS)
+    softmaxRowsBulk(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N,
+                    long long ldx, long long ldy)
+{
+    extern __shared__ __align__(128) unsigned char slab[];
+    __shared__ __align__(8) unsigned long long landed[PIECES];
+${if CLUSTER}
+    __shared__ MaxSum published;
+    const long long rank = cooperative_groups::this_cluster().block_rank();
+${else}
+    const long long rank = 0;
+${endif}
+    const ElemX* s = reinterpret_cast<const ElemX*>(slab);
+    const int t = threadIdx.x;
+    int phase = 0; // the block reduction's buffer
+    const auto combine = [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); };
+    const long long slice = sliceLength(N);
+    const long long begin = min(N, rank * slice);
+    const long long n = min(slice, N - begin);
+    const long long row = blockIdx.x / SPLIT;
+    const ElemX* x = X + row * ldx + begin;
+    ElemY* y = Y + row * ldy + begin;
+    // Whole vectors (16 bytes, 16-byte aligned: the launch checks ldx and the pointers) are
+    // copied; the row's last few elements, fewer than a vector, are read directly.
+    const long long vectors = n / VEC;
+    const long long perPiece = (vectors + PIECES - 1) / PIECES;
+    const long long tail = n - vectors * VEC;
+    if (t == 0) {
+#pragma unroll
+        for (int p = 0; p < PIECES; ++p)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sharedAddress(&landed[p]))
+                         : "memory");
+        // The initialised barriers visible to the copies (the async proxy).
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
+    }
+    __syncthreads(); // the barriers are initialised before anyone waits on them
+    MaxSum part{-INFINITY, 0.0f};
+    for (int p = 0; p < PIECES; ++p) {
+        const long long first = min(vectors, p * perPiece);
+        const long long last = min(vectors, first + perPiece);
+        waitPhase(sharedAddress(&landed[p]), 0);
+        float m = part.m;
+#pragma unroll VPT
+        for (long long i = first + t; i < last; i += THREADS) {
+            float v[VEC];
+            loadVec(s + i * VEC, v);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                m = fmaxf(m, v[e]);
+        }
+        float sum = 0.0f;
+#pragma unroll VPT
+        for (long long i = first + t; i < last; i += THREADS) {
+            float v[VEC];
+            loadVec(s + i * VEC, v);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                sum += expShifted(v[e], m);
+        }
+        part.s = part.s * rescale(part.m, m) + sum;
+        part.m = m;
+    }
+    float end[VEC];
+    if (tail > 0 && t == THREADS - 1) {
+        loadTail(x + vectors * VEC, tail, -INFINITY, end);
+        float m = part.m;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            m = fmaxf(m, end[e]);
+        float sum = 0.0f;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            sum += expShifted(end[e], m);
+        part.s = part.s * rescale(part.m, m) + sum;
+        part.m = m;
+    }
+    const MaxSum block = rowReduce(part, combine, phase);
+${if CLUSTER}
+    if (t == 0)
+        published = block;
+    const MaxSum total = clusterCombine(&published, combine);
+${else}
+    const MaxSum total = block;
+${endif}
+    const float inv = 1.0f / total.s;
+#pragma unroll VPT
+    for (long long i = t; i < vectors; i += THREADS) {
+        float v[VEC];
+        loadVec(s + i * VEC, v);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            v[e] = expShifted(v[e], total.m) * inv;
+        storeVec(y + i * VEC, v);
+    }
+    if (tail > 0 && t == THREADS - 1) {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            end[e] = expShifted(end[e], total.m) * inv;
+        storeTail(y + vectors * VEC, tail, end);
+    }
+}

@@ -480,11 +480,10 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     const int k = c.ctasPerSm;
     if (c.pipeline == Pipeline::Bulk) {
         const qint64 slice = bulkSliceBytes(c, t, n);
-        why = u"rows of %1 exceed what a block's registers cache, so instead of streaming them "
-              "twice (statistics, then output) each block copies its slice of the row whole into "
-              "shared memory with bulk copies (TMA), so the row is read once from DRAM: %2 "
-              "warps, the "
-              "fewest blocks per row whose slices stay within 80 KB"_s.arg(n)
+        why = u"rows of %1 exceed what a block's registers cache; rather than stream them twice "
+              "(statistics, then output), each block copies its slice of the row whole into "
+              "shared memory with bulk copies (TMA), and the row is read once from DRAM: %2 "
+              "warps, the fewest blocks per row whose slices stay within 80 KB"_s.arg(n)
                   .arg(c.warps);
         grid = c.splitsRows()
                    ? u"each row split over a cluster of %1 blocks (slices of %2 KB; statistics "

@@ -21,8 +21,8 @@ constexpr qint64 kBulkSliceBytes = 80 * 1024;
 // Rows the registers do not hold: the row (or a cluster's slice of it) copied whole into shared
 // memory with bulk copies, read once instead of twice (the streaming kernel's statistics, then
 // its output). 8 warps; the fewest blocks per row whose slices fit kBulkSliceBytes. H200, % of the
-// DRAM floor, streamed -> bulk: rows of 32000 f16 68.7 -> 74.3, 50257 bf16 52.0 -> 62.0, 128256
-// f16 56.5 -> 61.6, 151936 bf16 52.6 -> 60.9.
+// DRAM floor, streamed -> bulk: rows of 32000 f16 67.8 -> 74.6, 50257 bf16 52.3 -> 64.0, 128256
+// f16 56.4 -> 63.0, 151936 bf16 52.6 -> 61.7.
 void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 n, const DeviceInfo& device) {
     RowwiseConfig bulk = c;
     bulk.pipeline = Pipeline::Bulk;

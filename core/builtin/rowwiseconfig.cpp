@@ -224,13 +224,14 @@ qint64 ringBytes(const RowwiseConfig& c, const RowTensors& t) {
     return qint64(c.depth) * c.vectorsPerThread * c.warps * 32 * vectorBytes(c, t);
 }
 
-// Shared memory of one block: the block reduction's partials, and the ring with pipeline=async.
 qint64 bulkSliceBytes(const RowwiseConfig& c, const RowTensors& t, qint64 n) {
     const qint64 split = std::max(1, c.split);
     const qint64 vec = std::max(1, c.vectorWidth);
     return ((n + split - 1) / split + vec - 1) / vec * vec * t.xBytes;
 }
 
+// Shared memory of one block: the block reduction's partials, the ring with pipeline=async, the
+// slice and its barriers with pipeline=bulk.
 qint64 smemPerBlock(const RowwiseConfig& c, const RowTensors& t, qint64 n) {
     // Two buffers (the reductions alternate), of at most 12 bytes per warp (Welford's moments).
     const qint64 partials = c.mapping == Mapping::Block ? qint64(c.warps) * 24 : 0;

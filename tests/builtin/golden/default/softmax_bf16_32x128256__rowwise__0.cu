@@ -4,9 +4,9 @@
 // Task: softmax_bf16_32x128256 (softmax 32x128256 bf16->bf16).
 // Strategy: one block per row (256 threads per block), 8-element vectors, 4 vectors per thread per step from shared memory (rows up to 128256 elements are read once), online softmax (maximum and sum in one pass, one reduction), each row split over a cluster of 8 blocks (slices combined through distributed shared memory), the block's slice of the row copied whole into shared memory by 8 bulk copies (TMA) issued at once, so it is read once from DRAM.
 // Rationale:
-//   Memory-bound softmax: rows of 128256 exceed what a block's registers cache, so instead of
-//   streaming them twice (statistics, then output) each block copies its slice of the row whole
-//   into shared memory with bulk copies (TMA), so the row is read once from DRAM: 8 warps, the
+//   Memory-bound softmax: rows of 128256 exceed what a block's registers cache; rather than
+//   stream them twice (statistics, then output), each block copies its slice of the row whole
+//   into shared memory with bulk copies (TMA), and the row is read once from DRAM: 8 warps, the
 //   fewest blocks per row whose slices stay within 80 KB; 8-element vectors (16-byte accesses
 //   where the alignment allows); online statistics (running maximum and sum) in one read of the
 //   row; each row split over a cluster of 8 blocks (slices of 31 KB; statistics combined through

@@ -205,6 +205,36 @@ QString bulkKernel(const RowwiseConfig& c, const RowTensors&) {
                TemplateValues().set(u"PIECES"_s, kBulkPieces).flag(u"CLUSTER"_s, c.splitsRows()));
 }
 
+// The largest slice of a row a block of the bulk default copies into shared memory. H200
+// (docs/benchmarks.md, session 16), 8 warps, time against the split that gives the slice: rows of
+// 32000 f16 whole (64 KB) 42.2 us, in 2 (32 KB) 50.6; 50257 bf16 whole (100 KB) 53.4, in 2 (50 KB)
+// 49.8, in 4 58.9; 128256 f16 in 2 (128 KB) 67.3, in 4 (64 KB) 49.7, in 8 55.2; 151936 bf16 in 2
+// 60.4, in 4 (76 KB) 50.1, in 8 (38 KB) 55.9.
+constexpr qint64 kBulkSliceBytes = 80 * 1024;
+
+// Streamed rows (longer than the registers cache) that pipeline=bulk can run (softmax, sm_90,
+// 16-byte vectors: bulkProblems decides): the row, or a cluster's slice of it, copied whole into
+// shared memory, read once instead of twice (statistics, then output). 8 warps; the fewest blocks
+// per row whose slices fit kBulkSliceBytes. H200, % of the DRAM floor, streamed -> bulk: rows of
+// 32000 f16 67.8 -> 74.6, 50257 bf16 52.3 -> 64.0, 128256 f16 56.4 -> 63.0, 151936 bf16 52.6 ->
+// 61.7. A row or a few, fewer blocks than SMs even at 8 a row, keep the streamed split, whose
+// slices the registers hold: it finishes sooner (one row of 128256 f16, 8.4 us against 9.6 us;
+// 32 rows of 128256 bf16, 16.0 us against 15.4 us).
+void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
+                const DeviceInfo& device) {
+    if (c.pipeline != Pipeline::None || n <= c.chunkElements() || m * 8 < device.smCount)
+        return;
+    RowwiseConfig bulk = c;
+    bulk.pipeline = Pipeline::Bulk;
+    bulk.warps = 8;
+    bulk.vectorsPerThread = 4;
+    bulk.split = 1;
+    while (bulk.split < 8 && bulkSliceBytes(bulk, t, n) > kBulkSliceBytes)
+        bulk.split *= 2;
+    if (bulkProblems(bulk, t, n, device).isEmpty())
+        c = bulk;
+}
+
 // Rows too few to give every SM a block: each row split over a cluster of 2, 4 or 8 blocks (the
 // most whose blocks are all resident at once, each slice at least one vector per thread). Returns
 // what the rationale adds ("" without a split).
@@ -398,15 +428,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     c.ctasPerSm = 0;
     c.pipeline = Pipeline::None;
     c.weights = Weights::Load;
-    const RowwiseConfig streamed = c;
     op.tuneDefault(c, t, n, device);
-    // A row or a few, fewer blocks than SMs even at 8 a row: the streamed split below, whose
-    // slices the registers hold, finishes sooner than the bulk copies (H200, session 16: one row
-    // of 128256 f16, 8.4 us against 9.6 us; 32 rows of 128256 bf16, 16.0 us against 15.4 us).
-    if (c.pipeline == Pipeline::Bulk && task.m * 8 < device.smCount) {
-        c = streamed;
-        c.stats = Stats::OnePass;
-    }
+    chooseBulk(c, t, task.m, n, device);
     const QString splitWhy = chooseSplit(c, t, task.m, n, device);
     const qint64 rowBytes = qint64(c.warps * 32 / c.rowThreads()) * n * t.xBytes;
     // 16-bit rows in the prefetching kernels: half-width vectors (8-byte accesses), twice as

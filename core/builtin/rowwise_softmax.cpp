@@ -11,30 +11,6 @@ namespace kev::rowwise {
 
 namespace {
 
-// The largest slice of a row a block of the bulk default copies into shared memory. H200
-// (docs/benchmarks.md, session 16), 8 warps, time against the split that gives the slice: rows of
-// 32000 f16 whole (64 KB) 42.2 us, in 2 (32 KB) 50.6; 50257 bf16 whole (100 KB) 53.4, in 2 (50 KB)
-// 49.8, in 4 58.9; 128256 f16 in 2 (128 KB) 67.3, in 4 (64 KB) 49.7, in 8 55.2; 151936 bf16 in 2
-// 60.4, in 4 (76 KB) 50.1, in 8 (38 KB) 55.9.
-constexpr qint64 kBulkSliceBytes = 80 * 1024;
-
-// Rows the registers do not hold: the row (or a cluster's slice of it) copied whole into shared
-// memory with bulk copies, read once instead of twice (the streaming kernel's statistics, then
-// its output). 8 warps; the fewest blocks per row whose slices fit kBulkSliceBytes. H200, % of the
-// DRAM floor, streamed -> bulk: rows of 32000 f16 67.8 -> 74.6, 50257 bf16 52.3 -> 64.0, 128256
-// f16 56.4 -> 63.0, 151936 bf16 52.6 -> 61.7.
-void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 n, const DeviceInfo& device) {
-    RowwiseConfig bulk = c;
-    bulk.pipeline = Pipeline::Bulk;
-    bulk.warps = 8;
-    bulk.vectorsPerThread = 4;
-    bulk.split = 1;
-    while (bulk.split < 8 && bulkSliceBytes(bulk, t, n) > kBulkSliceBytes)
-        bulk.split *= 2;
-    if (bulkProblems(bulk, t, n, device).isEmpty())
-        c = bulk;
-}
-
 class SoftmaxGenerator final : public RowOpGenerator {
 public:
     void tuneDefault(RowwiseConfig& c, const RowTensors& t, qint64 n,
@@ -44,7 +20,6 @@ public:
         // two-pass kernel reads it twice before the output's read).
         if (n > c.chunkElements()) {
             c.stats = Stats::OnePass;
-            chooseBulk(c, t, n, device);
             return;
         }
         // A 16-bit row per block at a time leaves DRAM idle through its barriers; prefetching

@@ -304,8 +304,9 @@ __global__ void __launch_bounds__(THREADS)
 // rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
 constexpr int SPLIT = 1;
 
-// The elements of a slice: N / SPLIT rounded up to whole vectors.
-__device__ __forceinline__ long long sliceLength(long long N)
+// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk's launch sizes its
+// shared memory with it too).
+__host__ __device__ __forceinline__ long long sliceLength(long long N)
 {
     const long long perBlock = (N + SPLIT - 1) / SPLIT;
     return (perBlock + VEC - 1) / VEC * VEC;
@@ -494,11 +495,9 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
         reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
         return 4;
     {
-        // A block's slice of the row in shared memory (sliceLength's rule: N / SPLIT rounded up
-        // to whole vectors); a slice over what a block may have, less 1 KB for the barriers and
-        // the reduction's partials, streams (the one-row kernel below).
-        const long long slice = ((N + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
-        const long long bytes = slice * static_cast<long long>(sizeof(ElemX));
+        // A block's slice of the row in shared memory; a slice over what a block may have, less
+        // 1 KB for the barriers and the reduction's partials, streams (the one-row kernel below).
+        const long long bytes = sliceLength(N) * static_cast<long long>(sizeof(ElemX));
         if (bytes <= static_cast<long long>(args->device.max_smem_per_block_optin) - 1024) {
             // Over 48 KB of dynamic shared memory per block must be asked for.
             if (bytes > 48 * 1024 &&

@@ -178,7 +178,8 @@ private slots:
 
     // 16-bit rows that no block covers exactly take the block with the fewest elements past the
     // row (rows of 3000: 4 warps x 6 vectors of 4, a chunk of 3072, not 4096); 32-bit rows keep
-    // theirs (measured 95.6% of the floor). Long rows in 16 warps at one block per SM take 8
+    // theirs (measured 95.6% of the floor), and so do rows that no cover passes by under 5% when
+    // the cover passes them by less than the power-of-two block would. Long rows in 16 warps at one block per SM take 8
     // warps with twice the vectors at two (rows of 10240 and 12288).
     void inexactAndLongRowsKeepTheirBytesInFlight() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
@@ -196,6 +197,14 @@ private slots:
         QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 11184, 3000, 4)), u"8x4x4 c0"_s);
         QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 2728, 12288, 8)), u"8x4x12 c2"_s);
         QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"f16"_s, 3272, 10240, 8)), u"8x4x10 c2"_s);
+        // No cover within 5% (rows of 1200, 9000, 20000): the fewest elements past the row still
+        // beat the power-of-two block (2048 for 1200; 16384 at one block per SM for 9000; a
+        // chunk of 10240, streamed, for 20000).
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f16"_s, 27960, 1200, 8)), u"2x4x5 c8"_s);
+        QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"bf16"_s, 3728, 9000, 8)), u"8x4x9 c2"_s);
+        QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 1672, 20000, 8)), u"16x4x10 c1"_s);
+        // The same rows of 32-bit elements keep the power-of-two block.
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 3728, 9000, 4)), u"32x4x4 c0"_s);
     }
 
     // Rows too few to give every SM a block share a row between the blocks of a cluster on

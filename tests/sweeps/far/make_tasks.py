@@ -6,7 +6,7 @@
 - GEMM: LM heads (N = 128256, vocabulary-sized), a K of 28672 (an MLP down projection), N = 57344,
   and M off the grid's steps (56, 72, 100, 136, 144, 208, 240), f16 and bf16.
 - layernorm, rmsnorm, softmax: rows longer than the grid's (10240-16384), odd lengths (1000, 3000,
-  5000), short rows (768), fp32, and vocabulary-sized softmax rows (32000-151936) at batches that
+  5000; session 17: 1000-20000 for each op, ODD_ROWS), short rows (768), fp32, and vocabulary-sized softmax rows (32000-151936) at batches that
   move 64-300 MB (the row does not fit in one block's registers: streamed).
 
 The task files are written by the grid's own gemm() and rowwise() (the same validation shapes).
@@ -34,6 +34,12 @@ ROWWISE = [
     ("softmax", "f16", 32000), ("softmax", "bf16", 50257), ("softmax", "f16", 128256),
     ("softmax", "bf16", 151936),
 ]
+# Session 17: row lengths that no block covers exactly, from just past a warp's registers to
+# past a block's, for each op (layernorm f16, rmsnorm bf16, softmax f16).
+ODD_ROWS = [1000, 1200, 1800, 2200, 4000, 6000, 9000, 20000]
+ROWWISE += [(op, dtype, n) for op, dtype in (("layernorm", "f16"), ("rmsnorm", "bf16"),
+                                              ("softmax", "f16"))
+            for n in ODD_ROWS if (op, dtype, n) not in ROWWISE]
 
 
 def main():

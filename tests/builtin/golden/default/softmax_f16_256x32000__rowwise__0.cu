@@ -412,30 +412,31 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
     MaxSum part{-INFINITY, 0.0f};
+    // One pass over each piece: the thread's running maximum and sum of exp(x - maximum), the sum
+    // rescaled only when a vector raises the maximum (a separate maximum pass over each piece
+    // ran 3-4% slower, H200 session 17).
     for (int p = 0; p < PIECES; ++p) {
         const long long first = min(vectors, p * perPiece);
         const long long last = min(vectors, first + perPiece);
         waitPhase(sharedAddress(&landed[p]), 0);
-        float m = part.m;
 #pragma unroll VPT
         for (long long i = first + t; i < last; i += THREADS) {
             float v[VEC];
             loadVec(s + i * VEC, v);
+            float most = v[0];
+#pragma unroll
+            for (int e = 1; e < VEC; ++e)
+                most = fmaxf(most, v[e]);
+            if (most > part.m) {
+                part.s *= rescale(part.m, most);
+                part.m = most;
+            }
+            float sum = 0.0f;
 #pragma unroll
             for (int e = 0; e < VEC; ++e)
-                m = fmaxf(m, v[e]);
+                sum += expShifted(v[e], part.m);
+            part.s += sum;
         }
-        float sum = 0.0f;
-#pragma unroll VPT
-        for (long long i = first + t; i < last; i += THREADS) {
-            float v[VEC];
-            loadVec(s + i * VEC, v);
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-                sum += expShifted(v[e], m);
-        }
-        part.s = part.s * rescale(part.m, m) + sum;
-        part.m = m;
     }
     float end[VEC];
     if (tail > 0 && t == THREADS - 1) {
@@ -453,20 +454,22 @@ __global__ void __launch_bounds__(THREADS)
     }
     const MaxSum block = rowReduce(part, combine, phase);
     const MaxSum total = block;
-    const float inv = 1.0f / total.s;
+    // exp(x - m) / s as one exponential, 2^((x - m) log2(e) - log2(s)): no multiply.
+    const float shift = total.m == -INFINITY ? 0.0f : total.m;
+    const float logSum = __log2f(total.s);
 #pragma unroll VPT
     for (long long i = t; i < vectors; i += THREADS) {
         float v[VEC];
         loadVec(s + i * VEC, v);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            v[e] = expShifted(v[e], total.m) * inv;
+            v[e] = exp2Fast(fmaf(v[e] - shift, LOG2E, -logSum));
         storeVec(y + i * VEC, v);
     }
     if (tail > 0 && t == THREADS - 1) {
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            end[e] = expShifted(end[e], total.m) * inv;
+            end[e] = exp2Fast(fmaf(end[e] - shift, LOG2E, -logSum));
         storeTail(y + vectors * VEC, tail, end);
     }
 }

@@ -89,7 +89,7 @@ QString blockWhy(const RowwiseConfig& c, qint64 n) {
 // thread, else a block per row sized so that the row is read once. `coverInexact`: a block may
 // cover the row inexactly (measured for 16-bit rows only).
 QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInexact) {
-    if (n <= 32LL * perThread) {
+    const auto warpPerRow = [&c, n] {
         c.mapping = Mapping::Warp;
         c.warps = 4;
         // Just enough vectors for the row: when they cover it exactly, the kernel's FULL
@@ -101,7 +101,9 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
                "row, no barriers"_s.arg(n)
                    .arg(v)
                    .arg(c.vectorWidth);
-    }
+    };
+    if (n <= 32LL * perThread)
+        return warpPerRow();
     c.mapping = Mapping::Block;
     // At most 16 vectors per thread (the knob's range): rows of odd length (1-element vectors)
     // cache fewer elements and stream.
@@ -155,6 +157,13 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
     // 84.5, softmax 71.6 -> 86.3. Not for 32-bit rows, whose chunk of 4096 for rows of 3000
     // measured 95.6% (softmax f32).
     const qint64 powerChunk = qint64(warps) * 32 * v * c.vectorWidth;
+    // 16-bit rows a quarter past a warp's target that no block covers exactly: a warp per row
+    // (up to 10 vectors of 4 a lane) rather than a block's inexact cover. H200 (docs/benchmarks.md,
+    // session 17), rows of 1200, % of the DRAM floor, 2 warps x 5 at 8 blocks per SM -> a warp
+    // per row x 10 at 4 blocks of 4 warps: layernorm 58.9 -> 65.2, rmsnorm 77.8 -> 80.3, softmax
+    // 77.0 -> 85.8.
+    if (coverInexact && 4 * n <= 5LL * 32 * perThread)
+        return warpPerRow();
     if (coverInexact && bestChunk > 0 &&
         (20 * (bestChunk - n) < n || (n <= powerChunk && bestChunk < powerChunk))) {
         c = cover;

@@ -197,10 +197,16 @@ private slots:
         QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 11184, 3000, 4)), u"8x4x4 c0"_s);
         QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 2728, 12288, 8)), u"8x4x12 c2"_s);
         QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"f16"_s, 3272, 10240, 8)), u"8x4x10 c2"_s);
-        // No cover within 5% (rows of 1200, 9000, 20000): the fewest elements past the row still
-        // beat the power-of-two block (2048 for 1200; 16384 at one block per SM for 9000; a
-        // chunk of 10240, streamed, for 20000).
-        QCOMPARE(shape(rowTask(u"softmax"_s, u"f16"_s, 27960, 1200, 8)), u"2x4x5 c8"_s);
+        // No cover within 5% (rows of 9000, 20000): the fewest elements past the row still beat
+        // the power-of-two block (16384 at one block per SM for 9000; a chunk of 10240, streamed,
+        // for 20000). Rows of 1200, a quarter past a warp's target: a warp per row (10 vectors of
+        // 4 a lane), not 2 warps x 8 (a chunk of 2048) nor a block's inexact cover.
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f16"_s, 27960, 1200, 8)), u"4x4x10 c4"_s);
+        QCOMPARE(family(u"rowwise"_s)
+                     .defaultStrategy(rowTask(u"rmsnorm"_s, u"bf16"_s, 27960, 1200, 8), h200)
+                     .params.value(u"mapping"_s)
+                     .toString(),
+                 u"warp"_s);
         QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"bf16"_s, 3728, 9000, 8)), u"8x4x9 c2"_s);
         QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 1672, 20000, 8)), u"16x4x10 c1"_s);
         // The same rows of 32-bit elements keep the power-of-two block.

@@ -144,19 +144,6 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
             }
         }
     }
-    const int threads = int(
-        std::min<qint64>(1024, (n + qint64(c.vectorWidth) * v - 1) / (qint64(c.vectorWidth) * v)));
-    int warps = 2;
-    while (warps * 32 < threads && warps < 32)
-        warps *= 2;
-    // The inexact cover when it passes the row by under 5% or by less than the power-of-two
-    // block below would. H200 (docs/benchmarks.md, session 17), f16 and bf16 rows no block covers
-    // exactly, % of the DRAM floor, power-of-two block -> cover: rows of 1200 (2 warps x 8
-    // vectors of 4 -> 2 x 5), 9000 (16 x 8 at one block per SM -> 8 x 9), 20000 (streamed in
-    // 16 x 5 -> 16 x 10). Before that, rows of 3000 in 4 warps x 6 (session 15): rmsnorm 74.6 ->
-    // 84.5, softmax 71.6 -> 86.3. Not for 32-bit rows, whose chunk of 4096 for rows of 3000
-    // measured 95.6% (softmax f32).
-    const qint64 powerChunk = qint64(warps) * 32 * v * c.vectorWidth;
     // 16-bit rows a quarter past a warp's target that no block covers exactly: a warp per row
     // (up to 10 vectors of 4 a lane) rather than a block's inexact cover. H200 (docs/benchmarks.md,
     // session 17), rows of 1200, % of the DRAM floor, 2 warps x 5 at 8 blocks per SM -> a warp
@@ -164,6 +151,21 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
     // 77.0 -> 85.8.
     if (coverInexact && 4 * n <= 5LL * 32 * perThread)
         return warpPerRow();
+    const int threads = int(
+        std::min<qint64>(1024, (n + qint64(c.vectorWidth) * v - 1) / (qint64(c.vectorWidth) * v)));
+    int warps = 2;
+    while (warps * 32 < threads && warps < 32)
+        warps *= 2;
+    // The inexact cover when it passes the row by under 5% or by less than the power-of-two
+    // block below would. H200 (docs/benchmarks.md, session 17), f16 and bf16 rows no block covers
+    // exactly, % of the DRAM floor, power-of-two block -> cover (layernorm / rmsnorm / softmax):
+    // rows of 9000, 16 x 8 at one block per SM -> 8 x 9 at two: 33.4 / 49.3 / 47.3 -> 62.0 /
+    // 79.0 / 85.0; rows of 20000, streamed in 16 x 5 or one block of 32 x 5 -> 16 x 10: 24.8 /
+    // 53.2 / 47.6 -> 62.2 / 79.6 / 84.1 (rows of 1200, 2 x 8 -> 2 x 5: 44.8 / 60.4 / 58.5 -> 58.2
+    // / 77.6 / 77.2, before the warp per row above). Before that, rows of 3000 in 4 warps x 6
+    // (session 15): rmsnorm 74.6 -> 84.5, softmax 71.6 -> 86.3. Not for 32-bit rows, whose chunk
+    // of 4096 for rows of 3000 measured 95.6% (softmax f32).
+    const qint64 powerChunk = qint64(warps) * 32 * v * c.vectorWidth;
     if (coverInexact && bestChunk > 0 &&
         (20 * (bestChunk - n) < n || (n <= powerChunk && bestChunk < powerChunk))) {
         c = cover;

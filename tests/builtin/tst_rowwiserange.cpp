@@ -177,10 +177,10 @@ private slots:
     }
 
     // 16-bit rows that no block covers exactly take the block with the fewest elements past the
-    // row (rows of 3000: 4 warps x 6 vectors of 4, a chunk of 3072, not 4096); 32-bit rows keep
-    // theirs (measured 95.6% of the floor), and so do rows that no cover passes by under 5% when
-    // the cover passes them by less than the power-of-two block would. Long rows in 16 warps at one block per SM take 8
-    // warps with twice the vectors at two (rows of 10240 and 12288).
+    // row (rows of 3000: 4 warps x 6 vectors of 4, a chunk of 3072, not 4096), also past 5% when
+    // it passes the row by less than the power-of-two block would; 32-bit rows keep theirs
+    // (measured 95.6% of the floor). Long rows in 16 warps at one block per SM take 8 warps with
+    // twice the vectors at two (rows of 10240 and 12288).
     void inexactAndLongRowsKeepTheirBytesInFlight() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);

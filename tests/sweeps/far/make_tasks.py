@@ -6,8 +6,9 @@
 - GEMM: LM heads (N = 128256, vocabulary-sized), a K of 28672 (an MLP down projection), N = 57344,
   and M off the grid's steps (56, 72, 100, 136, 144, 208, 240), f16 and bf16.
 - layernorm, rmsnorm, softmax: rows longer than the grid's (10240-16384), odd lengths (1000, 3000,
-  5000; session 17: 1000-20000 for each op, ODD_ROWS), short rows (768), fp32, and vocabulary-sized softmax rows (32000-151936) at batches that
-  move 64-300 MB (the row does not fit in one block's registers: streamed).
+  5000; session 17: 1000-20000 for each op, ODD_ROWS), short rows (768), fp32, and
+  vocabulary-sized softmax rows (32000-151936) at batches that move 64-300 MB (the row does not
+  fit in one block's registers: streamed).
 
 The task files are written by the grid's own gemm() and rowwise() (the same validation shapes).
 Run it again after changing the set; the files are committed so that a sweep is reproducible.

@@ -212,7 +212,7 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
 
 // pipeline=bulk: rowwise/split.cu's helpers (SPLIT, sliceLength, clusterCombine; no op's cluster
 // kernel) and the bulk kernel.
-QString bulkKernel(const RowwiseConfig& c, const RowTensors&) {
+QString bulkKernel(const RowwiseConfig& c) {
     const TemplateValues helpers = TemplateValues()
                                        .set(u"SPLIT"_s, c.split)
                                        .flag(u"SOFTMAX"_s, false)
@@ -625,7 +625,8 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         .flag(u"SPLIT"_s, c.splitsRows() && !bulk)
         .set(u"SPLIT_KERNEL"_s, c.splitsRows() && !bulk ? splitKernel(c, t) : QString())
         .flag(u"BULK"_s, bulk)
-        .set(u"BULK_KERNEL"_s, bulk ? bulkKernel(c, t) : QString());
+        .set(u"BULK_KERNEL"_s, bulk ? bulkKernel(c) : QString())
+        .flag(u"COOPERATIVE_GROUPS"_s, c.splitsRows() || bulk);
     return cudatemplates::render(u"rowwise/rowwise.cu"_s, values);
 }
 

@@ -5,7 +5,7 @@ ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memo
 ${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
 ${# PREFETCH, ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
 ${# rowwise/split.cu), BULK (pipeline=bulk, softmax: BULK_KERNEL, rowwise/split.cu's helpers and}
-${# rowwise/bulk.cu).}
+${# rowwise/bulk.cu), COOPERATIVE_GROUPS (SPLIT or BULK).}
 ${HEADER}
 #include <kevolve/abi.h>
 ${if F16}
@@ -15,10 +15,7 @@ ${if BF16}
 #include <cuda_bf16.h>
 ${endif}
 #include <stdint.h>
-${if SPLIT}
-#include <cooperative_groups.h>
-${endif}
-${if BULK}
+${if COOPERATIVE_GROUPS}
 #include <cooperative_groups.h>
 ${endif}
 

@@ -125,6 +125,8 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
     qint64 bestChunk = 0;
     RowwiseConfig cover = c;
     for (int width = c.vectorWidth; width >= std::max(1, c.vectorWidth / 2); width /= 2) {
+        // An inexact cover may take a quarter more vectors than the target, whatever the warps.
+        const int mostInexact = std::clamp(perThread * 5 / (4 * width), 1, 16);
         for (int warps = 2; warps <= 32; warps *= 2) {
             const int most = std::clamp(perThread * (warps == 2 ? 5 : 4) / (4 * width), 1, 16);
             const qint64 lane = qint64(warps) * 32 * width;
@@ -135,7 +137,6 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
                 return blockWhy(c, n);
             }
             const qint64 vectors = (n + lane - 1) / lane;
-            const int mostInexact = std::clamp(perThread * 5 / (4 * width), 1, 16);
             if (vectors <= mostInexact && (bestChunk == 0 || vectors * lane < bestChunk)) {
                 bestChunk = vectors * lane;
                 cover.vectorWidth = width;

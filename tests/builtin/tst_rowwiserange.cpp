@@ -202,8 +202,7 @@ private slots:
         // for 20000). Rows of 1200, a quarter past a warp's target: a warp per row (10 vectors of
         // 4 a lane), not 2 warps x 8 (a chunk of 2048) nor a block's inexact cover.
         QCOMPARE(shape(rowTask(u"softmax"_s, u"f16"_s, 27960, 1200, 8)), u"4x4x10 c4"_s);
-        QCOMPARE(family(u"rowwise"_s)
-                     .defaultStrategy(rowTask(u"rmsnorm"_s, u"bf16"_s, 27960, 1200, 8), h200)
+        QCOMPARE(rowwise.defaultStrategy(rowTask(u"rmsnorm"_s, u"bf16"_s, 27960, 1200, 8), h200)
                      .params.value(u"mapping"_s)
                      .toString(),
                  u"warp"_s);

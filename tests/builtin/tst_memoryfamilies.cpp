@@ -226,8 +226,13 @@ private slots:
         const QString p1Code = rowwise.generate(p1, bf16);
         QVERIFY(p1Code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
         QVERIFY(p1Code.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<true><<<"_s));
-        QVERIFY(
-            p1Code.contains(u"else if (N <= CHUNK)\n        layerNormRowsPrefetch<false><<<"_s));
+        // Bounds-tested rows of whole vectors: the loads issued without a lane-divergent branch
+        // (a vector past the row reads the row's first, filled once the row is used); rows of
+        // a part vector stream.
+        QVERIFY(p1Code.contains(
+            u"else if (N <= CHUNK && N % VEC == 0)\n        layerNormRowsPrefetch<false><<<"_s));
+        QVERIFY(p1Code.contains(u"loadVectors<FULL>(x, N, t, r.v);"_s));
+        QVERIFY(p1Code.contains(u"fillPastRow<FULL>(current.v, N, t, current.first);"_s));
         QVERIFY(p1Code.contains(u"loadWeights<FULL>(W, B, N, t, weights);"_s));
         QVERIFY(p1Code.contains(u"PackedWeights"_s));
         QVERIFY(!p1Code.contains(u"layerNormRowsAsync"_s));
@@ -551,13 +556,15 @@ private slots:
         const QString twoPass = rowwise.generate(s, softmax);
         QVERIFY(twoPass.contains(u"constexpr int CTAS_PER_SM = 2;"_s));
         QVERIFY(twoPass.contains(u"if (N == CHUNK)\n        softmaxRowsPrefetch<true><<<"_s));
-        QVERIFY(twoPass.contains(u"else if (N <= CHUNK)\n        softmaxRowsPrefetch<false><<<"_s));
-        QVERIFY(twoPass.contains(u"r.v[j] = *reinterpret_cast<const RawX*>(x + col);"_s));
+        QVERIFY(twoPass.contains(
+            u"else if (N <= CHUNK && N % VEC == 0)\n        softmaxRowsPrefetch<false><<<"_s));
+        QVERIFY(twoPass.contains(
+            u"v[j] = *reinterpret_cast<const R*>(x + (FULL || col < left ? t * VEC + col : 0));"_s));
+        QVERIFY(twoPass.contains(u"fillPastRow<FULL>(current.v, N, t, ElemX(-INFINITY));"_s));
         QVERIFY(twoPass.contains(u"ex2.approx.ftz.f32"_s));
         QVERIFY(twoPass.contains(u"else\n        softmaxRows<<<"_s));
         QVERIFY(twoPass.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));
         QVERIFY(twoPass.contains(u"the next row prefetched (packed)"_s));
-        QVERIFY(twoPass.contains(u"loadPackedVec(x + col, N - col, ElemX(-INFINITY), r.v[j]);"_s));
         QCOMPARE(twoPass.count(u"keepPacked(current);"_s), 1);
         QVERIFY(!twoPass.contains(u"combineMaxSum"_s));
         QVERIFY(!twoPass.contains(u"RawW"_s));

@@ -211,14 +211,7 @@ template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
     r.first = x[0];
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        if (FULL)
-            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
-        else
-            loadPackedVec(x + col, N - col, r.first, r.v[j]);
-    }
+    loadVectors<FULL>(x, N, t, r.v);
 }
 
 [[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -291,6 +284,7 @@ ${endif}
         // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
         // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
         const float shift = toFloat(current.first);
+        fillPastRow<FULL>(current.v, N, t, current.first);
 ${if KEEP_WEIGHTS}
         keepPacked(weights);
 ${endif}
@@ -357,21 +351,14 @@ ${if KEEP_WEIGHTS}
             unpackVec<ElemW>(weights.w[j], w);
             unpackVec<ElemB>(weights.b[j], b);
 ${else}
-            if (FULL || col + VEC <= N) {
-                loadVec(W + col, w);
-                loadVec(B + col, b);
-            } else {
-                loadTail(W + col, N - col, 0.0f, w);
-                loadTail(B + col, N - col, 0.0f, b);
-            }
+            loadWeightVec<FULL>(W, col, N, w);
+            loadWeightVec<FULL>(B, col, N, b);
 ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
-            if (FULL || col + VEC <= N)
+            if (FULL || col < N) // N % VEC == 0: whole vectors
                 storeVec(y + col, d);
-            else
-                storeTail(y + col, N - col, d);
         }
         current = next;
     }

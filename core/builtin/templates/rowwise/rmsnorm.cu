@@ -88,14 +88,7 @@ struct PackedRow {
 template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        if (FULL)
-            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
-        else
-            loadPackedVec(x + col, N - col, ElemX(0.0f), r.v[j]);
-    }
+    loadVectors<FULL>(x, N, t, r.v);
 }
 
 __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -163,6 +156,7 @@ ${endif}
 ${if KEEP_WEIGHTS}
         keepPacked(weights);
 ${endif}
+        fillPastRow<FULL>(current.v, N, t, ElemX(0.0f));
         float q[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i)
@@ -188,18 +182,13 @@ ${endif}
 ${if KEEP_WEIGHTS}
             unpackVec<ElemW>(weights.w[j], w);
 ${else}
-            if (FULL || col + VEC <= N)
-                loadVec(W + col, w);
-            else
-                loadTail(W + col, N - col, 0.0f, w);
+            loadWeightVec<FULL>(W, col, N, w);
 ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 v[i] = v[i] * rstd * w[i];
-            if (FULL || col + VEC <= N)
+            if (FULL || col < N) // N % VEC == 0: whole vectors
                 storeVec(y + col, v);
-            else
-                storeTail(y + col, N - col, v);
         }
         current = next;
     }

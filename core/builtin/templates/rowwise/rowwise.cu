@@ -246,12 +246,13 @@ ${endif}
 ${if SOFTMAX}
 ${if PREFETCH}
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows stream.
+    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
+    // short validation rows), stream.
     if (N == CHUNK)
         softmaxRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
-    else if (N <= CHUNK)
+    else if (N <= CHUNK && N % VEC == 0)
         softmaxRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
@@ -268,7 +269,8 @@ ${endif}
 ${if LAYERNORM}
 ${if PREFETCH}
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows stream.
+    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
+    // short validation rows), stream.
     if (N == CHUNK)
         layerNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
@@ -276,7 +278,7 @@ ${if PREFETCH}
             static_cast<const ElemB*>(args->inputs[2].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
-    else if (N <= CHUNK)
+    else if (N <= CHUNK && N % VEC == 0)
         layerNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
@@ -328,14 +330,15 @@ ${endif}
 ${if RMSNORM}
 ${if PREFETCH}
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows stream.
+    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
+    // short validation rows), stream.
     if (N == CHUNK)
         rmsNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
-    else if (N <= CHUNK)
+    else if (N <= CHUNK && N % VEC == 0)
         rmsNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),

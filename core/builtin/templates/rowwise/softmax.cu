@@ -209,14 +209,7 @@ struct PackedRow {
 template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        if (FULL)
-            r.v[j] = *reinterpret_cast<const RawX*>(x + col);
-        else
-            loadPackedVec(x + col, N - col, ElemX(-INFINITY), r.v[j]);
-    }
+    loadVectors<FULL>(x, N, t, r.v);
 }
 
 [[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -245,6 +238,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
         PackedRow next;
         if (row + step < M)
             loadRow<FULL>(X + (row + step) * ldx, N, t, next);
+        fillPastRow<FULL>(current.v, N, t, ElemX(-INFINITY));
         // e holds exp(x - m) for a maximum m of the statistics; the output is e * scale.
         float e[VPT][VEC];
 ${if ONE_PASS}
@@ -313,10 +307,8 @@ ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 e[j][i] *= scale;
-            if (FULL || col + VEC <= N)
+            if (FULL || col < N) // N % VEC == 0: whole vectors
                 storeVec(y + col, e[j]);
-            else
-                storeTail(y + col, N - col, e[j]);
         }
         current = next;
     }

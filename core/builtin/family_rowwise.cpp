@@ -66,8 +66,18 @@ RowTensors tensorsOf(const Task& task) {
     return RowTensors::fromTask(task).value_or(RowTensors{});
 }
 
-// Why a block per row: the elements its registers cache.
+// Why a warp per row: the row fits its lanes' registers.
+QString warpWhy(const RowwiseConfig& c, qint64 n) {
+    return u"rows of %1 fit in one warp's registers (%2 vectors of %3 per lane): one warp per row, "
+           "no barriers"_s.arg(n)
+               .arg(c.vectorsPerThread)
+               .arg(c.vectorWidth);
+}
+
+// Why a block per row (a warp's mapping: warpWhy): the elements its registers cache.
 QString blockWhy(const RowwiseConfig& c, qint64 n) {
+    if (c.mapping == Mapping::Warp)
+        return warpWhy(c, n);
     const qint64 cached = qint64(c.warps) * 32 * c.vectorsPerThread * c.vectorWidth;
     if (n > cached)
         return u"rows of %1 exceed what a block's registers cache: %2 warps x %3 vectors of %4 "
@@ -97,10 +107,7 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
         const int v =
             int(std::clamp<qint64>((n + 32LL * c.vectorWidth - 1) / (32LL * c.vectorWidth), 1, 16));
         c.vectorsPerThread = v;
-        return u"rows of %1 fit in one warp's registers (%2 vectors of %3 per lane): one warp per "
-               "row, no barriers"_s.arg(n)
-                   .arg(v)
-                   .arg(c.vectorWidth);
+        return warpWhy(c, n);
     };
     if (n <= 32LL * perThread)
         return warpPerRow();

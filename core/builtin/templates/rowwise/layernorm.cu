@@ -204,9 +204,9 @@ struct PackedRow {
     ElemX first;
 };
 
-// Issues the loads of row x and returns without waiting for them. Columns past N read as x[0], so
-// their deviation from the shift is exactly 0. FULL: N == CHUNK, every vector lies inside the row
-// (no bounds tests, constant offsets).
+// Issues the loads of row x and returns without waiting for them. Columns past N become x[0] when
+// the row is used (fillPastRow), so their deviation from the shift is exactly 0. FULL: N == CHUNK,
+// every vector lies inside the row (no bounds tests, constant offsets).
 template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {

@@ -25,10 +25,10 @@ __device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fil
 // Issues the loads of a thread's VPT vectors of row x and returns without waiting for them.
 // FULL: N == CHUNK, every vector lies inside the row. Otherwise (N % VEC == 0, the launch's
 // condition) every lane still issues each vector's load, without a branch: a vector past the row
-// reads the row's first vector instead, which fillPastRow replaces once the row is used. (A load
-// inside a lane-divergent branch made the warp wait for it where the lanes reconverged, and with it
-// for the next row's prefetch: rows that no block covers exactly ran 5-20 points further from the
-// DRAM floor than exact ones.)
+// reads the row's first vector instead, which fillPastRow replaces once the row is used. (With
+// loads inside a test of the row's end, which diverges where the row ends inside a warp, rows that
+// no block covers exactly ran 5-20 points further from the DRAM floor than exact ones: most likely
+// the warp waited for those loads, the next row's prefetch, where its lanes reconverged.)
 template <bool FULL, typename T, typename R>
 __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&v)[VPT])
 {

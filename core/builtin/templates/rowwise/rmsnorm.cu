@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(THREADS)
 ${if PREFETCH}
 ${PACKED}
 // A thread's share of a row that fits in registers, still packed (converted on use, so two rows
-// fit). Columns past N hold 0.
+// fit). Columns past N hold 0 once the row is used (fillPastRow).
 struct PackedRow {
     RawX v[VPT];
 };

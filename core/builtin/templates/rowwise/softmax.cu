@@ -203,9 +203,9 @@ struct PackedRow {
     RawX v[VPT];
 };
 
-// Issues the loads of row x and returns without waiting for them. Columns past N read as -inf,
-// which adds nothing to the maximum or the sum. FULL: N == CHUNK, every vector lies inside the row
-// (no bounds tests, constant offsets).
+// Issues the loads of row x and returns without waiting for them. Columns past N become -inf when
+// the row is used (fillPastRow), which adds nothing to the maximum or the sum. FULL: N == CHUNK,
+// every vector lies inside the row (no bounds tests, constant offsets).
 template <bool FULL>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {

@@ -210,6 +210,15 @@ private slots:
         QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 1672, 20000, 8)), u"16x4x10 c1"_s);
         // The same rows of 32-bit elements keep the power-of-two block.
         QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 3728, 9000, 4)), u"32x4x4 c0"_s);
+        // A warp per row says so in its rationale, also after the switch to half-width vectors
+        // (layernorm f16 rows of 1000: 8 vectors of 4 a lane).
+        const kev::Strategy warpRows =
+            rowwise.defaultStrategy(rowTask(u"layernorm"_s, u"f16"_s, 33552, 1000, 8), h200);
+        QCOMPARE(warpRows.params.value(u"mapping"_s).toString(), u"warp"_s);
+        QVERIFY2(warpRows.rationale.contains(u"rows of 1000 fit in one warp's registers (8 "
+                                             "vectors of 4 per lane)"_s),
+                 qPrintable(warpRows.rationale));
+        QVERIFY(!warpRows.rationale.contains(u"need a block"_s));
     }
 
     // Rows too few to give every SM a block share a row between the blocks of a cluster on

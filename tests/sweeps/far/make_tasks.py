@@ -42,7 +42,7 @@ ODD_ROWS = [1000, 1200, 1800, 2200, 4000, 6000, 9000, 20000]
 ROWWISE += [(op, dtype, n) for op, dtype in (("layernorm", "f16"), ("rmsnorm", "bf16"),
                                               ("softmax", "f16"))
             for n in ODD_ROWS if (op, dtype, n) not in ROWWISE]
-# Session 18: more odd lengths (between the grid's and past them), and bf16 layernorm, measured
+# Session 18: more odd lengths (between the grid's and past them), and bf16 layernorm, to be measured
 # after the bounds-tested kernels stopped loading in a lane-divergent branch.
 ODD_ROWS_2 = [2600, 5000, 7000, 12000]
 ROWWISE += [(op, dtype, n) for op, dtype in (("layernorm", "f16"), ("layernorm", "bf16"),

@@ -74,8 +74,9 @@ QString warpWhy(const RowwiseConfig& c, qint64 n) {
                .arg(c.vectorWidth);
 }
 
-// Why a block per row (a warp's mapping: warpWhy): the elements its registers cache.
-QString blockWhy(const RowwiseConfig& c, qint64 n) {
+// Why the row is read once (or streamed): the elements the registers of its warp (warpWhy) or
+// block cache.
+QString cacheWhy(const RowwiseConfig& c, qint64 n) {
     if (c.mapping == Mapping::Warp)
         return warpWhy(c, n);
     const qint64 cached = qint64(c.warps) * 32 * c.vectorsPerThread * c.vectorWidth;
@@ -141,7 +142,7 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
                 c.vectorWidth = width;
                 c.warps = warps;
                 c.vectorsPerThread = int(n / lane);
-                return blockWhy(c, n);
+                return cacheWhy(c, n);
             }
             const qint64 vectors = (n + lane - 1) / lane;
             if (vectors <= mostInexact && (bestChunk == 0 || vectors * lane < bestChunk)) {
@@ -177,12 +178,12 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
     if (coverInexact && bestChunk > 0 &&
         (20 * (bestChunk - n) < n || (n <= powerChunk && bestChunk < powerChunk))) {
         c = cover;
-        return blockWhy(c, n) +
+        return cacheWhy(c, n) +
                u" (the last vectors bounds-tested: %1 elements past the row)"_s.arg(bestChunk - n);
     }
     c.warps = warps;
     c.vectorsPerThread = v;
-    return blockWhy(c, n);
+    return cacheWhy(c, n);
 }
 
 // A block of 1024 threads has 64 registers per thread (65536 per SM): a row longer than such a
@@ -453,7 +454,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         why = defaultMapping(c, n, op.cachedFloatsTarget(t), t.xBytes == 2);
     }
     if (fitRegisterFile(c, t, device) && c.mapping == Mapping::Block)
-        why = blockWhy(c, n);
+        why = cacheWhy(c, n);
     c.ctasPerSm = 0;
     c.pipeline = Pipeline::None;
     c.weights = Weights::Load;
@@ -477,7 +478,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
             if (narrow.pipeline == Pipeline::Prefetch && narrow.ctasPerSm < c.ctasPerSm)
                 narrow.ctasPerSm = c.ctasPerSm;
             c = narrow;
-            why = blockWhy(c, n);
+            why = cacheWhy(c, n);
         }
     }
     // 16-bit rows of 8-warp blocks: a 4-warp block that covers the row exactly in at most 14
@@ -502,7 +503,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
                                               kFourWarpRowBytesInFlight / (n * t.xBytes)));
         if (four.ctasPerSm > c.ctasPerSm && pipelineProblems(four, t, n, device).isEmpty()) {
             c = four;
-            why = blockWhy(c, n);
+            why = cacheWhy(c, n);
         }
     }
     // Long rows in a block of 16 warps or more, one resident per SM: half the warps with twice
@@ -518,7 +519,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         if (residentBlocks(half, t, device) >= 2 &&
             pipelineProblems(half, t, n, device).isEmpty()) {
             c = half;
-            why = blockWhy(c, n);
+            why = cacheWhy(c, n);
         }
     }
     if (c.pipeline == Pipeline::Prefetch && !pipelineProblems(c, t, n, device).isEmpty()) {

@@ -133,9 +133,14 @@ QString defaultMapping(RowwiseConfig& c, qint64 n, int perThread, bool coverInex
     qint64 bestChunk = 0;
     RowwiseConfig cover = c;
     for (int width = c.vectorWidth; width >= std::max(1, c.vectorWidth / 2); width /= 2) {
-        // An inexact cover may take a quarter more vectors than the target, whatever the warps.
-        const int mostInexact = std::clamp(perThread * 5 / (4 * width), 1, 16);
+        // An inexact cover may take a quarter more vectors than the target, a 2-warp block three
+        // eighths more: H200 (docs/benchmarks.md, session 19), rows of 2600 f16 and bf16, % of
+        // the DRAM floor, 4 warps x 6 vectors of 4 at 5-6 blocks per SM -> 2 x 11 at 8: layernorm
+        // 71.8 -> 81.9, rmsnorm 83.8 -> 86.1, softmax 82.8 -> 86.0 (3 warps x 7: 71.8 / 82.5 /
+        // 84.8).
         for (int warps = 2; warps <= 32; warps *= 2) {
+            const int mostInexact =
+                std::clamp(perThread * (warps == 2 ? 11 : 10) / (8 * width), 1, 16);
             const int most = std::clamp(perThread * (warps == 2 ? 5 : 4) / (4 * width), 1, 16);
             const qint64 lane = qint64(warps) * 32 * width;
             if (n % lane == 0 && n / lane <= most) {
@@ -459,6 +464,21 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     c.pipeline = Pipeline::None;
     c.weights = Weights::Load;
     op.tuneDefault(c, t, n, device);
+    // A 2-warp block that covers a 16-bit row inexactly (bounds-tested) takes 8 blocks per SM
+    // where the registers hold them (W and B read per row if that is what fits): H200
+    // (docs/benchmarks.md, session 19), rows of 2600 in 2 warps x 11 vectors of 4, % of the DRAM
+    // floor, 7 -> 8 blocks: layernorm f16 80.3 -> 82.4, bf16 74.7 -> 78.3 (rmsnorm bf16 and
+    // softmax f16 at 8: 86.1, 86.0).
+    if (c.pipeline == Pipeline::Prefetch && t.xBytes == 2 && c.mapping == Mapping::Block &&
+        c.warps == 2 && c.chunkElements() != n && c.ctasPerSm < 8) {
+        RowwiseConfig eight = c;
+        eight.ctasPerSm = 8;
+        if (residentBlocks(eight, t, device) < 8)
+            eight.weights = Weights::Load;
+        if (residentBlocks(eight, t, device) >= 8 &&
+            pipelineProblems(eight, t, n, device).isEmpty())
+            c = eight;
+    }
     chooseBulk(c, t, task.m, n, device);
     const QString splitWhy = chooseSplit(c, t, task.m, n, device);
     const qint64 rowBytes = qint64(c.warps * 32 / c.rowThreads()) * n * t.xBytes;
@@ -493,15 +513,24 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // at 3 blocks) lost 1-2%. Rows that 8 warps cover only in a bounds-tested chunk (4608, 5632,
     // 6656: 8 warps x 8 vectors at 2 blocks) take the exact 4-warp block too (9, 11, 13 vectors;
     // between the measured 10, 12 and 14, not measured themselves).
+    // Rows no 4-warp block covers exactly take its inexact cover (the chunk the 8-warp block
+    // reads too) at 3 blocks or more, even at the 8-warp block's count: H200 (docs/benchmarks.md,
+    // session 19), % of the DRAM floor, 8 warps x 6 or 7 -> 4 x 12 or 14 at 3 blocks: rows of 6000
+    // layernorm f16 78.0 -> 81.5, softmax f16 80.2 -> 85.9, rmsnorm bf16 86.7 -> 85.6; rows of 7000
+    // 75.7 -> 80.3, 83.0 -> 85.3, 82.7 -> 85.6 (at 2 blocks it lost: 73.9, 77.2, 77.6 at 6000).
     const qint64 fourWarpLane = 4 * 32 * 4;
+    const qint64 fourWarpVectors = (n + fourWarpLane - 1) / fourWarpLane;
     if (c.pipeline == Pipeline::Prefetch && t.xBytes == 2 && c.mapping == Mapping::Block &&
-        c.warps == 8 && c.vectorWidth == 4 && n % fourWarpLane == 0 && n / fourWarpLane <= 14) {
+        c.warps == 8 && c.vectorWidth == 4 && fourWarpVectors <= 14) {
+        const bool exact = n % fourWarpLane == 0;
         RowwiseConfig four = c;
         four.warps = 4;
-        four.vectorsPerThread = int(n / fourWarpLane);
+        four.vectorsPerThread = int(fourWarpVectors);
         four.ctasPerSm = int(std::min<qint64>(residentBlocks(four, t, device),
                                               kFourWarpRowBytesInFlight / (n * t.xBytes)));
-        if (four.ctasPerSm > c.ctasPerSm && pipelineProblems(four, t, n, device).isEmpty()) {
+        const bool more =
+            exact ? four.ctasPerSm > c.ctasPerSm : four.ctasPerSm >= std::max(3, c.ctasPerSm);
+        if (more && pipelineProblems(four, t, n, device).isEmpty()) {
             c = four;
             why = cacheWhy(c, n);
         }
@@ -510,15 +539,31 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // the vectors, two blocks per SM (one block's reductions overlap the other's loads), where
     // the registers hold them. H200 (docs/benchmarks.md, session 15), % of the DRAM floor:
     // layernorm f16 rows of 12288 80.6 -> 86.8, rmsnorm f16 rows of 10240 81.5 -> 91.6.
+    // Where the half's registers do not fit two blocks, three eighths of the warps with up to 16
+    // vectors each may (each thread's fixed share is paid by fewer threads): H200
+    // (docs/benchmarks.md, session 19), softmax rows in 16 warps x 6 at one block -> 6 warps x 16
+    // at two, % of the DRAM floor: f16 rows of 12000 75.0 -> 85.9, bf16 rows of 12288 81.1 ->
+    // 87.5 (layernorm f16 rows of 12000, whose half fits: 8 x 12 82.7, 6 x 16 73.3).
     if (c.pipeline == Pipeline::Prefetch && c.mapping == Mapping::Block && c.warps >= 16 &&
-        c.ctasPerSm == 1 && 2 * c.vectorsPerThread <= 16) {
+        c.ctasPerSm == 1) {
+        const auto fitsTwo = [&](const RowwiseConfig& x) {
+            return x.vectorsPerThread <= 16 && residentBlocks(x, t, device) >= 2 &&
+                   pipelineProblems(x, t, n, device).isEmpty();
+        };
         RowwiseConfig half = c;
         half.warps = c.warps / 2;
         half.vectorsPerThread = 2 * c.vectorsPerThread;
         half.ctasPerSm = 2;
-        if (residentBlocks(half, t, device) >= 2 &&
-            pipelineProblems(half, t, n, device).isEmpty()) {
+        RowwiseConfig fewer = c;
+        fewer.warps = 3 * c.warps / 8;
+        const qint64 lane = qint64(fewer.warps) * 32 * c.vectorWidth;
+        fewer.vectorsPerThread = int(std::min<qint64>(17, (n + lane - 1) / lane));
+        fewer.ctasPerSm = 2;
+        if (fitsTwo(half)) {
             c = half;
+            why = cacheWhy(c, n);
+        } else if (fitsTwo(fewer)) {
+            c = fewer;
             why = cacheWhy(c, n);
         }
     }

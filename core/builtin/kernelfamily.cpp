@@ -26,6 +26,22 @@ qsizetype indexOfValue(const QJsonArray& values, const QJsonValue& v) {
     return -1;
 }
 
+// For a number that `values` (ascending numbers) does not hold: the index of the last value below
+// it (-1 when all are above); -2 when the list is not ascending numbers or v is not a number.
+qsizetype listedBelow(const QJsonArray& values, const QJsonValue& v) {
+    if (!v.isDouble())
+        return -2;
+    qsizetype below = -1;
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        if (!values.at(i).isDouble() ||
+            (i > 0 && values.at(i).toDouble() <= values.at(i - 1).toDouble()))
+            return -2;
+        if (values.at(i).toDouble() < v.toDouble())
+            below = i;
+    }
+    return below;
+}
+
 QString valueText(const QJsonValue& v) {
     return v.isDouble() ? QString::number(v.toDouble()) : v.toVariant().toString();
 }
@@ -39,10 +55,19 @@ QJsonValue parameterValue(const ParameterSpec& spec, const Strategy& strategy) {
 std::optional<Strategy> stepParameter(const ParameterSpec& spec, const Strategy& strategy,
                                       int steps) {
     const QJsonValue current = parameterValue(spec, strategy);
-    const qsizetype at = indexOfValue(spec.values, current);
-    if (at < 0 || !spec.set)
+    if (!spec.set || steps == 0)
         return std::nullopt;
-    const qsizetype to = at + steps;
+    qsizetype to = -1;
+    const qsizetype at = indexOfValue(spec.values, current);
+    if (at >= 0) {
+        to = at + steps;
+    } else if (const qsizetype below = listedBelow(spec.values, current); below >= -1) {
+        // A value between the listed ones (a default's 11 vectors per thread, 6 warps): a step
+        // down is the listed value below it, a step up the one above.
+        to = steps < 0 ? below + 1 + steps : below + steps;
+    } else {
+        return std::nullopt;
+    }
     if (to < 0 || to >= spec.values.size())
         return std::nullopt;
     Strategy moved = strategy;

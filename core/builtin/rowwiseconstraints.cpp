@@ -211,8 +211,15 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
     QStringList problems;
     if (c.invalid.mapping)
         problems << u"params.mapping=\"%1\": must be warp or block"_s.arg(*c.invalid.mapping);
-    if (c.warps < 1 || c.warps > 32 || (c.warps & (c.warps - 1)) != 0)
-        problems << u"warps=%1: must be a power of two in 1..32"_s.arg(c.warps);
+    // A block that shares one row reduces over any number of warps (rowReduce loops over them):
+    // 6 warps x 12 vectors cover rows of 9000 in 192 threads where powers of two need 256.
+    const bool anyWarps = c.mapping == Mapping::Block && !c.splitsRows() &&
+                          (c.pipeline == Pipeline::Prefetch || c.pipeline == Pipeline::None);
+    if (c.warps < 1 || c.warps > 32 || (!anyWarps && (c.warps & (c.warps - 1)) != 0))
+        problems << u"warps=%1: must be a power of two in 1..32%2"_s.arg(c.warps).arg(
+            c.warps >= 1 && c.warps <= 32
+                ? u" (any count 2..32 only for mapping=block with pipeline=prefetch or none)"_s
+                : QString());
     if (c.mapping == Mapping::Block && c.warps < 2)
         problems << u"mapping=block with warps=%1: a one-warp block is mapping=warp"_s.arg(c.warps);
     problems << memorycodegen::vectorWidthProblems(c.vectorWidth, task, t.vectorDtypes());

@@ -208,6 +208,22 @@ private slots:
                  u"warp"_s);
         QCOMPARE(shape(rowTask(u"rmsnorm"_s, u"bf16"_s, 3728, 9000, 8)), u"8x4x9 c2"_s);
         QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 1672, 20000, 8)), u"16x4x10 c1"_s);
+        // Session 19 (H200, docs/benchmarks.md): rows of 6000 and 7000 in a 4-warp block's
+        // inexact cover at 3 blocks per SM, not 8 warps x 6 or 7 at 2-3; rows of 2600 in 2 warps
+        // x 11 at 8 blocks, not 4 warps x 6 (a chunk of 3072); softmax rows of 12000 and 12288,
+        // whose 8-warp half does not fit two blocks, in 6 warps x 16 at two, not 16 x 6 at one
+        // (layernorm's half fits and stays).
+        for (const QString& op : {u"layernorm"_s, u"softmax"_s, u"rmsnorm"_s}) {
+            const QString dtype = op == u"rmsnorm" ? u"bf16"_s : u"f16"_s;
+            QCOMPARE(shape(rowTask(op, dtype, 5592, 6000, 8)), u"4x4x12 c3"_s);
+            QCOMPARE(shape(rowTask(op, dtype, 4792, 7000, 8)), u"4x4x14 c3"_s);
+            QCOMPARE(shape(rowTask(op, dtype, 12904, 2600, 8)), u"2x4x11 c8"_s);
+        }
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f16"_s, 2792, 12000, 8)), u"6x4x16 c2"_s);
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"bf16"_s, 2728, 12288, 8)), u"6x4x16 c2"_s);
+        QCOMPARE(shape(rowTask(u"layernorm"_s, u"f16"_s, 2792, 12000, 8)), u"8x4x12 c2"_s);
+        // The same rows of 32-bit elements keep the power-of-two block (no 16-bit rule applies).
+        QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 5592, 6000, 4)), u"16x4x4 c0"_s);
         // The same rows of 32-bit elements keep the power-of-two block.
         QCOMPARE(shape(rowTask(u"softmax"_s, u"f32"_s, 3728, 9000, 4)), u"32x4x4 c0"_s);
         // A warp per row says so in its rationale, also after the switch to half-width vectors
@@ -219,6 +235,52 @@ private slots:
                                              "vectors of 4 per lane)"_s),
                  qPrintable(warpRows.rationale));
         QVERIFY(!warpRows.rationale.contains(u"need a block"_s));
+    }
+
+    // A block that shares one row reduces over any number of warps (6 warps for softmax rows of
+    // 12000); a warp per row, a row split over a cluster and the bulk copies keep powers of two,
+    // and the problem names the knob and where other counts are allowed.
+    void warpCountsOtherThanPowersOfTwo() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task t = rowTask(u"softmax"_s, u"f16"_s, 2792, 12000, 8);
+        kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        QCOMPARE(s.warps, 6);
+        QVERIFY(rowwise.constraints(s, t, h200).isEmpty());
+        QVERIFY(!rowwise.generate(s, t).isEmpty());
+        s.params.insert(u"pipeline"_s, u"none"_s);
+        s.params.insert(u"ctas_per_sm"_s, 0);
+        QVERIFY2(rowwise.constraints(s, t, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(s, t, h200).join(u"; "_s)));
+        const kev::Strategy warpRows = withParam(s, u"mapping"_s, u"warp"_s);
+        const QStringList warpProblems = rowwise.constraints(warpRows, t, h200);
+        QVERIFY2(warpProblems.join(u' ').contains(u"warps=6: must be a power of two in 1..32 (any "
+                                                  "count 2..32 only for mapping=block"_s),
+                 qPrintable(warpProblems.join(u"; "_s)));
+        const kev::Strategy split = withParam(s, u"split"_s, 2);
+        QVERIFY(rowwise.constraints(split, t, h200).join(u' ').contains(u"warps=6"_s));
+        // The search steps from a value between the knob's listed ones to its listed neighbours:
+        // 6 warps to 4 and 8, 11 vectors per thread (rows of 2600) to 8 and 12.
+        QList<int> warpSteps;
+        for (const kev::Strategy& m : rowwise.neighbours(rowwise.defaultStrategy(t, h200)))
+            if (m.warps != 6)
+                warpSteps << m.warps;
+        std::sort(warpSteps.begin(), warpSteps.end());
+        QCOMPARE(warpSteps, (QList<int>{4, 8}));
+        const kev::Task rows2600 = rowTask(u"layernorm"_s, u"f16"_s, 12904, 2600, 8);
+        QList<int> vectorSteps;
+        for (const kev::Strategy& m : rowwise.neighbours(rowwise.defaultStrategy(rows2600, h200))) {
+            const int v = m.params.value(u"vectors_per_thread"_s).toInt();
+            if (v != 11)
+                vectorSteps << v;
+        }
+        std::sort(vectorSteps.begin(), vectorSteps.end());
+        QCOMPARE(vectorSteps, (QList<int>{8, 12}));
+        kev::Strategy tooMany = s;
+        tooMany.warps = 33;
+        QVERIFY(rowwise.constraints(tooMany, t, h200)
+                    .join(u' ')
+                    .contains(u"warps=33: must be a power of two in 1..32"_s));
     }
 
     // Rows too few to give every SM a block share a row between the blocks of a cluster on

@@ -352,8 +352,10 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         u"warp: one warp per row, warps rows per block, shuffles only; block: "
                         "all the block's threads on one row, shared memory between warps"_s,
                         strings({u"warp", u"block"})),
-        fieldParameter(u"warps"_s, u"Warps per block"_s, ints({1, 2, 4, 8, 16, 32}),
-                       &Strategy::warps),
+        fieldParameter(u"warps"_s,
+                       u"Warps per block: a power of two, or any count 2..32 with mapping=block "
+                       "and pipeline=prefetch or none (6 warps x 16 vectors cover rows of 12288)"_s,
+                       ints({1, 2, 4, 8, 16, 32}), &Strategy::warps),
         fieldParameter(u"vectorWidth"_s, u"Elements per load and store (one access)"_s,
                        ints({1, 2, 4, 8}), &Strategy::vectorWidth),
         paramsParameter(u"vectors_per_thread"_s,

@@ -1,5 +1,5 @@
 # Generates a fixed sample of parameter points with kev-builtin-gen and compiles each kernel the
-# way the harness does for sm_90a; fails on a compile error or any ptxas spill.
+# way the harness does for sm_90a; fails on a compile error, a compiler warning or any ptxas spill.
 # Inputs: GEN (kev-builtin-gen), NVCC, INCLUDE (harness/include), OUT (scratch folder), TASKS
 # (tests/builtin/tasks, the memory-bound test tasks; a task starting with @ is a file there),
 # STRATEGIES (tests/builtin/strategies; a mode "strategy=FILE" generates that strategy file, into
@@ -77,6 +77,11 @@ foreach(kernel IN LISTS kernels)
     endif()
     if(err MATCHES "[1-9][0-9]* bytes spill")
         message(FATAL_ERROR "${kernel} spills registers:\n${err}")
+    endif()
+    # A kernel a user exports compiles without warnings (nvcc's "warning #128-D: loop is not
+    # reachable" in the FULL row-wise instantiations went unnoticed for a session).
+    if(err MATCHES "warning #[0-9]+-D")
+        message(FATAL_ERROR "${kernel} compiles with warnings:\n${err}")
     endif()
     message(STATUS "ok ${kernel}")
 endforeach()

@@ -19,7 +19,7 @@ constexpr int WARPS = ${WARPS};
 constexpr int THREADS = WARPS * 32;
 constexpr int VPT = ${VPT};                // vectors per thread per step, loaded before any math
 constexpr int STEP = THREADS * VPT;        // vectors a block covers per step
-constexpr int CTAS_PER_SM = ${CTAS}; // ${if PERSISTENT}persistent blocks per SM, looping${else}0: one block per STEP vectors, no loop${endif}
+[[maybe_unused]] constexpr int CTAS_PER_SM = ${CTAS}; // ${if PERSISTENT}persistent blocks per SM, looping${else}0: one block per STEP vectors, no loop${endif}
 
 ${if SILU}
 // SiLU, x / (1 + exp(-x)): for x -> -large, exp(-x) overflows to inf and x / inf is -0; for

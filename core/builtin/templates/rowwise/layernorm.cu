@@ -15,7 +15,7 @@ __device__ __forceinline__ Moments shuffleDown(Moments v, int offset)
 {
     return {shuffleDown(v.n, offset), shuffleDown(v.mean, offset), shuffleDown(v.m2, offset)};
 }
-__device__ __forceinline__ Moments shuffleFirst(Moments v)
+[[maybe_unused]] __device__ __forceinline__ Moments shuffleFirst(Moments v)
 {
     return {shuffleFirst(v.n), shuffleFirst(v.mean), shuffleFirst(v.m2)};
 }
@@ -94,14 +94,14 @@ __device__ __forceinline__ void loadShifted(const ElemX* x, long long N, long lo
             d[j][i] -= shift;
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     layerNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                   const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M, long long N,
                   long long ldx, long long ldy, float epsilon)
 {
     const int t = threadIdx.x % ROW_THREADS;
     int phase = 0; // the block reduction's buffer
-    const auto sumOf = [](float a, float b) { return a + b; };
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
     for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
          row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
@@ -262,7 +262,7 @@ ${if SHIFTED}
         return ShiftedSums{a.d + b.d, a.dd + b.dd};
     };
 ${else}
-    const auto sumOf = [](float a, float b) { return a + b; };
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
 ${endif}
     const float count = static_cast<float>(N);
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
@@ -428,7 +428,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     RawX* ring = reinterpret_cast<RawX*>(ringMemory);
     const int t = threadIdx.x % ROW_THREADS;
     int phase = 0; // the block reduction's buffer
-    const auto sumOf = [](float a, float b) { return a + b; };
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;

@@ -45,18 +45,18 @@ __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&
 template <bool FULL, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if (FULL)
-        return;
-    T e[VEC];
+    if constexpr (!FULL) { // a FULL row has no vector past N (and nvcc warns of unreachable loops)
+        T e[VEC];
 #pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        e[i] = fill;
-    R filled;
-    memcpy(&filled, e, sizeof(R));
-    const long long left = N - static_cast<long long>(t) * VEC;
+        for (int i = 0; i < VEC; ++i)
+            e[i] = fill;
+        R filled;
+        memcpy(&filled, e, sizeof(R));
+        const long long left = N - static_cast<long long>(t) * VEC;
 #pragma unroll
-    for (int j = 0; j < VPT; ++j)
-        v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+        for (int j = 0; j < VPT; ++j)
+            v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+    }
 }
 
 // W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a

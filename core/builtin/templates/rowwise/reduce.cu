@@ -9,7 +9,7 @@ __device__ __forceinline__ float maxPropagatingNaN(float a, float b)
 }
 ${endif}
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     reduceRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                long long ldx)
 {

@@ -37,7 +37,7 @@ __device__ __forceinline__ float chunkSquares(const float (&v)[VPT][VEC])
     return combineLanes(q, [](float a, float b) { return a + b; });
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     rmsNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W, ElemY* __restrict__ Y,
                 long long M, long long N, long long ldx, long long ldy, float epsilon)
 {

@@ -47,7 +47,7 @@ __device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
 }
 ${endif}
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     softmaxRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                 long long ldx, long long ldy)
 {

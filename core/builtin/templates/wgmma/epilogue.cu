@@ -42,9 +42,9 @@ __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const P
 // into two alternating staging buffers; thread 0 of the warpgroup sends each box with a bulk
 // store and, before a buffer is rewritten, waits until the store issued from it two boxes earlier
 // has read it. The stores run on while the next tile's main loop starts.
-__device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
-                                    const CUtensorMap* mapC, uint32_t smemC, const Problem& p,
-                                    TileCoord tc, int group) {
+[[maybe_unused]] __device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
+                                                    const CUtensorMap* mapC, uint32_t smemC,
+                                                    const Problem& p, TileCoord tc, int group) {
     const int local = threadIdx.x % 128;
     const int lane = local % 32;
     const int r = (local / 32) * 16 + lane / 4;

@@ -179,7 +179,7 @@ __device__ inline void namedBarrier(int id) {
 
 // The ping-pong turn: warpgroup g waits on barrier 3 + g until the other warpgroup has arrived,
 // i.e. has issued its whole main loop.
-__device__ inline void waitTurn(int group) {
+[[maybe_unused]] __device__ inline void waitTurn(int group) {
     asm volatile("bar.sync %0, 256;" ::"r"(3 + group) : "memory");
 }
 

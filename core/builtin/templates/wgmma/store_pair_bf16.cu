@@ -1,5 +1,5 @@
 ${# wgmma/store_pair_bf16.cu: alpha/beta stores of two columns of a bf16 C.}
-__device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
+[[maybe_unused]] __device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
     __nv_bfloat162* out = reinterpret_cast<__nv_bfloat162*>(dst);
     x0 *= p.alpha;
     x1 *= p.alpha;

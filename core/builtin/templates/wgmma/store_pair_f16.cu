@@ -1,5 +1,5 @@
 ${# wgmma/store_pair_f16.cu: alpha/beta stores of two columns of an f16 C.}
-__device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
+[[maybe_unused]] __device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
     __half2* out = reinterpret_cast<__half2*>(dst);
     x0 *= p.alpha;
     x1 *= p.alpha;

@@ -1,5 +1,5 @@
 ${# wgmma/store_pair_f32.cu: alpha/beta stores of two columns of an f32 C.}
-__device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
+[[maybe_unused]] __device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
     float2* out = reinterpret_cast<float2*>(dst);
     x0 *= p.alpha;
     x1 *= p.alpha;

@@ -10,7 +10,7 @@ __device__ constexpr bool ownsChunk(int s, int j) {
 
 // C = alpha * x + beta * C for one element (the swapped epilogue: a thread's two adjacent
 // accumulator columns are two rows of C).
-__device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
+[[maybe_unused]] __device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
     float v = p.alpha * x;
     if (p.beta != 0.0f) {
         v += p.beta * float(*dst);
@@ -52,7 +52,7 @@ __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], co
 
 // Transposes the 8x8 matrix of 16-bit values whose row lane / 4, columns 2 * (lane % 4) + 0, 1
 // this lane holds (the fragment layout), into the same layout.
-__device__ inline uint32_t transpose8x8(uint32_t pair) {
+[[maybe_unused]] __device__ inline uint32_t transpose8x8(uint32_t pair) {
     uint32_t out;
     asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(out) : "r"(pair));
     return out;

@@ -15,8 +15,8 @@ namespace {
 
 using ElemX = __half;
 using ElemY = __half;
-__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
-__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -74,7 +74,7 @@ constexpr int WARPS = 8;
 constexpr int THREADS = WARPS * 32;
 constexpr int VPT = 2;                // vectors per thread per step, loaded before any math
 constexpr int STEP = THREADS * VPT;        // vectors a block covers per step
-constexpr int CTAS_PER_SM = 0; // 0: one block per STEP vectors, no loop
+[[maybe_unused]] constexpr int CTAS_PER_SM = 0; // 0: one block per STEP vectors, no loop
 
 // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)). erff saturates to +-1, so large |x| gives x or
 // -0 (never an overflow or NaN).

@@ -14,8 +14,8 @@ namespace {
 
 using ElemX = float;
 using ElemY = float;
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -73,7 +73,7 @@ constexpr int WARPS = 8;
 constexpr int THREADS = WARPS * 32;
 constexpr int VPT = 2;                // vectors per thread per step, loaded before any math
 constexpr int STEP = THREADS * VPT;        // vectors a block covers per step
-constexpr int CTAS_PER_SM = 0; // 0: one block per STEP vectors, no loop
+[[maybe_unused]] constexpr int CTAS_PER_SM = 0; // 0: one block per STEP vectors, no loop
 
 // SiLU, x / (1 + exp(-x)): for x -> -large, exp(-x) overflows to inf and x / inf is -0; for
 // x -> +large, exp(-x) is 0 and the result is x. Never inf / inf.

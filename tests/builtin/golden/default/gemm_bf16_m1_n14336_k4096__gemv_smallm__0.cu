@@ -17,8 +17,8 @@ namespace {
 
 using Input = __nv_bfloat16;
 using Output = __nv_bfloat16;
-__device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;

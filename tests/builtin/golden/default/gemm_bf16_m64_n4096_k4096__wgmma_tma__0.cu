@@ -157,7 +157,7 @@ __device__ inline void namedBarrier(int id) {
 
 // The ping-pong turn: warpgroup g waits on barrier 3 + g until the other warpgroup has arrived,
 // i.e. has issued its whole main loop.
-__device__ inline void waitTurn(int group) {
+[[maybe_unused]] __device__ inline void waitTurn(int group) {
     asm volatile("bar.sync %0, 256;" ::"r"(3 + group) : "memory");
 }
 
@@ -317,7 +317,7 @@ __device__ inline void wgmmaTile(float (&d)[32], uint64_t descA, uint64_t descB,
                  : "l"(descA), "l"(descB), "r"(scaleD));
 }
 
-__device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
+[[maybe_unused]] __device__ inline void storePair(OutT* dst, float x0, float x1, const Problem& p) {
     __nv_bfloat162* out = reinterpret_cast<__nv_bfloat162*>(dst);
     x0 *= p.alpha;
     x1 *= p.alpha;
@@ -362,7 +362,7 @@ __device__ constexpr bool ownsChunk(int s, int j) {
 
 // C = alpha * x + beta * C for one element (the swapped epilogue: a thread's two adjacent
 // accumulator columns are two rows of C).
-__device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
+[[maybe_unused]] __device__ inline void storeOne(OutT* dst, float x, const Problem& p) {
     float v = p.alpha * x;
     if (p.beta != 0.0f) {
         v += p.beta * float(*dst);
@@ -404,7 +404,7 @@ __device__ inline void forEachSwapped(const float (&acc)[kSlices][kMmaN / 2], co
 
 // Transposes the 8x8 matrix of 16-bit values whose row lane / 4, columns 2 * (lane % 4) + 0, 1
 // this lane holds (the fragment layout), into the same layout.
-__device__ inline uint32_t transpose8x8(uint32_t pair) {
+[[maybe_unused]] __device__ inline uint32_t transpose8x8(uint32_t pair) {
     uint32_t out;
     asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(out) : "r"(pair));
     return out;
@@ -603,9 +603,9 @@ __device__ inline void storeTile(const float (&acc)[kSlices][kMmaN / 2], const P
 // into two alternating staging buffers; thread 0 of the warpgroup sends each box with a bulk
 // store and, before a buffer is rewritten, waits until the store issued from it two boxes earlier
 // has read it. The stores run on while the next tile's main loop starts.
-__device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
-                                    const CUtensorMap* mapC, uint32_t smemC, const Problem& p,
-                                    TileCoord tc, int group) {
+[[maybe_unused]] __device__ inline void storeTileTma(const float (&acc)[kSlices][kMmaN / 2],
+                                                    const CUtensorMap* mapC, uint32_t smemC,
+                                                    const Problem& p, TileCoord tc, int group) {
     const int local = threadIdx.x % 128;
     const int lane = local % 32;
     const int r = (local / 32) * 16 + lane / 4;

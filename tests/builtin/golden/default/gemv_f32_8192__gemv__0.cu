@@ -15,8 +15,8 @@ namespace {
 using ElemA = float;
 using ElemX = float;
 using ElemY = float;
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;

@@ -17,8 +17,8 @@ namespace {
 using ElemA = __half;
 using ElemX = __half;
 using ElemY = __half;
-__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
-__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;

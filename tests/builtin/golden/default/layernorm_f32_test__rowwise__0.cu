@@ -19,8 +19,8 @@ using ElemY = float;
 using ElemW = float;
 using ElemB = float;
 
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -201,14 +201,14 @@ __device__ __forceinline__ void loadShifted(const ElemX* x, long long N, long lo
             d[j][i] -= shift;
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     layerNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                   const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M, long long N,
                   long long ldx, long long ldy, float epsilon)
 {
     const int t = threadIdx.x % ROW_THREADS;
     int phase = 0; // the block reduction's buffer
-    const auto sumOf = [](float a, float b) { return a + b; };
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
     for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
          row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {

@@ -17,10 +17,10 @@ namespace {
 using ElemX = __half;
 using ElemY = float;
 
-__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
-__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -150,7 +150,7 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     reduceRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                long long ldx)
 {

@@ -16,8 +16,8 @@ namespace {
 using ElemX = float;
 using ElemY = float;
 
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -147,7 +147,7 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     reduceRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                long long ldx)
 {

@@ -24,8 +24,8 @@ using ElemX = __nv_bfloat16;
 using ElemY = __nv_bfloat16;
 using ElemW = __nv_bfloat16;
 
-__device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -204,7 +204,7 @@ __device__ __forceinline__ float chunkSquares(const float (&v)[VPT][VEC])
     return combineLanes(q, [](float a, float b) { return a + b; });
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     rmsNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W, ElemY* __restrict__ Y,
                 long long M, long long N, long long ldx, long long ldy, float epsilon)
 {

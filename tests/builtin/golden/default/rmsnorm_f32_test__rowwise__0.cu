@@ -19,8 +19,8 @@ using ElemX = float;
 using ElemY = float;
 using ElemW = float;
 
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -199,7 +199,7 @@ __device__ __forceinline__ float chunkSquares(const float (&v)[VPT][VEC])
     return combineLanes(q, [](float a, float b) { return a + b; });
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     rmsNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W, ElemY* __restrict__ Y,
                 long long M, long long N, long long ldx, long long ldy, float epsilon)
 {

@@ -19,8 +19,8 @@ namespace {
 using ElemX = __half;
 using ElemY = __half;
 
-__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
-__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -183,7 +183,7 @@ __device__ __forceinline__ float expShifted(float x, float m)
     return exp2Fast((x - (m == -INFINITY ? 0.0f : m)) * LOG2E);
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     softmaxRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                 long long ldx, long long ldy)
 {
@@ -304,18 +304,18 @@ __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&
 template <bool FULL, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if (FULL)
-        return;
-    T e[VEC];
+    if constexpr (!FULL) { // a FULL row has no vector past N (and nvcc warns of unreachable loops)
+        T e[VEC];
 #pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        e[i] = fill;
-    R filled;
-    memcpy(&filled, e, sizeof(R));
-    const long long left = N - static_cast<long long>(t) * VEC;
+        for (int i = 0; i < VEC; ++i)
+            e[i] = fill;
+        R filled;
+        memcpy(&filled, e, sizeof(R));
+        const long long left = N - static_cast<long long>(t) * VEC;
 #pragma unroll
-    for (int j = 0; j < VPT; ++j)
-        v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+        for (int j = 0; j < VPT; ++j)
+            v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+    }
 }
 
 // W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a

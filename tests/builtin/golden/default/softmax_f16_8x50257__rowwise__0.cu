@@ -22,8 +22,8 @@ namespace {
 using ElemX = __half;
 using ElemY = __half;
 
-__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
-__device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -210,7 +210,7 @@ __device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
     return {m, a.s * rescale(a.m, m) + b.s * rescale(b.m, m)};
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     softmaxRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                 long long ldx, long long ldy)
 {

@@ -17,8 +17,8 @@ namespace {
 using ElemX = float;
 using ElemY = float;
 
-__device__ __forceinline__ float toFloat(float x) { return x; }
-__device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -181,7 +181,7 @@ __device__ __forceinline__ float expShifted(float x, float m)
     return exp2Fast((x - (m == -INFINITY ? 0.0f : m)) * LOG2E);
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     softmaxRows(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M, long long N,
                 long long ldx, long long ldy)
 {

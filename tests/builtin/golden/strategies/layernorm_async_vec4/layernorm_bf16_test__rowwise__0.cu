@@ -17,8 +17,8 @@ using ElemY = __nv_bfloat16;
 using ElemW = __nv_bfloat16;
 using ElemB = __nv_bfloat16;
 
-__device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -199,14 +199,14 @@ __device__ __forceinline__ void loadShifted(const ElemX* x, long long N, long lo
             d[j][i] -= shift;
 }
 
-__global__ void __launch_bounds__(THREADS)
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
     layerNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                   const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M, long long N,
                   long long ldx, long long ldy, float epsilon)
 {
     const int t = threadIdx.x % ROW_THREADS;
     int phase = 0; // the block reduction's buffer
-    const auto sumOf = [](float a, float b) { return a + b; };
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
     for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
          row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
@@ -321,18 +321,18 @@ __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&
 template <bool FULL, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if (FULL)
-        return;
-    T e[VEC];
+    if constexpr (!FULL) { // a FULL row has no vector past N (and nvcc warns of unreachable loops)
+        T e[VEC];
 #pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        e[i] = fill;
-    R filled;
-    memcpy(&filled, e, sizeof(R));
-    const long long left = N - static_cast<long long>(t) * VEC;
+        for (int i = 0; i < VEC; ++i)
+            e[i] = fill;
+        R filled;
+        memcpy(&filled, e, sizeof(R));
+        const long long left = N - static_cast<long long>(t) * VEC;
 #pragma unroll
-    for (int j = 0; j < VPT; ++j)
-        v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+        for (int j = 0; j < VPT; ++j)
+            v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+    }
 }
 
 // W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a
@@ -437,7 +437,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     RawX* ring = reinterpret_cast<RawX*>(ringMemory);
     const int t = threadIdx.x % ROW_THREADS;
     int phase = 0; // the block reduction's buffer
-    const auto sumOf = [](float a, float b) { return a + b; };
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
     const float count = static_cast<float>(N);
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;

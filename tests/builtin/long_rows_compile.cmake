@@ -1,6 +1,6 @@
 # The defaults of the long-row tasks (issue 18: vocabulary-sized softmax rows split over a cluster
 # or streamed, odd unaligned rows, long layernorm and reduce rows) generated with kev-builtin-gen
-# and compiled the way the harness does for sm_90a; fails on a compile error or any ptxas spill.
+# and compiled the way the harness does for sm_90a; fails on a compile error, a compiler warning or any ptxas spill.
 # Inputs: GEN (kev-builtin-gen), NVCC, INCLUDE (harness/include), OUT (scratch folder), TASKS
 # (resources/tasks).
 file(REMOVE_RECURSE "${OUT}")
@@ -33,6 +33,10 @@ foreach(kernel IN LISTS kernels)
     endif()
     if(err MATCHES "[1-9][0-9]* bytes spill")
         message(FATAL_ERROR "${kernel} spills registers:\n${err}")
+    endif()
+    # Nor any nvcc warning (the split and bulk kernels left the row kernels unreferenced).
+    if(err MATCHES "warning #[0-9]+-D")
+        message(FATAL_ERROR "${kernel} compiles with warnings:\n${err}")
     endif()
     message(STATUS "ok ${kernel}")
 endforeach()

@@ -2,6 +2,8 @@
 #include "cliio.h"
 #include "printer.h"
 
+#include <algorithm>
+
 #include <QJsonArray>
 #include <QRegularExpression>
 
@@ -80,12 +82,17 @@ public:
             err() << "kevolve-cli: warning: " << line << Qt::endl;
         out() << store.task().name << " (" << store.task().summary() << "), "
               << store.steps().size() << " steps, session " << store.info().id << '\n';
+        // The plan column is as wide as the longest plan: two plans that differ only at their end
+        // (W and B in registers or not) must not print the same.
+        qsizetype planWidth = 44;
+        for (const auto& s : store.steps())
+            planWidth = std::max(planWidth, s.plan.size());
         // % floor: the candidate's share of the roofline floor (the headline of memory-bound ops).
         out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9\n")
                      .arg(QStringLiteral("  v"), 5)
                      .arg(QStringLiteral("iter"), 4)
                      .arg(QStringLiteral("parent"), 6)
-                     .arg(QStringLiteral("plan"), -44)
+                     .arg(QStringLiteral("plan"), -int(planWidth))
                      .arg(QStringLiteral("status"), -14)
                      .arg(QStringLiteral("speedup"), 8)
                      .arg(QStringLiteral("95% CI"), -17)
@@ -103,7 +110,7 @@ public:
                               5)
                          .arg(s.iteration, 4)
                          .arg(s.parentVersion, 6)
-                         .arg(s.plan.left(44), -44)
+                         .arg(s.plan, -int(planWidth))
                          .arg(s.status + (s.suspicious ? QStringLiteral("!") : QString()), -14)
                          .arg(fmt(s.speedup), 8)
                          .arg(ci, -17)

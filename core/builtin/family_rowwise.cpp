@@ -470,7 +470,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // where the registers hold them (W and B read per row if that is what fits): H200
     // (docs/benchmarks.md, session 19), rows of 2600 in 2 warps x 11 vectors of 4, % of the DRAM
     // floor, 7 -> 8 blocks: layernorm f16 80.3 -> 82.4, bf16 74.7 -> 78.3 (rmsnorm bf16 and
-    // softmax f16 at 8: 86.1, 86.0).
+    // softmax f16 at 8: 86.1, 86.0). Not a stable order for bf16: a later session measured 77.7
+    // at 8 and 79.2 at 6.
     if (c.pipeline == Pipeline::Prefetch && t.xBytes == 2 && c.mapping == Mapping::Block &&
         c.warps == 2 && c.chunkElements() != n && c.ctasPerSm < 8) {
         RowwiseConfig eight = c;
@@ -545,7 +546,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // vectors each may (each thread's fixed share is paid by fewer threads): H200
     // (docs/benchmarks.md, session 19), softmax rows in 16 warps x 6 at one block -> 6 warps x 16
     // at two, % of the DRAM floor: f16 rows of 12000 75.0 -> 85.9, bf16 rows of 12288 81.1 ->
-    // 87.5 (layernorm f16 rows of 12000, whose half fits: 8 x 12 82.7, 6 x 16 73.3).
+    // 87.5 (layernorm f16 rows of 12000, whose half fits: 8 x 12 82.7, 6 x 16 73.3). Measured
+    // from 16 warps only, so a 32-warp block does not take 12.
     if (c.pipeline == Pipeline::Prefetch && c.mapping == Mapping::Block && c.warps >= 16 &&
         c.ctasPerSm == 1) {
         const auto fitsTwo = [&](const RowwiseConfig& x) {
@@ -564,7 +566,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         if (fitsTwo(half)) {
             c = half;
             why = cacheWhy(c, n);
-        } else if (fitsTwo(fewer)) {
+        } else if (c.warps == 16 && fitsTwo(fewer)) {
             c = fewer;
             why = cacheWhy(c, n);
         }

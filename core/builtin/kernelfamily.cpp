@@ -55,13 +55,14 @@ QJsonValue parameterValue(const ParameterSpec& spec, const Strategy& strategy) {
 std::optional<Strategy> stepParameter(const ParameterSpec& spec, const Strategy& strategy,
                                       int steps) {
     const QJsonValue current = parameterValue(spec, strategy);
-    if (!spec.set || steps == 0)
+    if (!spec.set)
         return std::nullopt;
     qsizetype to = -1;
     const qsizetype at = indexOfValue(spec.values, current);
     if (at >= 0) {
         to = at + steps;
-    } else if (const qsizetype below = listedBelow(spec.values, current); below >= -1) {
+    } else if (const qsizetype below = listedBelow(spec.values, current);
+               below >= -1 && steps != 0) {
         // A value between the listed ones (a default's 11 vectors per thread, 6 warps): a step
         // down is the listed value below it, a step up the one above.
         to = steps < 0 ? below + 1 + steps : below + steps;

@@ -212,7 +212,8 @@ QStringList constraintProblems(const RowwiseConfig& c, const RowTensors& t, cons
     if (c.invalid.mapping)
         problems << u"params.mapping=\"%1\": must be warp or block"_s.arg(*c.invalid.mapping);
     // A block that shares one row reduces over any number of warps (rowReduce loops over them):
-    // 6 warps x 12 vectors cover rows of 9000 in 192 threads where powers of two need 256.
+    // 6 warps x 16 vectors hold softmax rows of 12288 at two blocks per SM, where 8 x 12 do not
+    // fit the registers twice (H200, docs/benchmarks.md, session 19).
     const bool anyWarps = c.mapping == Mapping::Block && !c.splitsRows() &&
                           (c.pipeline == Pipeline::Prefetch || c.pipeline == Pipeline::None);
     if (c.warps < 1 || c.warps > 32 || (!anyWarps && (c.warps & (c.warps - 1)) != 0))

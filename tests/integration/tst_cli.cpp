@@ -339,6 +339,25 @@ private slots:
         QVERIFY2(v1 != lines.end(), qPrintable(show.out));
         QVERIFY2(v1->contains(QStringLiteral("1.764")) && v1->contains(QStringLiteral("90.5")),
                  qPrintable(*v1));
+        // A plan longer than the column prints whole (two plans that differ only at the end,
+        // W and B in registers or not, printed the same when the column cut them at 44).
+        const QString longPlan =
+            QStringLiteral("rowwise w4 12x4 3/SM block prefetch shifted_one_pass W/B-in-registers");
+        QFile index(dir + QStringLiteral("/index.jsonl"));
+        QVERIFY(index.open(QIODevice::ReadOnly));
+        QByteArray lines0 = index.readAll();
+        index.close();
+        QVERIFY(lines0.contains("\"plan\":\"rowwise 1x512x16 w16 s1\""));
+        const QByteArray longEntry =
+            QByteArray("\"plan\":\"").append(longPlan.toUtf8()).append('"');
+        lines0.replace(QByteArray("\"plan\":\"rowwise 1x512x16 w16 s1\""), longEntry);
+        QVERIFY(index.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        index.write(lines0);
+        index.close();
+        const Result longShow = cli({QStringLiteral("show"), dir});
+        QCOMPARE(longShow.code, 0);
+        QVERIFY2(longShow.out.contains(longPlan + QStringLiteral(" ok ")),
+                 qPrintable(longShow.out));
     }
 
     void runShowExport() {

@@ -40,13 +40,12 @@ std::optional<CounterJump> bytesInFlightJump(const KernelFamily& family, const S
             if (spec.name != knob)
                 continue;
             const QJsonValue current = parameterValue(spec, strategy);
-            qsizetype at = -1;
-            for (qsizetype i = 0; i < spec.values.size(); ++i) {
-                if (spec.values.at(i).toDouble() == current.toDouble() && current.isDouble())
-                    at = i;
-            }
-            if (at < 0)
+            // From a listed value or one between them (a default's 7 blocks per SM): a jump
+            // moves at least two positions up from there.
+            const std::optional<qsizetype> origin = stepOrigin(spec, current);
+            if (!current.isDouble() || !origin)
                 continue;
+            const qsizetype at = *origin;
             // ctas_per_sm=0 is the non-persistent grid: its blocks per SM are what the resources
             // allow, so the persistent grid that multiplies them starts from that count.
             double base = current.toDouble();
@@ -102,13 +101,10 @@ std::optional<CounterJump> cacheRowJump(const KernelFamily& family, const Strate
         if (spec.name != u"vectors_per_thread")
             continue;
         const QJsonValue current = parameterValue(spec, strategy);
-        qsizetype at = -1;
-        for (qsizetype i = 0; i < spec.values.size(); ++i) {
-            if (current.isDouble() && spec.values.at(i).toDouble() == current.toDouble())
-                at = i;
-        }
-        if (at < 0)
+        const std::optional<qsizetype> origin = stepOrigin(spec, current);
+        if (!current.isDouble() || !origin)
             return std::nullopt;
+        const qsizetype at = *origin;
         for (qsizetype to = at + 2; to < spec.values.size(); ++to) {
             auto moved = stepParameter(spec, strategy, int(to - at));
             if (!moved)

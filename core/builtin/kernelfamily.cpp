@@ -52,23 +52,26 @@ QJsonValue parameterValue(const ParameterSpec& spec, const Strategy& strategy) {
     return spec.get ? spec.get(strategy) : QJsonValue(QJsonValue::Undefined);
 }
 
+std::optional<qsizetype> stepOrigin(const ParameterSpec& spec, const QJsonValue& value) {
+    if (const qsizetype at = indexOfValue(spec.values, value); at >= 0)
+        return at;
+    if (const qsizetype below = listedBelow(spec.values, value); below >= -1)
+        return below;
+    return std::nullopt;
+}
+
 std::optional<Strategy> stepParameter(const ParameterSpec& spec, const Strategy& strategy,
                                       int steps) {
     const QJsonValue current = parameterValue(spec, strategy);
-    if (!spec.set)
+    const std::optional<qsizetype> origin = stepOrigin(spec, current);
+    if (!spec.set || !origin)
         return std::nullopt;
-    qsizetype to = -1;
-    const qsizetype at = indexOfValue(spec.values, current);
-    if (at >= 0) {
-        to = at + steps;
-    } else if (const qsizetype below = listedBelow(spec.values, current);
-               below >= -1 && steps != 0) {
-        // A value between the listed ones (a default's 11 vectors per thread, 6 warps): a step
-        // down is the listed value below it, a step up the one above.
-        to = steps < 0 ? below + 1 + steps : below + steps;
-    } else {
+    const bool listed = indexOfValue(spec.values, current) >= 0;
+    if (!listed && steps == 0)
         return std::nullopt;
-    }
+    // From a value between the listed ones (origin: the one below it), a step down is the listed
+    // value below it, a step up the one above.
+    const qsizetype to = listed || steps > 0 ? *origin + steps : *origin + 1 + steps;
     if (to < 0 || to >= spec.values.size())
         return std::nullopt;
     Strategy moved = strategy;

@@ -115,8 +115,13 @@ public:
 
 // Reads a knob of `strategy` through `spec`, or an undefined value when absent.
 QJsonValue parameterValue(const ParameterSpec& spec, const Strategy& strategy);
-// The strategy with `spec` moved `steps` positions along its ordered values, or nullopt when the
-// current value is not in the list or the move leaves it.
+// The position that steps along `spec`'s ordered values count from for `value`: its index when
+// listed; for a number between the listed ones (a default's 11 vectors per thread, 7 blocks per
+// SM) the index of the listed value below it (-1 below them all), so that one step up reaches
+// the listed value above it; nullopt when neither (a string not listed, an unordered list).
+std::optional<qsizetype> stepOrigin(const ParameterSpec& spec, const QJsonValue& value);
+// The strategy with `spec` moved `steps` positions along its ordered values (from stepOrigin), or
+// nullopt when there is no origin, a zero step from an unlisted value, or the move leaves them.
 std::optional<Strategy> stepParameter(const ParameterSpec& spec, const Strategy& strategy,
                                       int steps);
 // A compact key of the knob values of a strategy ("mma_sync blockM=128 blockN=128 ..."), used to

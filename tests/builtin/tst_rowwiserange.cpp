@@ -239,8 +239,9 @@ private slots:
 
     // A block that shares one row reduces over any number of warps (6 warps for softmax rows of
     // 12000); a warp per row, a row split over a cluster and the bulk copies keep powers of two,
-    // and the problem names the knob and where other counts are allowed.
-    void warpCountsOtherThanPowersOfTwo() {
+    // and the problem names the knob and where other counts are allowed. Local steps and counter
+    // jumps start from such unlisted values (6 warps, 11 or 5 vectors per thread) too.
+    void warpCountsOtherThanPowersOfTwoAndUnlistedSteps() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
         const kev::Task t = rowTask(u"softmax"_s, u"f16"_s, 2792, 12000, 8);
@@ -276,6 +277,32 @@ private slots:
         }
         std::sort(vectorSteps.begin(), vectorSteps.end());
         QCOMPARE(vectorSteps, (QList<int>{8, 12}));
+        // A counter jump starts from an unlisted value too: rows of 20000 read twice by 16 warps
+        // x 5 vectors of 4 (a chunk of 10240) jump to 12 vectors, the smallest listed value that
+        // caches the row, 3 steps from 5 (between the listed 4 and 6).
+        const kev::Task longRows = rowTask(u"softmax"_s, u"f16"_s, 1672, 20000, 8);
+        kev::Strategy streamed = rowwise.defaultStrategy(longRows, h200);
+        streamed.warps = 16;
+        streamed.vectorWidth = 4;
+        streamed.params.insert(u"vectors_per_thread"_s, 5);
+        streamed.params.insert(u"pipeline"_s, u"none"_s);
+        streamed.params.insert(u"ctas_per_sm"_s, 0);
+        streamed.params.insert(u"stats"_s, u"one_pass"_s);
+        QVERIFY2(rowwise.constraints(streamed, longRows, h200).isEmpty(),
+                 qPrintable(rowwise.constraints(streamed, longRows, h200).join(u"; "_s)));
+        const auto cache = kev::cacheRowJump(rowwise, streamed, longRows, h200, 2.0);
+        QVERIFY(cache);
+        QCOMPARE(cache->step, 3);
+        const auto cached = kev::stepParameter(
+            [&] {
+                for (const kev::ParameterSpec& spec : rowwise.parameters())
+                    if (spec.name == u"vectors_per_thread")
+                        return spec;
+                return kev::ParameterSpec{};
+            }(),
+            streamed, cache->step);
+        QVERIFY(cached);
+        QCOMPARE(cached->params.value(u"vectors_per_thread"_s).toInt(), 12);
         kev::Strategy tooMany = s;
         tooMany.warps = 33;
         QVERIFY(rowwise.constraints(tooMany, t, h200)

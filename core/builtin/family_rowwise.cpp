@@ -542,32 +542,31 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // the vectors, two blocks per SM (one block's reductions overlap the other's loads), where
     // the registers hold them. H200 (docs/benchmarks.md, session 15), % of the DRAM floor:
     // layernorm f16 rows of 12288 80.6 -> 86.8, rmsnorm f16 rows of 10240 81.5 -> 91.6.
-    // Where the half's registers do not fit two blocks, three eighths of the warps with up to 16
-    // vectors each may (each thread's fixed share is paid by fewer threads): H200
+    // Where the half's registers do not fit two blocks, 6 of the 16 warps with up to 16 vectors
+    // each may (each thread's fixed share is paid by fewer threads): H200
     // (docs/benchmarks.md, session 19), softmax rows in 16 warps x 6 at one block -> 6 warps x 16
     // at two, % of the DRAM floor: f16 rows of 12000 75.0 -> 85.9, bf16 rows of 12288 81.1 ->
     // 87.5 (layernorm f16 rows of 12000, whose half fits: 8 x 12 82.7, 6 x 16 73.3). Measured
-    // from 16 warps only, so a 32-warp block does not take 12.
+    // from 16 warps only, so a 32-warp block keeps only the half.
     if (c.pipeline == Pipeline::Prefetch && c.mapping == Mapping::Block && c.warps >= 16 &&
         c.ctasPerSm == 1) {
         const auto fitsTwo = [&](const RowwiseConfig& x) {
             return x.vectorsPerThread <= 16 && residentBlocks(x, t, device) >= 2 &&
                    pipelineProblems(x, t, n, device).isEmpty();
         };
-        RowwiseConfig half = c;
-        half.warps = c.warps / 2;
-        half.vectorsPerThread = 2 * c.vectorsPerThread;
-        half.ctasPerSm = 2;
-        RowwiseConfig fewer = c;
-        fewer.warps = 3 * c.warps / 8;
-        const qint64 lane = qint64(fewer.warps) * 32 * c.vectorWidth;
-        fewer.vectorsPerThread = int(std::min<qint64>(17, (n + lane - 1) / lane));
-        fewer.ctasPerSm = 2;
-        if (fitsTwo(half)) {
-            c = half;
-            why = cacheWhy(c, n);
-        } else if (c.warps == 16 && fitsTwo(fewer)) {
-            c = fewer;
+        RowwiseConfig two = c;
+        two.ctasPerSm = 2;
+        two.warps = c.warps / 2;
+        two.vectorsPerThread = 2 * c.vectorsPerThread;
+        bool fits = fitsTwo(two);
+        if (!fits && c.warps == 16) {
+            two.warps = 6;
+            const qint64 lane = qint64(two.warps) * 32 * c.vectorWidth;
+            two.vectorsPerThread = int(std::min<qint64>(17, (n + lane - 1) / lane));
+            fits = fitsTwo(two);
+        }
+        if (fits) {
+            c = two;
             why = cacheWhy(c, n);
         }
     }

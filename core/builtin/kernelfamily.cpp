@@ -42,6 +42,20 @@ qsizetype listedBelow(const QJsonArray& values, const QJsonValue& v) {
     return below;
 }
 
+// Where `v` sits along `values`: its index, listed; or, for a number between ascending listed
+// numbers, the index of the one below it (-1 below them all), not listed; nullopt otherwise.
+struct Position {
+    qsizetype at;
+    bool listed;
+};
+std::optional<Position> locate(const QJsonArray& values, const QJsonValue& v) {
+    if (const qsizetype at = indexOfValue(values, v); at >= 0)
+        return Position{at, true};
+    if (const qsizetype below = listedBelow(values, v); below >= -1)
+        return Position{below, false};
+    return std::nullopt;
+}
+
 QString valueText(const QJsonValue& v) {
     return v.isDouble() ? QString::number(v.toDouble()) : v.toVariant().toString();
 }
@@ -53,25 +67,19 @@ QJsonValue parameterValue(const ParameterSpec& spec, const Strategy& strategy) {
 }
 
 std::optional<qsizetype> stepOrigin(const ParameterSpec& spec, const QJsonValue& value) {
-    if (const qsizetype at = indexOfValue(spec.values, value); at >= 0)
-        return at;
-    if (const qsizetype below = listedBelow(spec.values, value); below >= -1)
-        return below;
-    return std::nullopt;
+    const std::optional<Position> p = locate(spec.values, value);
+    return p ? std::optional<qsizetype>(p->at) : std::nullopt;
 }
 
 std::optional<Strategy> stepParameter(const ParameterSpec& spec, const Strategy& strategy,
                                       int steps) {
     const QJsonValue current = parameterValue(spec, strategy);
-    const std::optional<qsizetype> origin = stepOrigin(spec, current);
-    if (!spec.set || !origin)
+    const std::optional<Position> p = locate(spec.values, current);
+    if (!spec.set || !p || (!p->listed && steps == 0))
         return std::nullopt;
-    const bool listed = indexOfValue(spec.values, current) >= 0;
-    if (!listed && steps == 0)
-        return std::nullopt;
-    // From a value between the listed ones (origin: the one below it), a step down is the listed
+    // From a value between the listed ones (p->at: the one below it), a step down is the listed
     // value below it, a step up the one above.
-    const qsizetype to = listed || steps > 0 ? *origin + steps : *origin + 1 + steps;
+    const qsizetype to = p->listed || steps > 0 ? p->at + steps : p->at + 1 + steps;
     if (to < 0 || to >= spec.values.size())
         return std::nullopt;
     Strategy moved = strategy;

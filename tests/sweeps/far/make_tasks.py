@@ -7,8 +7,7 @@
   and M off the grid's steps (56, 72, 100, 136, 144, 208, 240), f16 and bf16.
 - layernorm, rmsnorm, softmax: rows longer than the grid's (10240-16384), odd lengths (1000, 3000,
   5000; session 17: 1000-20000 for each op, ODD_ROWS; session 18: 2600-12000, ODD_ROWS_2), short
-  rows (768), fp32, and
-  vocabulary-sized softmax rows (32000-151936) at batches that move 64-300 MB (the row does not
+  rows (768), fp32, and vocabulary-sized softmax rows (32000-151936) at batches that move 64-300 MB (the row does not
   fit in one block's registers: streamed).
 
 The task files are written by the grid's own gemm() and rowwise() (the same validation shapes).
@@ -42,8 +41,8 @@ ODD_ROWS = [1000, 1200, 1800, 2200, 4000, 6000, 9000, 20000]
 ROWWISE += [(op, dtype, n) for op, dtype in (("layernorm", "f16"), ("rmsnorm", "bf16"),
                                               ("softmax", "f16"))
             for n in ODD_ROWS if (op, dtype, n) not in ROWWISE]
-# Session 18: more odd lengths (between the grid's and past them), and bf16 layernorm, to be measured
-# after the bounds-tested kernels stopped loading in a lane-divergent branch.
+# Session 18: more odd lengths (between the grid's and past them), and bf16 layernorm; measured in
+# session 19 (docs/benchmarks.md).
 ODD_ROWS_2 = [2600, 5000, 7000, 12000]
 ROWWISE += [(op, dtype, n) for op, dtype in (("layernorm", "f16"), ("layernorm", "bf16"),
                                               ("rmsnorm", "bf16"), ("softmax", "f16"))

@@ -24,6 +24,14 @@ using ElemB = __nv_bfloat16;
 
 [[maybe_unused]] __device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
 [[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
+// The two elements of a 32-bit word (the lower first), exactly: a bf16 is the upper half of its
+// float, so one shift or one mask each (the upper element converted on its own took a byte permute
+// and a shift: about 10% more instructions in a layernorm row's loop than its f16 twin).
+[[maybe_unused]] __device__ __forceinline__ void toFloats(const __nv_bfloat16*, unsigned int w, float& lo, float& hi)
+{
+    lo = __uint_as_float(w << 16);
+    hi = __uint_as_float(w & 0xffff0000u);
+}
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;
@@ -340,23 +348,38 @@ __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T f
     }
 }
 
+// The VEC elements of type T packed in raw, as floats: 16-bit elements a 32-bit word at a time
+// (conversion.cu's toFloats: one instruction an element where a bf16 converted on its own takes
+// two), others one by one. (memory/vectors.cu's loadVec converts one by one: pairs made ptxas
+// spill in the 64-register split kernels, and these loops are the ones the conversions slow.)
+template <typename T, typename R>
+__device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
+{
+    static_assert(sizeof(R) == VEC * sizeof(T), "raw holds the VEC elements");
+    if constexpr (sizeof(T) == 2 && sizeof(R) % 4 == 0) {
+        unsigned int w[sizeof(R) / 4];
+        memcpy(w, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            toFloats(static_cast<const T*>(nullptr), w[k], v[2 * k], v[2 * k + 1]);
+    } else {
+        T e[VEC];
+        memcpy(e, &raw, sizeof(R));
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            v[i] = toFloat(e[i]);
+    }
+}
+
 // W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a
 // vector past the row reads W's first (its output is not stored).
 template <bool FULL, typename T>
 [[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, long long col,
                                                                long long N, float (&v)[VEC])
 {
-    loadVec(w + (FULL || col < N ? col : 0), v);
-}
-
-template <typename T, typename R>
-__device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
-{
-    T e[VEC];
-    memcpy(e, &raw, sizeof(R));
-#pragma unroll
-    for (int i = 0; i < VEC; ++i)
-        v[i] = toFloat(e[i]);
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    const R raw = *reinterpret_cast<const R*>(w + (FULL || col < N ? col : 0)); // one access
+    unpackVec<T>(raw, v);
 }
 
 // An empty asm the compiler cannot see through. Packed values pass it before each use, so they are

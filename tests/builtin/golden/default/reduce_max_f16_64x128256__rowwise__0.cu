@@ -23,6 +23,15 @@ using ElemY = float;
 
 [[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
 [[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+// The two elements of a 32-bit word (the lower first); the pointer only picks the type.
+[[maybe_unused]] __device__ __forceinline__ void toFloats(const __half*, unsigned int w, float& lo, float& hi)
+{
+    __half2 h;
+    memcpy(&h, &w, sizeof(h));
+    const float2 f = __half22float2(h);
+    lo = f.x;
+    hi = f.y;
+}
 [[maybe_unused]] __device__ __forceinline__ float toFloat(float x) { return x; }
 [[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, float& out) { out = v; }
 

@@ -24,6 +24,15 @@ using ElemY = __half;
 
 [[maybe_unused]] __device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
 [[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __half& out) { out = __float2half_rn(v); }
+// The two elements of a 32-bit word (the lower first); the pointer only picks the type.
+[[maybe_unused]] __device__ __forceinline__ void toFloats(const __half*, unsigned int w, float& lo, float& hi)
+{
+    __half2 h;
+    memcpy(&h, &w, sizeof(h));
+    const float2 f = __half22float2(h);
+    lo = f.x;
+    hi = f.y;
+}
 
 // The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
 template <int Bytes> struct Raw;

@@ -82,15 +82,22 @@ __device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
     }
 }
 
+template <typename T> using RawOf = typename Raw<VEC * sizeof(T)>::type; // VEC elements of T
+
 // W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a
 // vector past the row reads W's first (its output is not stored).
+template <bool FULL, typename T>
+[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, long long col,
+                                                                   long long N)
+{
+    return *reinterpret_cast<const RawOf<T>*>(w + (FULL || col < N ? col : 0)); // one access
+}
+
 template <bool FULL, typename T>
 [[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, long long col,
                                                                long long N, float (&v)[VEC])
 {
-    using R = typename Raw<VEC * sizeof(T)>::type;
-    const R raw = *reinterpret_cast<const R*>(w + (FULL || col < N ? col : 0)); // one access
-    unpackVec<T>(raw, v);
+    unpackVec<T>(loadWeightRaw<FULL>(w, col, N), v);
 }
 
 // An empty asm the compiler cannot see through. Packed values pass it before each use, so they are

@@ -173,6 +173,18 @@ ${endif}
         const float rstd = 1.0f / sqrtf(squares / count + epsilon);
         ElemY* y = Y + row * ldy;
         keepPacked(current);
+${if !KEEP_WEIGHTS}
+        // W's vectors of the row, all issued before the first is used: each passes an opaque asm,
+        // so the compiler cannot sink its load into the store's test below (with bf16 words
+        // converted in pairs it did, and every W load waited in turn: rows of 7000 and 20000
+        // 85 -> 70% of the DRAM floor).
+        RawOf<ElemW> wRaw[VPT];
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            wRaw[j] = loadWeightRaw<FULL>(W, (static_cast<long long>(j) * ROW_THREADS + t) * VEC, N);
+            keepPacked(wRaw[j]);
+        }
+${endif}
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
             const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
@@ -182,7 +194,7 @@ ${endif}
 ${if KEEP_WEIGHTS}
             unpackVec<ElemW>(weights.w[j], w);
 ${else}
-            loadWeightVec<FULL>(W, col, N, w);
+            unpackVec<ElemW>(wRaw[j], w);
 ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)

@@ -82,9 +82,12 @@ QString clusterText(const WgmmaParams& params) {
     const QString shared = params.clusterM > 1 && params.clusterN > 1 ? u"B and A"_s
                            : params.clusterM > 1                      ? u"B"_s
                                                                       : u"A"_s;
-    return u" of %1x%2-CTA clusters multicasting %3"_s.arg(params.clusterM)
+    return u" of %1x%2-CTA clusters multicasting %3%4"_s.arg(params.clusterM)
         .arg(params.clusterN)
-        .arg(shared);
+        .arg(shared)
+        .arg(params.bSlabs > 1 ? u" (each CTA %1 of its k-rows)"_s.arg(
+                                     params.bSlabs == 2 ? u"half"_s : u"a share"_s)
+                               : QString());
 }
 
 // "clusterM: M = 160 fits in fewer tile rows of 160 than the 2 CTAs of a cluster stacked along M
@@ -123,6 +126,7 @@ WgmmaParams WgmmaParams::fromStrategy(const Strategy& strategy) {
     p.splitK = strategy.splitK;
     p.splitInCluster =
         strategy.params.value(QLatin1String("split_reduce")).toString() == QLatin1String("cluster");
+    p.bSlabs = strategy.params.value(QLatin1String("b_slabs")).toInt(1);
     const int swapRows = strategy.params.value(QLatin1String("swap_rows")).toInt(0);
     if (swapRows > 0) {
         p.swapped = true;
@@ -157,6 +161,8 @@ void WgmmaParams::applyTo(Strategy& strategy) const {
     strategy.params.insert(QStringLiteral("swap_rows"), swapped ? blockM : 0);
     strategy.params.insert(QStringLiteral("split_reduce"),
                            splitInCluster ? QStringLiteral("cluster") : QStringLiteral("kernel"));
+    if (bSlabs != 1)
+        strategy.params.insert(QStringLiteral("b_slabs"), bSlabs);
 }
 
 qint64 WgmmaParams::stageBytes() const {
@@ -271,15 +277,22 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     if (params.clusterM != 1 && params.clusterM != 2)
         problems << QStringLiteral("clusterM: ") + QString::number(params.clusterM) +
                         QStringLiteral(" is not 1 or 2");
-    else if (params.clusterM == 2 && params.blockN % 128 != 0)
+    else if (params.clusterM == 2 && params.blockN % 128 != 0 &&
+             !(params.blockN == 64 && params.bSlabs == 2))
         problems << QStringLiteral("clusterM: a 2-CTA cluster splits the B tile's 64-column "
-                                   "chunks between its CTAs, so blockN must be 128 or 256, not ") +
+                                   "chunks between its CTAs, so blockN must be 128 or 256 (or "
+                                   "64 in two k-slabs, params.b_slabs 2), not ") +
                         QString::number(params.blockN);
     else if (params.clusterM > 1 && task.m <= qint64(params.blockM) * (params.clusterM - 1))
         // Correct but wasteful: the cluster's CTAs stack along M, and the last would have no
         // rows (a session at M = 160 spent a step on 160-row swapped tiles in pairs: 0.56x).
         problems << idleClusterCta(u"clusterM: M = "_s, task.m, u"tile rows"_s, params.blockM,
                                    params.clusterM, u"stacked along M"_s, u"rows"_s);
+    if (params.bSlabs != 1 && (params.bSlabs != 2 || params.clusterM != 2 || params.blockN != 64))
+        problems << QStringLiteral("b_slabs: ") + QString::number(params.bSlabs) +
+                        QStringLiteral(" slabs of B's k-rows are for a 64-column tile in a 2-CTA "
+                                       "cluster along M (b_slabs 2, clusterM 2, blockN 64); 1 "
+                                       "otherwise");
     if (params.clusterN != 1 && params.clusterN != 2 && params.clusterN != 4)
         problems << QStringLiteral("clusterN: ") + QString::number(params.clusterN) +
                         QStringLiteral(" is not 1, 2 or 4");
@@ -366,6 +379,8 @@ QString generateWgmmaGemm(const WgmmaParams& params, const Task& task) {
         .flag(u"SPLIT_KERNEL"_s, params.splitK > 1 && !params.splitInCluster)
         .flag(u"SPLIT_CLUSTER"_s, params.splitsInCluster())
         .set(u"SPLIT_CLUSTER_SIZE"_s, params.splitsInCluster() ? params.splitK : 1)
+        .flag(u"B_SLABBED"_s, params.bSlabs > 1)
+        .set(u"B_SLABS"_s, params.bSlabs)
         // Stores two adjacent columns of C, applying alpha and beta, to global memory (direct
         // epilogue) or to a staging buffer (TMA-store epilogue); one file per type of C.
         .set(u"STORE_PAIR"_s,
@@ -537,6 +552,10 @@ public:
             reduce != QJsonValue(QStringLiteral("cluster")))
             problems << QStringLiteral("params.split_reduce: ") + jsonBrief(reduce) +
                             QStringLiteral(" is not \"kernel\" or \"cluster\"");
+        const QJsonValue slabs = strategy.params.value(QLatin1String("b_slabs"));
+        if (!slabs.isUndefined() && slabs != QJsonValue(1) && slabs != QJsonValue(2))
+            problems << QStringLiteral("params.b_slabs: ") + jsonBrief(slabs) +
+                            QStringLiteral(" is not 1 or 2");
         // params.swap_rows as written (fromStrategy reads it as an integer): absent or 0 is the
         // normal orientation, else the swapped tile's rows, which block_m must repeat.
         const QJsonValue swap = strategy.params.value(QLatin1String("swap_rows"));

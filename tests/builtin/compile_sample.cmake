@@ -30,12 +30,14 @@ set(points
     "@elementwise_gelu_f16_test|elementwise|default|1"
     "@elementwise_silu_f32_test|elementwise|default|1"
     # wgmma_tma (sm_90a): the 128x256 TMA-store default, a small-M default whose two splits are
-    # summed in the cluster, and split-K both ways and clusters along N on swapped tiles.
+    # summed in the cluster, split-K both ways and clusters along N on swapped tiles, and B in
+    # two k-slabs of a 64-column tile in a 2-CTA cluster along M.
     "gemm_fp16_fp32_4096|wgmma_tma|default|1"
     "gemm_bf16_m64_n4096_k4096|wgmma_tma|default|1"
     "gemm_bf16_m64_n4096_k4096|wgmma_tma|strategy=wgmma_splitk8_cluster_swapped.json|1"
     "gemm_bf16_m256_n12288_k4096|wgmma_tma|strategy=wgmma_splitk3_kernel_swapped.json|1"
-    "gemm_bf16_m128_n4096_k11008|wgmma_tma|strategy=wgmma_cluster_n4_swapped.json|1")
+    "gemm_bf16_m128_n4096_k11008|wgmma_tma|strategy=wgmma_cluster_n4_swapped.json|1"
+    "gemm_bf16_m64_n4096_k4096|wgmma_tma|strategy=wgmma_bslabs_cluster_swapped.json|1")
 foreach(entry IN LISTS points)
     string(REPLACE "|" ";" point "${entry}")
     list(GET point 0 task)

@@ -273,6 +273,38 @@ private slots:
         oddChunks.clusterM = 2;
         QVERIFY(mentions(wgmmaConstraints(oddChunks, task, h200), QStringLiteral("clusterM")));
 
+        // One chunk in a 2-CTA cluster along M (cuBLAS's M = 64 shape): only as two k-slabs, each
+        // CTA loading half the chunk's rows with a half-height TMA box.
+        WgmmaParams slabbed;
+        slabbed.swapped = true;
+        slabbed.blockM = 32;
+        slabbed.blockN = 64;
+        slabbed.stages = 16;
+        slabbed.consumerWarpgroups = 1;
+        slabbed.clusterM = 2;
+        QVERIFY(mentions(wgmmaConstraints(slabbed, task, h200), QStringLiteral("b_slabs 2")));
+        slabbed.bSlabs = 2;
+        QVERIFY2(wgmmaConstraints(slabbed, task, h200).isEmpty(),
+                 qPrintable(wgmmaConstraints(slabbed, task, h200).join(u'\n')));
+        const QString slabCode = generateWgmmaGemm(slabbed, task);
+        QVERIFY(slabCode.contains(QStringLiteral("constexpr uint32_t kBSlabs = 2;")));
+        QVERIFY(slabCode.contains(QStringLiteral("ldb, 64, kBSlabRows)")));
+        QVERIFY(slabCode.contains(QStringLiteral("each CTA half of its k-rows")));
+        QVERIFY(!slabCode.contains(QStringLiteral("kOwnChunks"))); // unused there: nvcc warns
+        Strategy slabStrategy;
+        slabbed.applyTo(slabStrategy);
+        QCOMPARE(slabStrategy.params.value(QStringLiteral("b_slabs")).toInt(), 2);
+        QCOMPARE(WgmmaParams::fromStrategy(slabStrategy).bSlabs, 2);
+        slabbed.clusterM = 1; // nothing to share the slabs with
+        QVERIFY(mentions(wgmmaConstraints(slabbed, task, h200), QStringLiteral("b_slabs: 2")));
+        slabbed.clusterM = 2;
+        slabbed.blockN = 128; // two chunks split between the CTAs already
+        QVERIFY(mentions(wgmmaConstraints(slabbed, task, h200), QStringLiteral("b_slabs: 2")));
+        // Unslabbed kernels keep their text: no slab constants, the whole-chunk box.
+        const QString plain = generateWgmmaGemm(WgmmaParams(), task);
+        QVERIFY(!plain.contains(QStringLiteral("kBSlab")));
+        QVERIFY(plain.contains(QStringLiteral("ldb, 64, kTileK)")));
+
         WgmmaParams staged; // 4 x 48 KiB stages + 32 KiB C staging fit, 5 x 40 KiB + 32 KiB do not
         staged.tmaStore = true;
         QVERIFY(wgmmaConstraints(staged, task, h200).isEmpty());

@@ -93,6 +93,15 @@ constexpr uint32_t kABytes = kClusterN * kARows * kTileK * sizeof(InT);
 constexpr uint32_t kBChunkBytes = kTileK * 64 * sizeof(InT);
 constexpr uint32_t kBChunks = (kTileN + 63) / 64;
 constexpr uint32_t kBBytes = kBChunks * kBChunkBytes;
+${if B_SLABBED}
+// A 64-column tile in a 2-CTA cluster along M (params.b_slabs): each CTA loads kBSlabRows of the
+// chunk's k-rows, whole 8-row swizzle groups at a 1024-byte-aligned offset, so each slab lands
+// where one box of the whole chunk would have put its rows, and multicasts it to the other.
+constexpr uint32_t kBSlabs = ${B_SLABS};
+constexpr int kBSlabRows = kTileK / int(kBSlabs);
+static_assert(kBChunks * kBSlabs == uint32_t(kClusterM) && kBSlabRows % 8 == 0,
+              "one slab of the B chunk a CTA of the cluster column");
+${endif}
 constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
 constexpr uint32_t kCBoxBytes = 64 * 128;
@@ -109,7 +118,9 @@ constexpr size_t kSmemBytes =
 static_assert(kSmemBytes <= ${SMEM_LIMIT}, "shared memory over the device's opt-in limit");
 static_assert(kConsumerGroups * 128 * kConsumerRegs + 128 * kProducerRegs <= 65536,
               "register file over budget");
+${if !B_SLABBED}
 static_assert(kBChunks % kClusterM == 0, "a cluster column splits the B chunks evenly");
+${endif}
 static_assert(kCluster <= 8, "at most 8 CTAs a cluster (the portable size)");
 static_assert(kTileN % 16 == 0 && kTileN >= 64 && kTileN <= 256, "tile width: 64..256, step 16");
 static_assert(kMmaN % 16 == 0 && kMmaN >= 16 && kMmaN <= 256, "the wgmma N: 16..256, step 16");
@@ -409,7 +420,9 @@ __device__ inline void produce(const CUtensorMap* mapA, const CUtensorMap* mapB,
                                uint32_t smemB, uint32_t fullBars, uint32_t emptyBars,
                                const Problem& p) {
     const Schedule sc = schedule(p);
+${if !B_SLABBED}
     constexpr uint32_t kOwnChunks = kBChunks / kClusterM;
+${endif}
     // Multicast masks: the B chunks go to this CTA's cluster column, the A slice to its row.
     const uint16_t maskB = uint16_t(((1u << kClusterM) - 1) << (kClusterM * sc.rankN));
     uint16_t maskA = 0;
@@ -448,6 +461,14 @@ ${endif}
                 tmaLoad2dMulticast(smemA + s * kABytes + sc.rankN * kARows * 128, mapA, full,
                                    kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
             }
+${if B_SLABBED}
+            {
+                // This CTA's slab of the one chunk, to every CTA of the cluster column.
+                const uint32_t slab = sc.rankM;
+                tmaLoad2dMulticast(smemB + s * kBBytes + slab * kBSlabRows * 128, mapB, full,
+                                   tile.n * kTileN, kb * kTileK + int(slab) * kBSlabRows, maskB);
+            }
+${else}
 #pragma unroll
             for (uint32_t i = 0; i < kOwnChunks; ++i) {
                 const uint32_t j = sc.rankM * kOwnChunks + i;
@@ -459,6 +480,7 @@ ${endif}
                     tmaLoad2dMulticast(dst, mapB, full, col, kb * kTileK, maskB);
                 }
             }
+${endif}
         }
     }
 }

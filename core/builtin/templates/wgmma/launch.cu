@@ -70,7 +70,11 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
         return kTensorMapA;
     }
     if (encodeMap(args->services, &mapB, ${TMAP_TYPE}, sizeof(InT), args->inputs[1].data, n, k,
+${if B_SLABBED}
+                  ldb, 64, kBSlabRows) != 0) {
+${else}
                   ldb, 64, kTileK) != 0) {
+${endif}
         return kTensorMapB;
     }
     if (encodeMap(args->services, &mapC, ${TMAP_C_TYPE}, sizeof(OutT), args->outputs[0].data, n,

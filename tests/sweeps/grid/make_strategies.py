@@ -3,7 +3,7 @@
 first sweep of the grid found weak (docs/benchmarks.md, session 13): rows of 6144 (12 KB rows at
 two blocks per SM), and M = 256 GEMMs with K = 11008 (tensor-bound split-K). Names: rowwise
 `{pf|as}_{stats}_w{warps}v{width}x{vectors}_c{blocks per SM}[_d{depth}][_wreg]`; wgmma
-`wg{BM}x{BN}s{stages}c{consumers}x{split}[c][g{group}]`."""
+`wg{BM}x{BN}s{stages}c{consumers}x{split}[c][g{group}][t][n{clusterN}][m{clusterM}][b{slabs}]`."""
 import json
 import os
 
@@ -26,20 +26,23 @@ def rowwise(warps, width, vpt, ctas, stats, pipeline="prefetch", weights="load",
 
 
 def wgmma(bm, bn, stages, consumers, split, reduce="kernel", group=1, swapped=False,
-          tma_store=False, cluster_n=1):
+          tma_store=False, cluster_n=1, cluster_m=1, b_slabs=1):
     name = (("sw" if swapped else "wg") + f"{bm}x{bn}s{stages}c{consumers}x{split}" +
             ("c" if reduce == "cluster" else "") + (f"g{group}" if group > 1 else "") +
-            ("t" if tma_store else "") + (f"n{cluster_n}" if cluster_n > 1 else ""))
+            ("t" if tma_store else "") + (f"n{cluster_n}" if cluster_n > 1 else "") +
+            (f"m{cluster_m}" if cluster_m > 1 else "") + (f"b{b_slabs}" if b_slabs > 1 else ""))
     params = {"schedule": "cooperative"}
     if split > 1:
         params["split_reduce"] = reduce
     if swapped:
         params["swap_rows"] = bm
+    if b_slabs > 1:
+        params["b_slabs"] = b_slabs
     return name, {"family": "wgmma_tma", "block_m": bm, "block_n": bn, "block_k": 64,
                   "warps": 4 * (consumers + 1), "warp_m": 0, "warp_n": 0, "mma": "wgmma",
                   "vector_width": 8, "stages": stages, "smem_layout": "swizzled",
                   "smem_padding_bytes": 0, "swizzle_bytes": 128, "split_k": split,
-                  "consumer_warpgroups": consumers, "cluster_m": 1, "cluster_n": cluster_n,
+                  "consumer_warpgroups": consumers, "cluster_m": cluster_m, "cluster_n": cluster_n,
                   "raster": "grouped", "group_size": group,
                   "epilogue": "tma_store" if tma_store else "direct",
                   "params": params, "rationale": "grid sweep " + name}
@@ -115,6 +118,14 @@ def main():
     probes += [(t, wgmma(128, 128, st, 2, 1, tma_store=True)) for st in (4, 5)]
     t = "gemm_bf16_m64_n4096_k4096"
     probes += [(t, wgmma(64, 64, st, 1, 2, "cluster")) for st in (6, 10)]
+    # Session 20: cuBLAS's M = 64 shape (nvjet_sm90_tst_64x32_64x16_1x2, read under ncu): 32-row
+    # swapped tiles of one 64-column B chunk in 2-CTA clusters along M, each CTA loading half the
+    # chunk's k-rows (params.b_slabs 2), no split-K; 12 and 16 stages.
+    for dtype in ("f16", "bf16"):
+        for nk in ("n4096_k4096", "n12288_k4096", "n4096_k11008", "n14336_k4096"):
+            probes += [(f"gemm_{dtype}_m64_{nk}",
+                        wgmma(32, 64, st, 1, 1, group=2, swapped=True, cluster_m=2, b_slabs=2))
+                       for st in (12, 16)]
     for task, (name, strategy) in probes:
         with open(os.path.join(out, f"{task}.{name}.json"), "w") as f:
             json.dump(strategy, f, indent=1)

@@ -85,9 +85,7 @@ QString clusterText(const WgmmaParams& params) {
     return u" of %1x%2-CTA clusters multicasting %3%4"_s.arg(params.clusterM)
         .arg(params.clusterN)
         .arg(shared)
-        .arg(params.bSlabs > 1 ? u" (each CTA %1 of its k-rows)"_s.arg(
-                                     params.bSlabs == 2 ? u"half"_s : u"a share"_s)
-                               : QString());
+        .arg(params.bSlabs > 1 ? u" (each CTA half of its k-rows)"_s : QString());
 }
 
 // "clusterM: M = 160 fits in fewer tile rows of 160 than the 2 CTAs of a cluster stacked along M

@@ -273,6 +273,16 @@ void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
 // Rows too few to give every SM a block: each row split over a cluster of 2, 4 or 8 blocks (the
 // most whose blocks are all resident at once, each slice at least one vector per thread). Returns
 // what the rationale adds ("" without a split).
+// Whether the prefetching kernel gets its instantiation that tests only each thread's last vector
+// (rowwise.cu): for a task row that the chunk covers inexactly with less than one vector per thread
+// past its end (rows of 9000 in 8 warps x 9 vectors of 4: 8 vectors always inside). Other rows of
+// N <= CHUNK test every vector; rows of exactly CHUNK test none.
+bool tailTested(const RowwiseConfig& c, qint64 n) {
+    const qint64 chunk = c.chunkElements();
+    return c.pipeline == Pipeline::Prefetch && c.vectorsPerThread >= 2 && n % c.vectorWidth == 0 &&
+           n < chunk && n > chunk - qint64(c.rowThreads()) * c.vectorWidth;
+}
+
 QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
                     const DeviceInfo& device) {
     if (c.pipeline == Pipeline::Bulk) {
@@ -667,6 +677,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         .set(u"WARPS"_s, c.warps)
         .flag(u"BLOCK"_s, block)
         .set(u"VPT"_s, c.vectorsPerThread)
+        .flag(u"TAIL_TESTED"_s, tailTested(c, task.n))
         .flag(u"PERSISTENT"_s, k > 0)
         .set(u"CTAS"_s, k)
         .set(u"KERNEL"_s, op.kernels(c, t))

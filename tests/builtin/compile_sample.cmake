@@ -17,6 +17,7 @@ set(points
     "@softmax_f16_test|rowwise|sample|2"
     "@layernorm_bf16_test|rowwise|sample|4"
     "@layernorm_bf16_test|rowwise|strategy=layernorm_async_vec4.json|1"
+    "@layernorm_bf16_test|rowwise|strategy=layernorm_async_weights_registers.json|1"
     "@layernorm_bf16_test|rowwise|strategy=layernorm_prefetch_shifted.json|1"
     "@softmax_f16_test|rowwise|strategy=softmax_prefetch_two_pass.json|1"
     "@softmax_f16_test|rowwise|strategy=softmax_prefetch_one_pass.json|1"

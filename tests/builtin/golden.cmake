@@ -31,6 +31,7 @@ file(REMOVE "${OUT}/default/index.tsv")
 # Fixed strategies: each file names its family; its task is the test task of its op and dtype.
 set(strategyTasks
     "layernorm_async_vec4|layernorm_bf16_test"
+    "layernorm_async_weights_registers|layernorm_bf16_test"
     "layernorm_prefetch_shifted|layernorm_bf16_test"
     "softmax_prefetch_one_pass|softmax_f16_test"
     "softmax_prefetch_two_pass|softmax_f16_test")

@@ -225,15 +225,15 @@ private slots:
         QVERIFY(p1.rationale.contains(u"persistent grid of 4 blocks per SM"_s));
         const QString p1Code = rowwise.generate(p1, bf16);
         QVERIFY(p1Code.contains(u"constexpr int CTAS_PER_SM = 4;"_s));
-        QVERIFY(p1Code.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<true><<<"_s));
+        QVERIFY(p1Code.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<VPT><<<"_s));
         // Bounds-tested rows of whole vectors: the loads issued without a lane-divergent branch
         // (a vector past the row reads the row's first, filled once the row is used); rows of
         // a part vector stream.
         QVERIFY(p1Code.contains(
-            u"else if (N <= CHUNK && N % VEC == 0)\n        layerNormRowsPrefetch<false><<<"_s));
-        QVERIFY(p1Code.contains(u"loadVectors<FULL>(x, N, t, r.v);"_s));
-        QVERIFY(p1Code.contains(u"fillPastRow<FULL>(current.v, N, t, current.first);"_s));
-        QVERIFY(p1Code.contains(u"loadWeights<FULL>(W, B, N, t, weights);"_s));
+            u"else if (N <= CHUNK && N % VEC == 0)\n        layerNormRowsPrefetch<0><<<"_s));
+        QVERIFY(p1Code.contains(u"loadVectors<INSIDE>(x, N, t, r.v);"_s));
+        QVERIFY(p1Code.contains(u"fillPastRow<INSIDE>(current.v, N, t, current.first);"_s));
+        QVERIFY(p1Code.contains(u"loadWeights<INSIDE>(W, B, N, t, weights);"_s));
         QVERIFY(p1Code.contains(u"PackedWeights"_s));
         QVERIFY(!p1Code.contains(u"layerNormRowsAsync"_s));
 
@@ -314,7 +314,7 @@ private slots:
         QVERIFY2(rowwise.constraints(pf, bf16, h200).isEmpty(),
                  qPrintable(rowwise.constraints(pf, bf16, h200).join(u"; "_s)));
         const QString pfCode = rowwise.generate(pf, bf16);
-        QVERIFY(pfCode.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<true><<<"_s));
+        QVERIFY(pfCode.contains(u"if (N == CHUNK)\n        layerNormRowsPrefetch<VPT><<<"_s));
         QVERIFY(!pfCode.contains(u"layerNormRowsAsync"_s));
         pf.params.insert(u"depth"_s, 9);
         QVERIFY(rowwise.constraints(pf, bf16, h200).isEmpty());
@@ -388,6 +388,51 @@ private slots:
         }
     }
 
+    // A task row that the chunk covers with less than one vector per thread past its end gets the
+    // prefetching instantiation that tests only each thread's last vector (rows of 9000: 8 warps
+    // x 9 vectors of 4, 8 of them inside the row for every thread), for every op; an exact cover,
+    // or a row a whole vector per thread shorter, does not.
+    void tailTestedRowsSkipTheInsideTests() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const struct {
+            QString task;
+            QString kernel;
+        } ops[] = {{u"layernorm_bf16_test"_s, u"layerNormRowsPrefetch"_s},
+                   {u"rmsnorm_bf16_test"_s, u"rmsNormRowsPrefetch"_s},
+                   {u"softmax_f16_test"_s, u"softmaxRowsPrefetch"_s}};
+        for (const auto& op : ops) {
+            kev::Task t = memoryTask(op.task);
+            t.m = 4096;
+            t.n = 9000;
+            kev::Strategy s = rowwise.defaultStrategy(t, h200);
+            const QByteArray where = op.task.toUtf8();
+            QVERIFY2(rowwise.constraints(s, t, h200).isEmpty(), where.constData());
+            QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+            s.warps = 8;
+            s.vectorWidth = 4;
+            s.params.insert(u"mapping"_s, u"block"_s);
+            s.params.insert(u"vectors_per_thread"_s, 9);
+            QVERIFY2(rowwise.constraints(s, t, h200).isEmpty(),
+                     qPrintable(rowwise.constraints(s, t, h200).join(u"; "_s)));
+            const QString tail = u"else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only "
+                                 "the last vector tested\n        %1<VPT - 1><<<"_s.arg(op.kernel);
+            const QString code = rowwise.generate(s, t);
+            QVERIFY2(code.contains(tail), where.constData());
+            QVERIFY2(code.contains(u"if (j < INSIDE || col < static_cast<int>(N))"_s),
+                     where.constData());
+            // Exact (9216 = 8 x 32 x 9 x 4): no tested vector in the task's row.
+            t.n = 9216;
+            QVERIFY2(!rowwise.generate(s, t).contains(u"<VPT - 1>"_s), where.constData());
+            // 8192: a whole vector per thread past the row, the general instantiation.
+            t.n = 8192;
+            QVERIFY2(!rowwise.generate(s, t).contains(u"<VPT - 1>"_s), where.constData());
+            // A part vector (N % VEC != 0) streams.
+            t.n = 9001;
+            QVERIFY2(!rowwise.generate(s, t).contains(u"<VPT - 1>"_s), where.constData());
+        }
+    }
+
     // rmsnorm is a typed mode of the shared generator: layernorm's plan without the mean, one
     // statistic (one_pass is its only value) and W alone.
     void rmsnormIsLayernormWithoutTheMean() {
@@ -409,8 +454,8 @@ private slots:
         const QString code = rowwise.generate(p, bf16);
         QVERIFY(code.contains(u"KEVOLVE_OP_RMSNORM"_s));
         QVERIFY(code.contains(u"using ElemW = __nv_bfloat16;"_s));
-        QVERIFY(code.contains(u"if (N == CHUNK)\n        rmsNormRowsPrefetch<true><<<"_s));
-        QVERIFY(code.contains(u"loadWeights<FULL>(W, N, t, weights);"_s));
+        QVERIFY(code.contains(u"if (N == CHUNK)\n        rmsNormRowsPrefetch<VPT><<<"_s));
+        QVERIFY(code.contains(u"loadWeights<INSIDE>(W, N, t, weights);"_s));
         QVERIFY(code.contains(u"reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * "
                               "sizeof(ElemW)) != 0"_s));
         QVERIFY(code.contains(u"return 6; // epsilon"_s));
@@ -555,12 +600,12 @@ private slots:
                  qPrintable(rowwise.constraints(s, softmax, h200).join(u"; "_s)));
         const QString twoPass = rowwise.generate(s, softmax);
         QVERIFY(twoPass.contains(u"constexpr int CTAS_PER_SM = 2;"_s));
-        QVERIFY(twoPass.contains(u"if (N == CHUNK)\n        softmaxRowsPrefetch<true><<<"_s));
+        QVERIFY(twoPass.contains(u"if (N == CHUNK)\n        softmaxRowsPrefetch<VPT><<<"_s));
         QVERIFY(twoPass.contains(
-            u"else if (N <= CHUNK && N % VEC == 0)\n        softmaxRowsPrefetch<false><<<"_s));
+            u"else if (N <= CHUNK && N % VEC == 0)\n        softmaxRowsPrefetch<0><<<"_s));
         QVERIFY(twoPass.contains(
-            u"v[j] = *reinterpret_cast<const R*>(x + (FULL || col < left ? t * VEC + col : 0));"_s));
-        QVERIFY(twoPass.contains(u"fillPastRow<FULL>(current.v, N, t, ElemX(-INFINITY));"_s));
+            u"v[j] = *reinterpret_cast<const R*>(x + (j < INSIDE || col < left ? t * VEC + col : 0));"_s));
+        QVERIFY(twoPass.contains(u"fillPastRow<INSIDE>(current.v, N, t, ElemX(-INFINITY));"_s));
         QVERIFY(twoPass.contains(u"ex2.approx.ftz.f32"_s));
         QVERIFY(twoPass.contains(u"else\n        softmaxRows<<<"_s));
         QVERIFY(twoPass.contains(u"__launch_bounds__(THREADS, CTAS_PER_SM)"_s));

@@ -57,8 +57,21 @@ __device__ __forceinline__ Moments chunkMoments(const float (&d)[VPT][VEC], long
 }
 ${endif}
 
+// The normalised deviation (d - mean) * rstd as one FFMA, d * rstd + centre(mean, rstd), where a
+// subtraction and a multiplication took two instructions an element (the prefetching and cp.async
+// kernels). d is x - x[0] there, so |mean| * rstd <= sqrt(N) (no element lies further than sqrt(N)
+// standard deviations from the mean) and is a few units on most rows: the rounding of -mean * rstd
+// moves a normalised value by at most sqrt(N) * 2^-24 (1e-5 at N = 20000), mostly by a few float
+// ulps, like the rounding of d - mean it replaces. (Without the shift, rows of 1e4 + noise would
+// lose the noise in that rounding.)
+[[maybe_unused]] __device__ __forceinline__ float centre(float mean, float rstd)
+{
+    return -mean * rstd;
+}
+
 // y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d. W and B
 // are read one vector at a time, so only the row stays live in registers (more rows in flight).
+// (Not centre's one FFMA: the streaming kernel's extra live value spilled at 3 blocks per SM.)
 __device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
                                                const ElemB* __restrict__ B, long long N,
                                                long long base, int t, float mean, float rstd,
@@ -205,13 +218,13 @@ struct PackedRow {
 };
 
 // Issues the loads of row x and returns without waiting for them. Columns past N become x[0] when
-// the row is used (fillPastRow), so their deviation from the shift is exactly 0. FULL: N == CHUNK,
-// every vector lies inside the row (no bounds tests, constant offsets).
-template <bool FULL>
+// the row is used (fillPastRow), so their deviation from the shift is exactly 0. INSIDE: the
+// leading vectors of every thread that lie inside the row (loadVectors).
+template <int INSIDE>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
     r.first = x[0];
-    loadVectors<FULL>(x, N, t, r.v);
+    loadVectors<INSIDE>(x, N, t, r.v);
 }
 
 [[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -247,9 +260,9 @@ __device__ __forceinline__ ShiftedSums shuffleDown(ShiftedSums v, int offset)
 }
 ${endif}
 ${WEIGHTS_HELPERS}
-// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
-// register cache to the row.
-template <bool FULL>
+// INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
+// without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
+template <int INSIDE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     layerNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                           const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
@@ -269,22 +282,22 @@ ${endif}
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
 ${if KEEP_WEIGHTS}
     PackedWeights weights;
-    loadWeights<FULL>(W, B, N, t, weights);
+    loadWeights<INSIDE>(W, B, N, t, weights);
 ${else}
 
 ${endif}
     PackedRow current;
     if (row < M)
-        loadRow<FULL>(X + row * ldx, N, t, current);
+        loadRow<INSIDE>(X + row * ldx, N, t, current);
     for (; row < M; row += step) {
         // The next row's loads go out first and are waited for only when it becomes current.
         PackedRow next;
         if (row + step < M)
-            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
+            loadRow<INSIDE>(X + (row + step) * ldx, N, t, next);
         // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
         // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
         const float shift = toFloat(current.first);
-        fillPastRow<FULL>(current.v, N, t, current.first);
+        fillPastRow<INSIDE>(current.v, N, t, current.first);
 ${if KEEP_WEIGHTS}
         keepPacked(weights);
 ${endif}
@@ -336,13 +349,14 @@ ${else}
         const float variance = rowReduce(squares, sumOf, phase) / count;
 ${endif}
         const float rstd = 1.0f / sqrtf(variance + epsilon);
+        const float offset = centre(mean, rstd);
         ElemY* y = Y + row * ldy;
 ${if !SHIFTED}
         keepPacked(current);
 ${endif}
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
-            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float d[VEC];
             deviations(current, j, shift, d);
             float w[VEC];
@@ -351,13 +365,13 @@ ${if KEEP_WEIGHTS}
             unpackVec<ElemW>(weights.w[j], w);
             unpackVec<ElemB>(weights.b[j], b);
 ${else}
-            loadWeightVec<FULL>(W, col, N, w);
-            loadWeightVec<FULL>(B, col, N, b);
+            loadWeightVec(W, col, N, j < INSIDE, w);
+            loadWeightVec(B, col, N, j < INSIDE, b);
 ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
-            if (FULL || col < N) // N % VEC == 0: whole vectors
+                d[i] = fmaf(fmaf(d[i], rstd, offset), w[i], b[i]);
+            if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
                 storeVec(y + col, d);
         }
         current = next;
@@ -434,7 +448,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
 ${if KEEP_WEIGHTS}
     PackedWeights weights;
-    loadWeights<FULL>(W, B, N, t, weights);
+    loadWeights<0>(W, B, N, t, weights);
 ${else}
 
 ${endif}
@@ -494,6 +508,7 @@ ${endif}
         }
         const float variance = rowReduce(squares, sumOf, phase) / count;
         const float rstd = 1.0f / sqrtf(variance + epsilon);
+        const float offset = centre(mean, rstd);
         ElemY* y = Y + row * ldy;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
@@ -516,7 +531,7 @@ ${else}
 ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
+                d[i] = fmaf(fmaf(d[i], rstd, offset), w[i], b[i]);
             if (col + VEC <= N)
                 storeVec(y + col, d);
             else

@@ -6,14 +6,14 @@ struct PackedWeights {
     RawW w[VPT];
     RawB b[VPT];
 };
-template <bool FULL>
+template <int INSIDE>
 __device__ __forceinline__ void loadWeights(const ElemW* W, const ElemB* B, long long N, int t,
                                             PackedWeights& p)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        if (FULL) {
+        if (j < INSIDE) {
             p.w[j] = *reinterpret_cast<const RawW*>(W + col);
             p.b[j] = *reinterpret_cast<const RawB*>(B + col);
         } else {

@@ -23,38 +23,43 @@ __device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fil
 }
 
 // Issues the loads of a thread's VPT vectors of row x and returns without waiting for them.
-// FULL: N == CHUNK, every vector lies inside the row. Otherwise (N % VEC == 0, the launch's
-// condition) every lane still issues each vector's load, without a branch: a vector past the row
-// reads the row's first vector instead, which fillPastRow replaces once the row is used. (With
-// loads inside a test of the row's end, which diverges where the row ends inside a warp, rows that
-// no block covers exactly ran 5-20 points further from the DRAM floor than exact ones: most likely
-// the warp waited for those loads, the next row's prefetch, where its lanes reconverged.)
-template <bool FULL, typename T, typename R>
+// INSIDE: how many of every thread's leading vectors lie inside the row, so need no test: VPT when
+// N == CHUNK; VPT - 1 when only the last vector can pass the row's end (N > CHUNK - ROW_THREADS *
+// VEC: the smallest cover of the row, which the strategies size to the task's row); 0 otherwise.
+// The prefetching kernels run only rows of N <= CHUNK, so the tests are 32-bit. A tested vector
+// (N % VEC == 0, the launch's condition) is still loaded by every lane, without a branch: a vector
+// past the row reads the row's first vector instead, which fillPastRow replaces once the row is
+// used. (With loads inside a test of the row's end, which diverges where the row ends inside a
+// warp, rows that no block covers exactly ran 5-20 points further from the DRAM floor than exact
+// ones: most likely the warp waited for those loads, the next row's prefetch, where its lanes
+// reconverged. With every vector tested, rows of 9000 in 9 vectors ran 800 instructions a row
+// where the exact cover runs 617.)
+template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&v)[VPT])
 {
-    const long long left = N - static_cast<long long>(t) * VEC; // columns from the thread's first
+    const int left = static_cast<int>(N) - t * VEC; // columns from the thread's first
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int col = j * ROW_THREADS * VEC;
-        v[j] = *reinterpret_cast<const R*>(x + (FULL || col < left ? t * VEC + col : 0));
+        v[j] = *reinterpret_cast<const R*>(x + (j < INSIDE || col < left ? t * VEC + col : 0));
     }
 }
 
-// The vectors past N of a row as loadVectors read it take `fill`, a value that adds nothing to the
-// op's statistics. Called when the row is used, after its loads have arrived.
-template <bool FULL, typename T, typename R>
+// The vectors past N of a row as loadVectors<INSIDE> read it take `fill`, a value that adds
+// nothing to the op's statistics. Called when the row is used, after its loads have arrived.
+template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if constexpr (!FULL) { // a FULL row has no vector past N (and nvcc warns of unreachable loops)
+    if constexpr (INSIDE < VPT) { // a full row has no vector past N (and nvcc warns of unreachable loops)
         T e[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i)
             e[i] = fill;
         R filled;
         memcpy(&filled, e, sizeof(R));
-        const long long left = N - static_cast<long long>(t) * VEC;
+        const int left = static_cast<int>(N) - t * VEC;
 #pragma unroll
-        for (int j = 0; j < VPT; ++j)
+        for (int j = INSIDE; j < VPT; ++j)
             v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
     }
 }
@@ -84,20 +89,21 @@ __device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
 
 template <typename T> using RawOf = typename Raw<VEC * sizeof(T)>::type; // VEC elements of T
 
-// W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a
-// vector past the row reads W's first (its output is not stored).
-template <bool FULL, typename T>
-[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, long long col,
-                                                                   long long N)
+// W's (or B's) vector at column col (< CHUNK) of a row that loadVectors read, branch-free like its
+// loads: a vector past the row reads W's first (its output is not stored). inside: the vector is
+// one of the INSIDE untested ones (a constant once the loop over vectors is unrolled).
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, int col, long long N,
+                                                                   bool inside)
 {
-    return *reinterpret_cast<const RawOf<T>*>(w + (FULL || col < N ? col : 0)); // one access
+    return *reinterpret_cast<const RawOf<T>*>(w + (inside || col < static_cast<int>(N) ? col : 0));
 }
 
-template <bool FULL, typename T>
-[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, long long col,
-                                                               long long N, float (&v)[VEC])
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, int col, long long N,
+                                                               bool inside, float (&v)[VEC])
 {
-    unpackVec<T>(loadWeightRaw<FULL>(w, col, N), v);
+    unpackVec<T>(loadWeightRaw(w, col, N, inside), v);
 }
 
 // An empty asm the compiler cannot see through. Packed values pass it before each use, so they are

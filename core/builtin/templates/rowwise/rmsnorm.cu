@@ -83,12 +83,12 @@ struct PackedRow {
     RawX v[VPT];
 };
 
-// Issues the loads of row x and returns without waiting for them. FULL: N == CHUNK, every vector
-// lies inside the row (no bounds tests, constant offsets).
-template <bool FULL>
+// Issues the loads of row x and returns without waiting for them. INSIDE: the leading vectors of
+// every thread that lie inside the row (loadVectors).
+template <int INSIDE>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
-    loadVectors<FULL>(x, N, t, r.v);
+    loadVectors<INSIDE>(x, N, t, r.v);
 }
 
 __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -106,13 +106,13 @@ using RawW = Raw<VEC * sizeof(ElemW)>::type;
 struct PackedWeights {
     RawW w[VPT];
 };
-template <bool FULL>
+template <int INSIDE>
 __device__ __forceinline__ void loadWeights(const ElemW* W, long long N, int t, PackedWeights& p)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        if (FULL)
+        if (j < INSIDE)
             p.w[j] = *reinterpret_cast<const RawW*>(W + col);
         else
             loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
@@ -127,9 +127,9 @@ __device__ __forceinline__ void keepPacked(PackedWeights& p)
 }
 ${endif}
 
-// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
-// register cache to the row.
-template <bool FULL>
+// INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
+// without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
+template <int INSIDE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     rmsNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                         ElemY* __restrict__ Y, long long M, long long N, long long ldx,
@@ -143,20 +143,20 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
 ${if KEEP_WEIGHTS}
     PackedWeights weights;
-    loadWeights<FULL>(W, N, t, weights);
+    loadWeights<INSIDE>(W, N, t, weights);
 ${endif}
     PackedRow current;
     if (row < M)
-        loadRow<FULL>(X + row * ldx, N, t, current);
+        loadRow<INSIDE>(X + row * ldx, N, t, current);
     for (; row < M; row += step) {
         // The next row's loads go out first and are waited for only when it becomes current.
         PackedRow next;
         if (row + step < M)
-            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
+            loadRow<INSIDE>(X + (row + step) * ldx, N, t, next);
 ${if KEEP_WEIGHTS}
         keepPacked(weights);
 ${endif}
-        fillPastRow<FULL>(current.v, N, t, ElemX(0.0f));
+        fillPastRow<INSIDE>(current.v, N, t, ElemX(0.0f));
         float q[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i)
@@ -181,13 +181,13 @@ ${if !KEEP_WEIGHTS}
         RawOf<ElemW> wRaw[VPT];
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
-            wRaw[j] = loadWeightRaw<FULL>(W, (static_cast<long long>(j) * ROW_THREADS + t) * VEC, N);
+            wRaw[j] = loadWeightRaw(W, (j * ROW_THREADS + t) * VEC, N, j < INSIDE);
             keepPacked(wRaw[j]);
         }
 ${endif}
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
-            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float v[VEC];
             unpackVec<ElemX>(current.v[j], v);
             float w[VEC];
@@ -199,7 +199,7 @@ ${endif}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 v[i] = v[i] * rstd * w[i];
-            if (FULL || col < N) // N % VEC == 0: whole vectors
+            if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
                 storeVec(y + col, v);
         }
         current = next;

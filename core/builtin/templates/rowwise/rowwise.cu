@@ -3,7 +3,8 @@ ${# as constants, the row reduction, chunk loads and stores, and kevolve_launch 
 ${# rmsnorm and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
 ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
 ${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
-${# PREFETCH, ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
+${# PREFETCH, TAIL_TESTED (with PREFETCH: the instantiation that tests only a thread's last vector),}
+${# ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
 ${# rowwise/split.cu), BULK (pipeline=bulk, softmax: BULK_KERNEL, rowwise/split.cu's helpers and}
 ${# rowwise/bulk.cu), COOPERATIVE_GROUPS (SPLIT or BULK).}
 ${HEADER}
@@ -246,14 +247,21 @@ ${endif}
 ${if SOFTMAX}
 ${if PREFETCH}
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
-    // short validation rows), stream.
+    // elements without bounds tests, rows that only the last vector of a thread can pass with
+    // that vector's tests only); longer rows, and rows of a part vector (N % VEC != 0: short
+    // validation rows), stream.
     if (N == CHUNK)
-        softmaxRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+        softmaxRowsPrefetch<VPT><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
+${if TAIL_TESTED}
+    else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only the last vector tested
+        softmaxRowsPrefetch<VPT - 1><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
+${endif}
     else if (N <= CHUNK && N % VEC == 0)
-        softmaxRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+        softmaxRowsPrefetch<0><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
     else
@@ -269,17 +277,27 @@ ${endif}
 ${if LAYERNORM}
 ${if PREFETCH}
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
-    // short validation rows), stream.
+    // elements without bounds tests, rows that only the last vector of a thread can pass with
+    // that vector's tests only); longer rows, and rows of a part vector (N % VEC != 0: short
+    // validation rows), stream.
     if (N == CHUNK)
-        layerNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+        layerNormRowsPrefetch<VPT><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<const ElemB*>(args->inputs[2].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
+${if TAIL_TESTED}
+    else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only the last vector tested
+        layerNormRowsPrefetch<VPT - 1><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+${endif}
     else if (N <= CHUNK && N % VEC == 0)
-        layerNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+        layerNormRowsPrefetch<0><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<const ElemB*>(args->inputs[2].data),
@@ -330,16 +348,25 @@ ${endif}
 ${if RMSNORM}
 ${if PREFETCH}
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
-    // short validation rows), stream.
+    // elements without bounds tests, rows that only the last vector of a thread can pass with
+    // that vector's tests only); longer rows, and rows of a part vector (N % VEC != 0: short
+    // validation rows), stream.
     if (N == CHUNK)
-        rmsNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+        rmsNormRowsPrefetch<VPT><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
+${if TAIL_TESTED}
+    else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only the last vector tested
+        rmsNormRowsPrefetch<VPT - 1><<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+${endif}
     else if (N <= CHUNK && N % VEC == 0)
-        rmsNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+        rmsNormRowsPrefetch<0><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),

@@ -204,12 +204,12 @@ struct PackedRow {
 };
 
 // Issues the loads of row x and returns without waiting for them. Columns past N become -inf when
-// the row is used (fillPastRow), which adds nothing to the maximum or the sum. FULL: N == CHUNK,
-// every vector lies inside the row (no bounds tests, constant offsets).
-template <bool FULL>
+// the row is used (fillPastRow), which adds nothing to the maximum or the sum. INSIDE: the leading
+// vectors of every thread that lie inside the row (loadVectors).
+template <int INSIDE>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
-    loadVectors<FULL>(x, N, t, r.v);
+    loadVectors<INSIDE>(x, N, t, r.v);
 }
 
 [[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -219,9 +219,9 @@ __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, Pack
         keepPacked(r.v[j]);
 }
 
-// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
-// register cache to the row.
-template <bool FULL>
+// INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
+// without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
+template <int INSIDE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     softmaxRowsPrefetch(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long M,
                         long long N, long long ldx, long long ldy)
@@ -232,13 +232,13 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
     PackedRow current;
     if (row < M)
-        loadRow<FULL>(X + row * ldx, N, t, current);
+        loadRow<INSIDE>(X + row * ldx, N, t, current);
     for (; row < M; row += step) {
         // The next row's loads go out first and are waited for only when it becomes current.
         PackedRow next;
         if (row + step < M)
-            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
-        fillPastRow<FULL>(current.v, N, t, ElemX(-INFINITY));
+            loadRow<INSIDE>(X + (row + step) * ldx, N, t, next);
+        fillPastRow<INSIDE>(current.v, N, t, ElemX(-INFINITY));
         // e holds exp(x - m) for a maximum m of the statistics; the output is e * scale.
         float e[VPT][VEC];
 ${if ONE_PASS}
@@ -303,11 +303,11 @@ ${endif}
         ElemY* y = Y + row * ldy;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
-            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 e[j][i] *= scale;
-            if (FULL || col < N) // N % VEC == 0: whole vectors
+            if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
                 storeVec(y + col, e[j]);
         }
         current = next;

@@ -175,8 +175,21 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 
+// The normalised deviation (d - mean) * rstd as one FFMA, d * rstd + centre(mean, rstd), where a
+// subtraction and a multiplication took two instructions an element (the prefetching and cp.async
+// kernels). d is x - x[0] there, so |mean| * rstd <= sqrt(N) (no element lies further than sqrt(N)
+// standard deviations from the mean) and is a few units on most rows: the rounding of -mean * rstd
+// moves a normalised value by at most sqrt(N) * 2^-24 (1e-5 at N = 20000), mostly by a few float
+// ulps, like the rounding of d - mean it replaces. (Without the shift, rows of 1e4 + noise would
+// lose the noise in that rounding.)
+[[maybe_unused]] __device__ __forceinline__ float centre(float mean, float rstd)
+{
+    return -mean * rstd;
+}
+
 // y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d. W and B
 // are read one vector at a time, so only the row stays live in registers (more rows in flight).
+// (Not centre's one FFMA: the streaming kernel's extra live value spilled at 3 blocks per SM.)
 __device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
                                                const ElemB* __restrict__ B, long long N,
                                                long long base, int t, float mean, float rstd,
@@ -312,38 +325,43 @@ __device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fil
 }
 
 // Issues the loads of a thread's VPT vectors of row x and returns without waiting for them.
-// FULL: N == CHUNK, every vector lies inside the row. Otherwise (N % VEC == 0, the launch's
-// condition) every lane still issues each vector's load, without a branch: a vector past the row
-// reads the row's first vector instead, which fillPastRow replaces once the row is used. (With
-// loads inside a test of the row's end, which diverges where the row ends inside a warp, rows that
-// no block covers exactly ran 5-20 points further from the DRAM floor than exact ones: most likely
-// the warp waited for those loads, the next row's prefetch, where its lanes reconverged.)
-template <bool FULL, typename T, typename R>
+// INSIDE: how many of every thread's leading vectors lie inside the row, so need no test: VPT when
+// N == CHUNK; VPT - 1 when only the last vector can pass the row's end (N > CHUNK - ROW_THREADS *
+// VEC: the smallest cover of the row, which the strategies size to the task's row); 0 otherwise.
+// The prefetching kernels run only rows of N <= CHUNK, so the tests are 32-bit. A tested vector
+// (N % VEC == 0, the launch's condition) is still loaded by every lane, without a branch: a vector
+// past the row reads the row's first vector instead, which fillPastRow replaces once the row is
+// used. (With loads inside a test of the row's end, which diverges where the row ends inside a
+// warp, rows that no block covers exactly ran 5-20 points further from the DRAM floor than exact
+// ones: most likely the warp waited for those loads, the next row's prefetch, where its lanes
+// reconverged. With every vector tested, rows of 9000 in 9 vectors ran 800 instructions a row
+// where the exact cover runs 617.)
+template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&v)[VPT])
 {
-    const long long left = N - static_cast<long long>(t) * VEC; // columns from the thread's first
+    const int left = static_cast<int>(N) - t * VEC; // columns from the thread's first
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int col = j * ROW_THREADS * VEC;
-        v[j] = *reinterpret_cast<const R*>(x + (FULL || col < left ? t * VEC + col : 0));
+        v[j] = *reinterpret_cast<const R*>(x + (j < INSIDE || col < left ? t * VEC + col : 0));
     }
 }
 
-// The vectors past N of a row as loadVectors read it take `fill`, a value that adds nothing to the
-// op's statistics. Called when the row is used, after its loads have arrived.
-template <bool FULL, typename T, typename R>
+// The vectors past N of a row as loadVectors<INSIDE> read it take `fill`, a value that adds
+// nothing to the op's statistics. Called when the row is used, after its loads have arrived.
+template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if constexpr (!FULL) { // a FULL row has no vector past N (and nvcc warns of unreachable loops)
+    if constexpr (INSIDE < VPT) { // a full row has no vector past N (and nvcc warns of unreachable loops)
         T e[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i)
             e[i] = fill;
         R filled;
         memcpy(&filled, e, sizeof(R));
-        const long long left = N - static_cast<long long>(t) * VEC;
+        const int left = static_cast<int>(N) - t * VEC;
 #pragma unroll
-        for (int j = 0; j < VPT; ++j)
+        for (int j = INSIDE; j < VPT; ++j)
             v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
     }
 }
@@ -373,20 +391,21 @@ __device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
 
 template <typename T> using RawOf = typename Raw<VEC * sizeof(T)>::type; // VEC elements of T
 
-// W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a
-// vector past the row reads W's first (its output is not stored).
-template <bool FULL, typename T>
-[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, long long col,
-                                                                   long long N)
+// W's (or B's) vector at column col (< CHUNK) of a row that loadVectors read, branch-free like its
+// loads: a vector past the row reads W's first (its output is not stored). inside: the vector is
+// one of the INSIDE untested ones (a constant once the loop over vectors is unrolled).
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, int col, long long N,
+                                                                   bool inside)
 {
-    return *reinterpret_cast<const RawOf<T>*>(w + (FULL || col < N ? col : 0)); // one access
+    return *reinterpret_cast<const RawOf<T>*>(w + (inside || col < static_cast<int>(N) ? col : 0));
 }
 
-template <bool FULL, typename T>
-[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, long long col,
-                                                               long long N, float (&v)[VEC])
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, int col, long long N,
+                                                               bool inside, float (&v)[VEC])
 {
-    unpackVec<T>(loadWeightRaw<FULL>(w, col, N), v);
+    unpackVec<T>(loadWeightRaw(w, col, N, inside), v);
 }
 
 // An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
@@ -418,13 +437,13 @@ struct PackedRow {
 };
 
 // Issues the loads of row x and returns without waiting for them. Columns past N become x[0] when
-// the row is used (fillPastRow), so their deviation from the shift is exactly 0. FULL: N == CHUNK,
-// every vector lies inside the row (no bounds tests, constant offsets).
-template <bool FULL>
+// the row is used (fillPastRow), so their deviation from the shift is exactly 0. INSIDE: the
+// leading vectors of every thread that lie inside the row (loadVectors).
+template <int INSIDE>
 __device__ __forceinline__ void loadRow(const ElemX* x, long long N, int t, PackedRow& r)
 {
     r.first = x[0];
-    loadVectors<FULL>(x, N, t, r.v);
+    loadVectors<INSIDE>(x, N, t, r.v);
 }
 
 [[maybe_unused]] __device__ __forceinline__ void keepPacked(PackedRow& r)
@@ -464,14 +483,14 @@ struct PackedWeights {
     RawW w[VPT];
     RawB b[VPT];
 };
-template <bool FULL>
+template <int INSIDE>
 __device__ __forceinline__ void loadWeights(const ElemW* W, const ElemB* B, long long N, int t,
                                             PackedWeights& p)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
-        if (FULL) {
+        if (j < INSIDE) {
             p.w[j] = *reinterpret_cast<const RawW*>(W + col);
             p.b[j] = *reinterpret_cast<const RawB*>(B + col);
         } else {
@@ -490,9 +509,9 @@ __device__ __forceinline__ void keepPacked(PackedWeights& p)
     }
 }
 
-// FULL: rows of exactly CHUNK elements, the task's own shape when its strategy sizes the
-// register cache to the row.
-template <bool FULL>
+// INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
+// without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
+template <int INSIDE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     layerNormRowsPrefetch(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
                           const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
@@ -507,19 +526,19 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
     const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
     long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
     PackedWeights weights;
-    loadWeights<FULL>(W, B, N, t, weights);
+    loadWeights<INSIDE>(W, B, N, t, weights);
     PackedRow current;
     if (row < M)
-        loadRow<FULL>(X + row * ldx, N, t, current);
+        loadRow<INSIDE>(X + row * ldx, N, t, current);
     for (; row < M; row += step) {
         // The next row's loads go out first and are waited for only when it becomes current.
         PackedRow next;
         if (row + step < M)
-            loadRow<FULL>(X + (row + step) * ldx, N, t, next);
+            loadRow<INSIDE>(X + (row + step) * ldx, N, t, next);
         // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
         // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
         const float shift = toFloat(current.first);
-        fillPastRow<FULL>(current.v, N, t, current.first);
+        fillPastRow<INSIDE>(current.v, N, t, current.first);
         keepPacked(weights);
         float sumD[VEC];
         float sumDD[VEC];
@@ -542,10 +561,11 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
         const float mean = sums.d / count;
         const float variance = fmaxf(0.0f, (sums.dd - sums.d * mean) / count);
         const float rstd = 1.0f / sqrtf(variance + epsilon);
+        const float offset = centre(mean, rstd);
         ElemY* y = Y + row * ldy;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
-            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float d[VEC];
             deviations(current, j, shift, d);
             float w[VEC];
@@ -554,8 +574,8 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
             unpackVec<ElemB>(weights.b[j], b);
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
-            if (FULL || col < N) // N % VEC == 0: whole vectors
+                d[i] = fmaf(fmaf(d[i], rstd, offset), w[i], b[i]);
+            if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
                 storeVec(y + col, d);
         }
         current = next;
@@ -602,17 +622,18 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     const long long rounds = max(1LL, (rowGroups + slots - 1) / slots);
     const long long grid = (rowGroups + rounds - 1) / rounds;
     // Rows that fit in registers take the prefetching kernel (rows of exactly CHUNK
-    // elements without bounds tests); longer rows, and rows of a part vector (N % VEC != 0:
-    // short validation rows), stream.
+    // elements without bounds tests, rows that only the last vector of a thread can pass with
+    // that vector's tests only); longer rows, and rows of a part vector (N % VEC != 0: short
+    // validation rows), stream.
     if (N == CHUNK)
-        layerNormRowsPrefetch<true><<<grid, THREADS, 0, stream>>>(
+        layerNormRowsPrefetch<VPT><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<const ElemB*>(args->inputs[2].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
     else if (N <= CHUNK && N % VEC == 0)
-        layerNormRowsPrefetch<false><<<grid, THREADS, 0, stream>>>(
+        layerNormRowsPrefetch<0><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
             static_cast<const ElemB*>(args->inputs[2].data),

@@ -164,8 +164,21 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 
+// The normalised deviation (d - mean) * rstd as one FFMA, d * rstd + centre(mean, rstd), where a
+// subtraction and a multiplication took two instructions an element (the prefetching and cp.async
+// kernels). d is x - x[0] there, so |mean| * rstd <= sqrt(N) (no element lies further than sqrt(N)
+// standard deviations from the mean) and is a few units on most rows: the rounding of -mean * rstd
+// moves a normalised value by at most sqrt(N) * 2^-24 (1e-5 at N = 20000), mostly by a few float
+// ulps, like the rounding of d - mean it replaces. (Without the shift, rows of 1e4 + noise would
+// lose the noise in that rounding.)
+[[maybe_unused]] __device__ __forceinline__ float centre(float mean, float rstd)
+{
+    return -mean * rstd;
+}
+
 // y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d. W and B
 // are read one vector at a time, so only the row stays live in registers (more rows in flight).
+// (Not centre's one FFMA: the streaming kernel's extra live value spilled at 3 blocks per SM.)
 __device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
                                                const ElemB* __restrict__ B, long long N,
                                                long long base, int t, float mean, float rstd,

@@ -170,8 +170,21 @@ template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[V
     return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
 }
 
+// The normalised deviation (d - mean) * rstd as one FFMA, d * rstd + centre(mean, rstd), where a
+// subtraction and a multiplication took two instructions an element (the prefetching and cp.async
+// kernels). d is x - x[0] there, so |mean| * rstd <= sqrt(N) (no element lies further than sqrt(N)
+// standard deviations from the mean) and is a few units on most rows: the rounding of -mean * rstd
+// moves a normalised value by at most sqrt(N) * 2^-24 (1e-5 at N = 20000), mostly by a few float
+// ulps, like the rounding of d - mean it replaces. (Without the shift, rows of 1e4 + noise would
+// lose the noise in that rounding.)
+[[maybe_unused]] __device__ __forceinline__ float centre(float mean, float rstd)
+{
+    return -mean * rstd;
+}
+
 // y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d. W and B
 // are read one vector at a time, so only the row stays live in registers (more rows in flight).
+// (Not centre's one FFMA: the streaming kernel's extra live value spilled at 3 blocks per SM.)
 __device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
                                                const ElemB* __restrict__ B, long long N,
                                                long long base, int t, float mean, float rstd,
@@ -307,38 +320,43 @@ __device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fil
 }
 
 // Issues the loads of a thread's VPT vectors of row x and returns without waiting for them.
-// FULL: N == CHUNK, every vector lies inside the row. Otherwise (N % VEC == 0, the launch's
-// condition) every lane still issues each vector's load, without a branch: a vector past the row
-// reads the row's first vector instead, which fillPastRow replaces once the row is used. (With
-// loads inside a test of the row's end, which diverges where the row ends inside a warp, rows that
-// no block covers exactly ran 5-20 points further from the DRAM floor than exact ones: most likely
-// the warp waited for those loads, the next row's prefetch, where its lanes reconverged.)
-template <bool FULL, typename T, typename R>
+// INSIDE: how many of every thread's leading vectors lie inside the row, so need no test: VPT when
+// N == CHUNK; VPT - 1 when only the last vector can pass the row's end (N > CHUNK - ROW_THREADS *
+// VEC: the smallest cover of the row, which the strategies size to the task's row); 0 otherwise.
+// The prefetching kernels run only rows of N <= CHUNK, so the tests are 32-bit. A tested vector
+// (N % VEC == 0, the launch's condition) is still loaded by every lane, without a branch: a vector
+// past the row reads the row's first vector instead, which fillPastRow replaces once the row is
+// used. (With loads inside a test of the row's end, which diverges where the row ends inside a
+// warp, rows that no block covers exactly ran 5-20 points further from the DRAM floor than exact
+// ones: most likely the warp waited for those loads, the next row's prefetch, where its lanes
+// reconverged. With every vector tested, rows of 9000 in 9 vectors ran 800 instructions a row
+// where the exact cover runs 617.)
+template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&v)[VPT])
 {
-    const long long left = N - static_cast<long long>(t) * VEC; // columns from the thread's first
+    const int left = static_cast<int>(N) - t * VEC; // columns from the thread's first
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int col = j * ROW_THREADS * VEC;
-        v[j] = *reinterpret_cast<const R*>(x + (FULL || col < left ? t * VEC + col : 0));
+        v[j] = *reinterpret_cast<const R*>(x + (j < INSIDE || col < left ? t * VEC + col : 0));
     }
 }
 
-// The vectors past N of a row as loadVectors read it take `fill`, a value that adds nothing to the
-// op's statistics. Called when the row is used, after its loads have arrived.
-template <bool FULL, typename T, typename R>
+// The vectors past N of a row as loadVectors<INSIDE> read it take `fill`, a value that adds
+// nothing to the op's statistics. Called when the row is used, after its loads have arrived.
+template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if constexpr (!FULL) { // a FULL row has no vector past N (and nvcc warns of unreachable loops)
+    if constexpr (INSIDE < VPT) { // a full row has no vector past N (and nvcc warns of unreachable loops)
         T e[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i)
             e[i] = fill;
         R filled;
         memcpy(&filled, e, sizeof(R));
-        const long long left = N - static_cast<long long>(t) * VEC;
+        const int left = static_cast<int>(N) - t * VEC;
 #pragma unroll
-        for (int j = 0; j < VPT; ++j)
+        for (int j = INSIDE; j < VPT; ++j)
             v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
     }
 }
@@ -368,20 +386,21 @@ __device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
 
 template <typename T> using RawOf = typename Raw<VEC * sizeof(T)>::type; // VEC elements of T
 
-// W's (or B's) vector at column col of a row that loadVectors read, branch-free like its loads: a
-// vector past the row reads W's first (its output is not stored).
-template <bool FULL, typename T>
-[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, long long col,
-                                                                   long long N)
+// W's (or B's) vector at column col (< CHUNK) of a row that loadVectors read, branch-free like its
+// loads: a vector past the row reads W's first (its output is not stored). inside: the vector is
+// one of the INSIDE untested ones (a constant once the loop over vectors is unrolled).
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, int col, long long N,
+                                                                   bool inside)
 {
-    return *reinterpret_cast<const RawOf<T>*>(w + (FULL || col < N ? col : 0)); // one access
+    return *reinterpret_cast<const RawOf<T>*>(w + (inside || col < static_cast<int>(N) ? col : 0));
 }
 
-template <bool FULL, typename T>
-[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, long long col,
-                                                               long long N, float (&v)[VEC])
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, int col, long long N,
+                                                               bool inside, float (&v)[VEC])
 {
-    unpackVec<T>(loadWeightRaw<FULL>(w, col, N), v);
+    unpackVec<T>(loadWeightRaw(w, col, N, inside), v);
 }
 
 // An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
@@ -525,6 +544,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
         }
         const float variance = rowReduce(squares, sumOf, phase) / count;
         const float rstd = 1.0f / sqrtf(variance + epsilon);
+        const float offset = centre(mean, rstd);
         ElemY* y = Y + row * ldy;
 #pragma unroll
         for (int j = 0; j < VPT; ++j) {
@@ -542,7 +562,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
             }
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                d[i] = fmaf((d[i] - mean) * rstd, w[i], b[i]);
+                d[i] = fmaf(fmaf(d[i], rstd, offset), w[i], b[i]);
             if (col + VEC <= N)
                 storeVec(y + col, d);
             else

@@ -1,0 +1,669 @@
+// expect: ok
+// task: layernorm_bf16_test.json
+// Kevolve built-in kernel, family rowwise (generated; edit freely).
+// Task: layernorm_bf16_test (layernorm 16384x4096 bf16->bf16).
+// Strategy: one block per row (128 threads per block), 4-element vectors, 8 vectors per thread in a shared-memory ring (rows up to 4096 elements are read once), two-pass statistics (mean, then variance), a persistent grid of 4 blocks per SM, 3 rows per block in flight through cp.async copies into a shared-memory ring (24576 bytes), W and B kept in registers.
+// Rationale:
+//   compile sample: pipeline=async with W and B kept packed in registers across rows (did not
+//   compile before session 21)
+
+#include <kevolve/abi.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+namespace {
+
+using ElemX = __nv_bfloat16;
+using ElemY = __nv_bfloat16;
+using ElemW = __nv_bfloat16;
+using ElemB = __nv_bfloat16;
+
+[[maybe_unused]] __device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+[[maybe_unused]] __device__ __forceinline__ void fromFloat(float v, __nv_bfloat16& out) { out = __float2bfloat16_rn(v); }
+// The two elements of a 32-bit word (the lower first), exactly: a bf16 is the upper half of its
+// float, so one shift or one mask each (the upper element converted on its own took a byte permute
+// and a shift: about 10% more instructions in a layernorm row's loop than its f16 twin).
+[[maybe_unused]] __device__ __forceinline__ void toFloats(const __nv_bfloat16*, unsigned int w, float& lo, float& hi)
+{
+    lo = __uint_as_float(w << 16);
+    hi = __uint_as_float(w & 0xffff0000u);
+}
+
+// The unsigned type of one access of `Bytes` bytes (vector loads and stores are 2 to 16 bytes).
+template <int Bytes> struct Raw;
+template <> struct Raw<2> { using type = unsigned short; };
+template <> struct Raw<4> { using type = unsigned int; };
+template <> struct Raw<8> { using type = uint2; };
+template <> struct Raw<16> { using type = uint4; };
+
+constexpr int VEC = 4; // elements per access
+
+// VEC elements at p, which is aligned to VEC * sizeof(T), in one access.
+template <typename T> __device__ __forceinline__ void loadVec(const T* p, float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    const R raw = *reinterpret_cast<const R*>(p);
+    T e[VEC];
+    memcpy(e, &raw, sizeof(R));
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = toFloat(e[i]);
+}
+
+template <typename T> __device__ __forceinline__ void storeVec(T* p, const float (&v)[VEC])
+{
+    using R = typename Raw<VEC * sizeof(T)>::type;
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        fromFloat(v[i], e[i]);
+    R raw;
+    memcpy(&raw, e, sizeof(R));
+    *reinterpret_cast<R*>(p) = raw;
+}
+
+// The last, partial vector of a row: `valid` (< VEC) elements exist, the rest read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadTail(const T* p, long long valid, float fill, float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        v[i] = i < valid ? toFloat(p[i]) : fill;
+}
+
+template <typename T>
+__device__ __forceinline__ void storeTail(T* p, long long valid, const float (&v)[VEC])
+{
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        if (i < valid)
+            fromFloat(v[i], p[i]);
+    }
+}
+
+constexpr int WARPS = 4;
+constexpr int THREADS = WARPS * 32;
+// Threads that share one row: the whole block (one row per block).
+constexpr int ROW_THREADS = THREADS;
+constexpr int ROWS_PER_CTA = THREADS / ROW_THREADS;
+constexpr int VPT = 8;                     // vectors per thread held in registers
+constexpr int CHUNK = ROW_THREADS * VEC * VPT; // row elements one register load covers
+// Blocks per SM of the persistent grid.
+[[maybe_unused]] constexpr int CTAS_PER_SM = 4;
+[[maybe_unused]] constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float shuffleDown(float v, int offset)
+{
+    return __shfl_down_sync(0xffffffffu, v, offset);
+}
+[[maybe_unused]] __device__ __forceinline__ float shuffleFirst(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+// The block combines its values: within each warp by shuffles, then the warps' results in a fixed
+// order, so every thread gets the same bits. The warps' results alternate between two buffers
+// (phase flips on every call), so one barrier per reduction suffices: a warp can write the next
+// reduction's buffer only after every warp has passed this one's barrier, and the reduction after
+// that, which reuses this buffer, only after every warp has finished reading it.
+template <typename T, typename F>
+__device__ __forceinline__ T rowReduce(T v, F combine, int& phase)
+{
+    __shared__ T partial[2][WARPS];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, shuffleDown(v, offset));
+    T* buffer = partial[phase];
+    phase ^= 1;
+    if ((threadIdx.x & 31) == 0)
+        buffer[threadIdx.x / 32] = v;
+    __syncthreads();
+    T r = buffer[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        r = combine(r, buffer[w]);
+    return r;
+}
+
+// Vector j of thread t covers columns base + (j * ROW_THREADS + t) * VEC onwards, so neighbouring
+// threads read neighbouring vectors (coalesced). Columns at or past N read as `fill`.
+template <typename T>
+__device__ __forceinline__ void loadChunk(const T* row, long long N, long long base, int t,
+                                          float fill, float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            loadVec(row + col, v[j]);
+        else
+            loadTail(row + col, N - col, fill, v[j]);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void storeChunk(T* row, long long N, long long base, int t,
+                                           const float (&v)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (col + VEC <= N)
+            storeVec(row + col, v[j]);
+        else
+            storeTail(row + col, N - col, v[j]);
+    }
+}
+
+// a[0..VEC) combined pairwise: log2(VEC) dependent steps instead of VEC - 1. Per-lane
+// accumulators of this shape keep the hot loops' chains of dependent adds short.
+template <typename F> __device__ __forceinline__ float combineLanes(float (&a)[VEC], F combine)
+{
+#pragma unroll
+    for (int w = VEC / 2; w > 0; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            a[i] = combine(a[i], a[i + w]);
+    return a[0];
+}
+
+// Elements of vector j of thread t that lie inside the row (0..VEC).
+[[maybe_unused]] __device__ __forceinline__ int validIn(long long N, long long base, int j, int t)
+{
+    const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+    return static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+}
+
+// The normalised deviation (d - mean) * rstd as one FFMA, d * rstd + centre(mean, rstd), where a
+// subtraction and a multiplication took two instructions an element (the prefetching and cp.async
+// kernels). d is x - x[0] there, so |mean| * rstd <= sqrt(N) (no element lies further than sqrt(N)
+// standard deviations from the mean) and is a few units on most rows: the rounding of -mean * rstd
+// moves a normalised value by at most sqrt(N) * 2^-24 (1e-5 at N = 20000), mostly by a few float
+// ulps, like the rounding of d - mean it replaces. (Without the shift, rows of 1e4 + noise would
+// lose the noise in that rounding.)
+[[maybe_unused]] __device__ __forceinline__ float centre(float mean, float rstd)
+{
+    return -mean * rstd;
+}
+
+// y = (x - mean) * rstd * w + b for one chunk; d holds x - shift and mean is that of d. W and B
+// are read one vector at a time, so only the row stays live in registers (more rows in flight).
+// (Not centre's one FFMA: the streaming kernel's extra live value spilled at 3 blocks per SM.)
+__device__ __forceinline__ void normalizeChunk(const ElemW* __restrict__ W,
+                                               const ElemB* __restrict__ B, long long N,
+                                               long long base, int t, float mean, float rstd,
+                                               float (&d)[VPT][VEC])
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = base + (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        float w[VEC];
+        float b[VEC];
+        if (col + VEC <= N) {
+            loadVec(W + col, w);
+            loadVec(B + col, b);
+        } else {
+            loadTail(W + col, N - col, 0.0f, w);
+            loadTail(B + col, N - col, 0.0f, b);
+        }
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            d[j][i] = fmaf((d[j][i] - mean) * rstd, w[i], b[i]);
+    }
+}
+
+// Loads a chunk as x - shift (columns past N give 0).
+__device__ __forceinline__ void loadShifted(const ElemX* x, long long N, long long base, int t,
+                                            float shift, float (&d)[VPT][VEC])
+{
+    loadChunk(x, N, base, t, shift, d);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            d[j][i] -= shift;
+}
+
+[[maybe_unused]] __global__ void __launch_bounds__(THREADS)
+    layerNormRows(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                  const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M, long long N,
+                  long long ldx, long long ldy, float epsilon)
+{
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    for (long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+         row < M; row += static_cast<long long>(gridDim.x) * ROWS_PER_CTA) {
+        const ElemX* x = X + row * ldx;
+        ElemY* y = Y + row * ldy;
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(x[0]);
+        if (N <= CHUNK) {
+            // The row fits in registers: one read and one write, the DRAM floor.
+            float d[VPT][VEC];
+            loadShifted(x, N, 0, t, shift, d);
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                for (int i = 0; i < VEC; ++i)
+                    sum += d[j][i];
+            const float mean = rowReduce(sum, sumOf, phase) / count;
+            float squares = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VPT; ++j) {
+                const int valid = validIn(N, 0, j, t);
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) {
+                    const float e = i < valid ? d[j][i] - mean : 0.0f;
+                    squares = fmaf(e, e, squares);
+                }
+            }
+            const float variance = rowReduce(squares, sumOf, phase) / count;
+            const float rstd = 1.0f / sqrtf(variance + epsilon);
+            normalizeChunk(W, B, N, 0, t, mean, rstd, d);
+            storeChunk(y, N, 0, t, d);
+        } else {
+            // Longer than the register cache: mean, then variance around it, then the output.
+            float sum = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j)
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i)
+                        sum += d[j][i];
+            }
+            const float mean = rowReduce(sum, sumOf, phase) / count;
+            float squares = 0.0f;
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+#pragma unroll
+                for (int j = 0; j < VPT; ++j) {
+                    const int valid = validIn(N, base, j, t);
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i) {
+                        const float e = i < valid ? d[j][i] - mean : 0.0f;
+                        squares = fmaf(e, e, squares);
+                    }
+                }
+            }
+            const float variance = rowReduce(squares, sumOf, phase) / count;
+            const float rstd = 1.0f / sqrtf(variance + epsilon);
+            for (long long base = 0; base < N; base += CHUNK) {
+                float d[VPT][VEC];
+                loadShifted(x, N, base, t, shift, d);
+                normalizeChunk(W, B, N, base, t, mean, rstd, d);
+                storeChunk(y, N, base, t, d);
+            }
+        }
+    }
+}
+
+using RawX = Raw<VEC * sizeof(ElemX)>::type;
+using RawW = Raw<VEC * sizeof(ElemW)>::type;
+using RawB = Raw<VEC * sizeof(ElemB)>::type;
+
+// VEC elements of p[0..valid) packed, the rest `fill`; vectors inside the row take one access.
+template <typename T, typename R>
+__device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fill, R& out)
+{
+    if (valid >= VEC) {
+        out = *reinterpret_cast<const R*>(p);
+        return;
+    }
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        e[i] = i < valid ? p[i] : fill;
+    memcpy(&out, e, sizeof(R));
+}
+
+// Issues the loads of a thread's VPT vectors of row x and returns without waiting for them.
+// INSIDE: how many of every thread's leading vectors lie inside the row, so need no test: VPT when
+// N == CHUNK; VPT - 1 when only the last vector can pass the row's end (N > CHUNK - ROW_THREADS *
+// VEC: the smallest cover of the row, which the strategies size to the task's row); 0 otherwise.
+// The prefetching kernels run only rows of N <= CHUNK, so the tests are 32-bit. A tested vector
+// (N % VEC == 0, the launch's condition) is still loaded by every lane, without a branch: a vector
+// past the row reads the row's first vector instead, which fillPastRow replaces once the row is
+// used. (With loads inside a test of the row's end, which diverges where the row ends inside a
+// warp, rows that no block covers exactly ran 5-20 points further from the DRAM floor than exact
+// ones: most likely the warp waited for those loads, the next row's prefetch, where its lanes
+// reconverged. With every vector tested, rows of 9000 in 9 vectors ran 800 instructions a row
+// where the exact cover runs 617.)
+template <int INSIDE, typename T, typename R>
+__device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&v)[VPT])
+{
+    const int left = static_cast<int>(N) - t * VEC; // columns from the thread's first
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int col = j * ROW_THREADS * VEC;
+        v[j] = *reinterpret_cast<const R*>(x + (j < INSIDE || col < left ? t * VEC + col : 0));
+    }
+}
+
+// The vectors past N of a row as loadVectors<INSIDE> read it take `fill`, a value that adds
+// nothing to the op's statistics. Called when the row is used, after its loads have arrived.
+template <int INSIDE, typename T, typename R>
+__device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
+{
+    if constexpr (INSIDE < VPT) { // a full row has no vector past N (and nvcc warns of unreachable loops)
+        T e[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            e[i] = fill;
+        R filled;
+        memcpy(&filled, e, sizeof(R));
+        const int left = static_cast<int>(N) - t * VEC;
+#pragma unroll
+        for (int j = INSIDE; j < VPT; ++j)
+            v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+    }
+}
+
+// The VEC elements of type T packed in raw, as floats: 16-bit elements a 32-bit word at a time
+// (conversion.cu's toFloats: one instruction an element where a bf16 converted on its own takes
+// two), others one by one. (memory/vectors.cu's loadVec converts one by one: pairs made ptxas
+// spill in the 64-register split kernels, and these loops are the ones the conversions slow.)
+template <typename T, typename R>
+__device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
+{
+    static_assert(sizeof(R) == VEC * sizeof(T), "raw holds the VEC elements");
+    if constexpr (sizeof(T) == 2 && sizeof(R) % 4 == 0) {
+        unsigned int w[sizeof(R) / 4];
+        memcpy(w, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            toFloats(static_cast<const T*>(nullptr), w[k], v[2 * k], v[2 * k + 1]);
+    } else {
+        T e[VEC];
+        memcpy(e, &raw, sizeof(R));
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            v[i] = toFloat(e[i]);
+    }
+}
+
+template <typename T> using RawOf = typename Raw<VEC * sizeof(T)>::type; // VEC elements of T
+
+// W's (or B's) vector at column col (< CHUNK) of a row that loadVectors read, branch-free like its
+// loads: a vector past the row reads W's first (its output is not stored). inside: the vector is
+// one of the INSIDE untested ones (a constant once the loop over vectors is unrolled).
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, int col, long long N,
+                                                                   bool inside)
+{
+    return *reinterpret_cast<const RawOf<T>*>(w + (inside || col < static_cast<int>(N) ? col : 0));
+}
+
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, int col, long long N,
+                                                               bool inside, float (&v)[VEC])
+{
+    unpackVec<T>(loadWeightRaw(w, col, N, inside), v);
+}
+
+// An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
+// converted again where needed: otherwise the compiler keeps the floats of the first conversion
+// (the current row across its three passes, W and B across all rows), which take twice the
+// registers of the packed data and spill.
+template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
+{
+    if constexpr (sizeof(R) % 4 == 0) {
+        unsigned int words[sizeof(R) / 4];
+        memcpy(words, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            asm volatile("" : "+r"(words[k]));
+        memcpy(&raw, words, sizeof(R));
+    } else {
+        unsigned short half;
+        memcpy(&half, &raw, sizeof(R));
+        asm volatile("" : "+h"(half));
+        memcpy(&raw, &half, sizeof(R));
+    }
+}
+
+// Rows in flight per block; the ring has a slot for each, laid out [slot][vector j][thread] in
+// units of one vector, so neighbouring threads touch neighbouring 16 bytes (no bank conflicts).
+constexpr int DEPTH = 3;
+constexpr int RING_BYTES = DEPTH * VPT * THREADS * static_cast<int>(sizeof(RawX));
+
+// One vector from global to shared memory without passing through registers. Of its bytes only
+// the first `bytes` are read; the rest of the vector is written as zeros.
+__device__ __forceinline__ void copyVecAsync(RawX* dst, const ElemX* src, int bytes)
+{
+    const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(dst));
+    if constexpr (sizeof(RawX) == 16)
+        // L2 only: the row is read once, so it should not evict W and B from L1.
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(src),
+                     "r"(bytes)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to), "l"(src),
+                     "n"(static_cast<int>(sizeof(RawX))), "r"(bytes)
+                     : "memory");
+}
+
+__device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// Waits until at most `Pending` of this thread's most recent copy groups are still in flight.
+template <int Pending> __device__ __forceinline__ void waitCopies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// Issues this thread's copies of row x into ring slot `slot` and returns without waiting. Bytes
+// past N arrive as zeros (the statistics mask them by each vector's valid count); vectors wholly
+// past N read nothing.
+__device__ __forceinline__ void copyRow(RawX* ring, int slot, const ElemX* x, long long N, int t)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        const int valid = static_cast<int>(min(max(N - col, 0LL), static_cast<long long>(VEC)));
+        copyVecAsync(ring + (slot * VPT + j) * THREADS + threadIdx.x, valid > 0 ? x + col : x,
+                     valid * static_cast<int>(sizeof(ElemX)));
+    }
+}
+
+// x - shift of vector j of this thread's share of a ring slot.
+__device__ __forceinline__ void slotDeviations(const RawX* mine, int j, float shift, float (&d)[VEC])
+{
+    const RawX raw = mine[j * THREADS]; // one 16-byte shared load, not one per element pair
+    unpackVec<ElemX>(raw, d);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        d[i] -= shift;
+}
+
+// W and B for this thread's columns, loaded once per block and kept packed for all its rows
+// (columns past N read as 0).
+struct PackedWeights {
+    RawW w[VPT];
+    RawB b[VPT];
+};
+template <int INSIDE>
+__device__ __forceinline__ void loadWeights(const ElemW* W, const ElemB* B, long long N, int t,
+                                            PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+        if (j < INSIDE) {
+            p.w[j] = *reinterpret_cast<const RawW*>(W + col);
+            p.b[j] = *reinterpret_cast<const RawB*>(B + col);
+        } else {
+            loadPackedVec(W + col, N - col, ElemW(0.0f), p.w[j]);
+            loadPackedVec(B + col, N - col, ElemB(0.0f), p.b[j]);
+        }
+    }
+}
+
+__device__ __forceinline__ void keepPacked(PackedWeights& p)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        keepPacked(p.w[j]);
+        keepPacked(p.b[j]);
+    }
+}
+
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+    layerNormRowsAsync(const ElemX* __restrict__ X, const ElemW* __restrict__ W,
+                       const ElemB* __restrict__ B, ElemY* __restrict__ Y, long long M,
+                       long long N, long long ldx, long long ldy, float epsilon)
+{
+    extern __shared__ __align__(16) unsigned char ringMemory[];
+    RawX* ring = reinterpret_cast<RawX*>(ringMemory);
+    const int t = threadIdx.x % ROW_THREADS;
+    int phase = 0; // the block reduction's buffer
+    [[maybe_unused]] const auto sumOf = [](float a, float b) { return a + b; };
+    const float count = static_cast<float>(N);
+    const long long step = static_cast<long long>(gridDim.x) * ROWS_PER_CTA;
+    long long row = static_cast<long long>(blockIdx.x) * ROWS_PER_CTA + threadIdx.x / ROW_THREADS;
+    PackedWeights weights;
+    loadWeights<0>(W, B, N, t, weights);
+    // The first DEPTH - 1 rows go out before any is used. Every step commits one group, empty
+    // when there is no row, so group k is always row k and the wait count stays fixed.
+#pragma unroll
+    for (int k = 0; k < DEPTH - 1; ++k) {
+        if (row + k * step < M)
+            copyRow(ring, k, X + (row + k * step) * ldx, N, t);
+        commitCopies();
+    }
+    // x[0], the shift of a row's statistics, is wanted by every thread before its sum: a scalar
+    // load issued one row ahead, so its latency hides behind the previous row.
+    ElemX first = row < M ? X[row * ldx] : ElemX(0.0f);
+    int slot = 0;
+    for (; row < M; row += step) {
+        // Row + DEPTH - 1 steps goes into the previous row's slot. Only this thread ever touches
+        // its vectors of a slot, and it has read them and stored that row's output in the
+        // previous iteration (keep the store before these copies), so no barrier is needed.
+        const long long ahead = row + (DEPTH - 1) * step;
+        if (ahead < M)
+            copyRow(ring, slot == 0 ? DEPTH - 1 : slot - 1, X + ahead * ldx, N, t);
+        commitCopies();
+        const ElemX nextFirst = row + step < M ? X[(row + step) * ldx] : ElemX(0.0f);
+        // Issuing before waiting keeps DEPTH rows in flight here; this row's group is complete
+        // once no more than the DEPTH - 1 younger ones are pending.
+        waitCopies<DEPTH - 1>();
+        const RawX* mine = ring + slot * VPT * THREADS + threadIdx.x;
+        // Statistics of x - x[0]: a constant row has deviations of exactly 0 (output = B), and a
+        // large common offset (1e4 + noise) leaves small numbers to sum, without cancellation.
+        const float shift = toFloat(first);
+        keepPacked(weights);
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const int valid = validIn(N, 0, j, t);
+            float d[VEC];
+            slotDeviations(mine, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                sum += i < valid ? d[i] : 0.0f; // zero-filled columns past N would give -shift
+        }
+        const float mean = rowReduce(sum, sumOf, phase) / count;
+        float squares = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const int valid = validIn(N, 0, j, t);
+            float d[VEC];
+            slotDeviations(mine, j, shift, d);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                const float e = i < valid ? d[i] - mean : 0.0f;
+                squares = fmaf(e, e, squares);
+            }
+        }
+        const float variance = rowReduce(squares, sumOf, phase) / count;
+        const float rstd = 1.0f / sqrtf(variance + epsilon);
+        const float offset = centre(mean, rstd);
+        ElemY* y = Y + row * ldy;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) {
+            const long long col = (static_cast<long long>(j) * ROW_THREADS + t) * VEC;
+            float d[VEC];
+            slotDeviations(mine, j, shift, d);
+            float w[VEC];
+            float b[VEC];
+            unpackVec<ElemW>(weights.w[j], w);
+            unpackVec<ElemB>(weights.b[j], b);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                d[i] = fmaf(fmaf(d[i], rstd, offset), w[i], b[i]);
+            if (col + VEC <= N)
+                storeVec(y + col, d);
+            else
+                storeTail(y + col, N - col, d);
+        }
+        first = nextFirst;
+        slot = slot == DEPTH - 1 ? 0 : slot + 1;
+    }
+}
+
+} // namespace
+
+extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream_t stream)
+{
+    // This file was generated for one task; refuse any other so a mismatch is an error.
+    if (args->abi_version != KEVOLVE_ABI_VERSION || args->op != KEVOLVE_OP_LAYERNORM ||
+        args->num_inputs != 3 || args->num_outputs != 1)
+        return 1;
+    if (args->inputs[0].dtype != KEVOLVE_BF16 ||
+        args->inputs[1].dtype != KEVOLVE_BF16 ||
+        args->inputs[2].dtype != KEVOLVE_BF16 ||
+        args->outputs[0].dtype != KEVOLVE_BF16)
+        return 2;
+    if (args->inputs[0].stride[args->inputs[0].rank - 1] != 1 ||
+        args->inputs[1].stride[args->inputs[1].rank - 1] != 1 ||
+        args->inputs[2].stride[args->inputs[2].rank - 1] != 1 ||
+        args->outputs[0].stride[args->outputs[0].rank - 1] != 1)
+        return 3;
+    if (!(args->scalars[0] > 0.0))
+        return 6; // epsilon
+
+    const long long M = KEVOLVE_ROWS(args);
+    const long long N = KEVOLVE_COLS(args);
+    const long long ldx = KEVOLVE_LDX(args);
+    // Vector accesses need every row to start on a VEC-element boundary.
+    if (ldx % VEC != 0 || KEVOLVE_LDY(args) % VEC != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[0].data) % (VEC * sizeof(ElemX)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[1].data) % (VEC * sizeof(ElemW)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->inputs[2].data) % (VEC * sizeof(ElemB)) != 0 ||
+        reinterpret_cast<uintptr_t>(args->outputs[0].data) % (VEC * sizeof(ElemY)) != 0)
+        return 4;
+    const long long rowGroups = (M + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
+    // Persistent: at most CTAS_PER_SM blocks per SM (all resident) loop over the rows,
+    // as few as finish in the same number of rounds, so the last round is full
+    // (16384 rows on 4 x 132 blocks: 32 rows on each of 512, not 31 or 32 on 528).
+    const long long slots = max(1LL, min(rowGroups, static_cast<long long>(CTAS_PER_SM) *
+                                                     args->device.sm_count));
+    const long long rounds = max(1LL, (rowGroups + slots - 1) / slots);
+    const long long grid = (rowGroups + rounds - 1) / rounds;
+    // Rows that fit the ring take the cp.async kernel; longer rows stream.
+    if (N <= CHUNK) {
+        // Over 48 KB of shared memory per block must be asked for; the static
+        // part (the reduction's partials, under 1 KB) counts too.
+        if (RING_BYTES + 1024 > 48 * 1024 &&
+            cudaFuncSetAttribute(layerNormRowsAsync,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 RING_BYTES) != cudaSuccess)
+            return 5;
+        layerNormRowsAsync<<<grid, THREADS, RING_BYTES, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    } else {
+        layerNormRows<<<grid, THREADS, 0, stream>>>(
+            static_cast<const ElemX*>(args->inputs[0].data),
+            static_cast<const ElemW*>(args->inputs[1].data),
+            static_cast<const ElemB*>(args->inputs[2].data),
+            static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
+            static_cast<float>(args->scalars[0]));
+    }
+    return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}

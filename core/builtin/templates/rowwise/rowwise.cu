@@ -255,7 +255,7 @@ ${if PREFETCH}
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
 ${if TAIL_TESTED}
-    else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only the last vector tested
+    else if (N < CHUNK && N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // last vector tested
         softmaxRowsPrefetch<VPT - 1><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args));
@@ -288,7 +288,7 @@ ${if PREFETCH}
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
 ${if TAIL_TESTED}
-    else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only the last vector tested
+    else if (N < CHUNK && N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // last vector tested
         layerNormRowsPrefetch<VPT - 1><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),
@@ -358,7 +358,7 @@ ${if PREFETCH}
             static_cast<ElemY*>(args->outputs[0].data), M, N, ldx, KEVOLVE_LDY(args),
             static_cast<float>(args->scalars[0]));
 ${if TAIL_TESTED}
-    else if (N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // only the last vector tested
+    else if (N < CHUNK && N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // last vector tested
         rmsNormRowsPrefetch<VPT - 1><<<grid, THREADS, 0, stream>>>(
             static_cast<const ElemX*>(args->inputs[0].data),
             static_cast<const ElemW*>(args->inputs[1].data),

@@ -270,9 +270,6 @@ void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
         c = bulk;
 }
 
-// Rows too few to give every SM a block: each row split over a cluster of 2, 4 or 8 blocks (the
-// most whose blocks are all resident at once, each slice at least one vector per thread). Returns
-// what the rationale adds ("" without a split).
 // Whether the prefetching kernel gets its instantiation that tests only each thread's last vector
 // (rowwise.cu): for a task row that the chunk covers inexactly with less than one vector per thread
 // past its end (rows of 9000 in 8 warps x 9 vectors of 4: 8 vectors always inside). Other rows of
@@ -283,6 +280,9 @@ bool tailTested(const RowwiseConfig& c, qint64 n) {
            n < chunk && n > chunk - qint64(c.rowThreads()) * c.vectorWidth;
 }
 
+// Rows too few to give every SM a block: each row split over a cluster of 2, 4 or 8 blocks (the
+// most whose blocks are all resident at once, each slice at least one vector per thread). Returns
+// what the rationale adds ("" without a split).
 QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
                     const DeviceInfo& device) {
     if (c.pipeline == Pipeline::Bulk) {

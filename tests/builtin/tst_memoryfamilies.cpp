@@ -417,8 +417,9 @@ private slots:
                      qPrintable(rowwise.constraints(s, t, h200).join(u"; "_s)));
             // Only rows inside the chunk: a longer validation row (N > CHUNK) streams (the
             // first form left its columns past CHUNK unwritten: NaN on the H200).
-            const QString tail = u"else if (N < CHUNK && N > CHUNK - ROW_THREADS * VEC && N % VEC == "
-                                 "0) // last vector tested\n        %1<VPT - 1><<<"_s.arg(op.kernel);
+            const QString tail =
+                u"else if (N < CHUNK && N > CHUNK - ROW_THREADS * VEC && N % VEC == 0) // last "
+                "vector tested\n        %1<VPT - 1><<<"_s.arg(op.kernel);
             const QString code = rowwise.generate(s, t);
             QVERIFY2(code.contains(tail), where.constData());
             QVERIFY2(code.contains(u"if (j < INSIDE || col < static_cast<int>(N))"_s),

@@ -3,7 +3,7 @@ ${# as constants, the row reduction, chunk loads and stores, and kevolve_launch 
 ${# rmsnorm and reduce. Values: HEADER, ELEM_X/Y/W/B (CUDA types), ELEMENTS (memory/conversion.cu and}
 ${# memory/vectors.cu), WARPS, VPT, CTAS, KERNEL (the op template), CHECKS (memory/launch_checks.cu).}
 ${# Conditions: F16, BF16, BLOCK (a block per row), PERSISTENT, SOFTMAX, LAYERNORM, RMSNORM, REDUCE, MAX,}
-${# PREFETCH, TAIL_TESTED (with PREFETCH: the instantiation that tests only a thread's last vector),}
+${# PREFETCH, TAIL_TESTED (with PREFETCH: the instantiation testing only a thread's last vector),}
 ${# ASYNC, ONE_ROW (pipeline none), SPLIT (a row over a cluster of blocks: SPLIT_KERNEL,}
 ${# rowwise/split.cu), BULK (pipeline=bulk, softmax: BULK_KERNEL, rowwise/split.cu's helpers and}
 ${# rowwise/bulk.cu), COOPERATIVE_GROUPS (SPLIT or BULK).}

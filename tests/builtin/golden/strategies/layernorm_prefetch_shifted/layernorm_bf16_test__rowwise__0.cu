@@ -348,7 +348,8 @@ __device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&
 template <int INSIDE, typename T, typename R>
 __device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
 {
-    if constexpr (INSIDE < VPT) { // a full row has no vector past N (and nvcc warns of unreachable loops)
+    // A full row has no vector past N (and nvcc warns of unreachable loops).
+    if constexpr (INSIDE < VPT) {
         T e[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i)

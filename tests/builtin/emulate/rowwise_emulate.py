@@ -181,8 +181,8 @@ int main(int argc, char** argv)
                 const double y = emuRead(e);
                 const double err = std::fabs(y - ref[c]);
                 // f16's subnormals (under 6.1e-5, softmax of long rows) are 2^-24 apart.
-                const double floor = std::is_same_v<ElemY, __half> ? 0x1p-24 : 1e-30;
-                if (!(err <= emuTolerance() * (std::fabs(ref[c]) + 0.02 * scale) + floor)) {
+                const double spacing = std::is_same_v<ElemY, __half> ? 0x1p-24 : 1e-30;
+                if (!(err <= emuTolerance() * (std::fabs(ref[c]) + 0.02 * scale) + spacing)) {
                     if (bad++ < 3)
                         std::printf("M=%lld N=%lld: Y[%lld, %lld] = %.6g, expected %.6g\n", M, N,
                                     r, c, y, ref[c]);

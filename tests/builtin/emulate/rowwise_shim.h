@@ -29,9 +29,9 @@ namespace emu {
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<>* blockBarrier;
 inline std::vector<std::unique_ptr<std::barrier<>>> warpBarriers;
-inline std::vector<uint64_t> laneSlots;           // one per thread of the block
-inline std::vector<unsigned char> dynamicShared;  // extern __shared__, NaN-poisoned per block
-inline int defer = 0;                             // cp.async: 0 lands at issue, 1 at the wait
+inline std::vector<uint64_t> laneSlots;          // one per thread of the block
+inline std::vector<unsigned char> dynamicShared; // extern __shared__, NaN-poisoned per block
+inline int defer = 0;                            // cp.async: 0 lands at issue, 1 at the wait
 
 struct Copy {
     unsigned char* dst;

@@ -131,6 +131,25 @@ inline unsigned emuFloatAsUint(float f) {
 }
 #define __uint_as_float emuUintAsFloat
 #define __float_as_uint emuFloatAsUint
+// HFMA2, a device intrinsic (cuda_fp16.h defines HMUL2 on the host too): a * b + c of each pair,
+// computed exactly in double (products of 16-bit values are exact there) and rounded to the element
+// type.
+inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
+    const auto one = [](float x, float y, float z) {
+        return __double2half(double(x) * double(y) + double(z));
+    };
+    return __halves2half2(one(__low2float(a), __low2float(b), __low2float(c)),
+                          one(__high2float(a), __high2float(b), __high2float(c)));
+}
+inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
+    const auto one = [](float x, float y, float z) {
+        return __double2bfloat16(double(x) * double(y) + double(z));
+    };
+    __nv_bfloat162 r;
+    r.x = one(__low2float(a), __low2float(b), __low2float(c));
+    r.y = one(__high2float(a), __high2float(b), __high2float(c));
+    return r;
+}
 #endif
 
 #endif // KEV_TESTS_EMULATE_ROWWISE_SHIM_H

@@ -127,6 +127,27 @@ __device__ __forceinline__ void keepPacked(PackedWeights& p)
 }
 ${endif}
 
+${if PACKED_SCALE}
+
+// y = n * w for one vector, stored, where W and Y share one 16-bit type: n is rounded to it and
+// the product runs two elements an instruction (HMUL2) on W's raw words, never converted (half a
+// pack and half an HMUL2 an element where the float path took a conversion and an FMUL). Two
+// roundings relative to |y| itself: no cancellation, at most one unit of the output type more.
+__device__ __forceinline__ void storeScaled(ElemY* y, const float (&n)[VEC], const RawOf<ElemW>& w)
+{
+    static_assert(VEC % 2 == 0 && sizeof(RawOf<ElemW>) == sizeof(RawOf<ElemY>), "packed pairs");
+    ${PAIR} wp[VEC / 2];
+    ${PAIR} out[VEC / 2];
+    memcpy(wp, &w, sizeof(wp));
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k)
+        out[k] = __hmul2(${PACK_PAIR}(n[2 * k], n[2 * k + 1]), wp[k]);
+    RawOf<ElemY> raw;
+    memcpy(&raw, out, sizeof(raw));
+    *reinterpret_cast<RawOf<ElemY>*>(y) = raw;
+}
+${endif}
+
 // INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
 // without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
 template <int INSIDE>
@@ -190,6 +211,17 @@ ${endif}
             const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float v[VEC];
             unpackVec<ElemX>(current.v[j], v);
+${if PACKED_SCALE}
+#pragma unroll
+            for (int i = 0; i < VEC; ++i)
+                v[i] *= rstd;
+            if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
+${if KEEP_WEIGHTS}
+                storeScaled(y + col, v, weights.w[j]);
+${else}
+                storeScaled(y + col, v, wRaw[j]);
+${endif}
+${else}
             float w[VEC];
 ${if KEEP_WEIGHTS}
             unpackVec<ElemW>(weights.w[j], w);
@@ -201,6 +233,7 @@ ${endif}
                 v[i] = v[i] * rstd * w[i];
             if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
                 storeVec(y + col, v);
+${endif}
         }
         current = next;
     }

@@ -511,6 +511,29 @@ __device__ __forceinline__ void keepPacked(PackedWeights& p)
     }
 }
 
+// y = n * w + b for one vector, stored, where W, B and Y share one 16-bit type: n is rounded to it
+// and the multiply-add runs two elements an instruction (HFMA2) on W's and B's raw words, which
+// are never converted. Per element that is half a pack and half an HFMA2 where the float path took
+// two conversions and an FFMA (about 2.5 of 17 instructions an element in a row of f16). Each
+// output carries two roundings, n's and the HFMA2's: at most one unit of the output type against
+// |n * w| + |b| beyond the float path's, inside the harness's componentwise bound ((|x| rstd + 1)
+// |w| + |b| per element, twice the unit roundoff at least).
+__device__ __forceinline__ void storeAffine(ElemY* y, const float (&n)[VEC], const RawW& w,
+                                            const RawB& b)
+{
+    static_assert(VEC % 2 == 0 && sizeof(RawW) == sizeof(RawOf<ElemY>), "packed pairs");
+    __half2 wp[VEC / 2];
+    __half2 bp[VEC / 2];
+    __half2 out[VEC / 2];
+    memcpy(wp, &w, sizeof(wp));
+    memcpy(bp, &b, sizeof(bp));
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k)
+        out[k] = __hfma2(__floats2half2_rn(n[2 * k], n[2 * k + 1]), wp[k], bp[k]);
+    RawOf<ElemY> raw;
+    memcpy(&raw, out, sizeof(raw));
+    *reinterpret_cast<RawOf<ElemY>*>(y) = raw;
+}
 // INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
 // without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
 template <int INSIDE>
@@ -570,15 +593,13 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
             const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float d[VEC];
             deviations(current, j, shift, d);
-            float w[VEC];
-            float b[VEC];
-            unpackVec<ElemW>(weights.w[j], w);
-            unpackVec<ElemB>(weights.b[j], b);
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                d[i] = fmaf(fmaf(d[i], rstd, offset), w[i], b[i]);
+                d[i] = fmaf(d[i], rstd, offset);
+            const RawW w = weights.w[j];
+            const RawB b = weights.b[j];
             if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
-                storeVec(y + col, d);
+                storeAffine(y + col, d, w, b);
         }
         current = next;
     }

@@ -393,6 +393,25 @@ __device__ __forceinline__ void keepPacked(PackedRow& r)
         keepPacked(r.v[j]);
 }
 
+
+// y = n * w for one vector, stored, where W and Y share one 16-bit type: n is rounded to it and
+// the product runs two elements an instruction (HMUL2) on W's raw words, never converted (half a
+// pack and half an HMUL2 an element where the float path took a conversion and an FMUL). Two
+// roundings relative to |y| itself: no cancellation, at most one unit of the output type more.
+__device__ __forceinline__ void storeScaled(ElemY* y, const float (&n)[VEC], const RawOf<ElemW>& w)
+{
+    static_assert(VEC % 2 == 0 && sizeof(RawOf<ElemW>) == sizeof(RawOf<ElemY>), "packed pairs");
+    __half2 wp[VEC / 2];
+    __half2 out[VEC / 2];
+    memcpy(wp, &w, sizeof(wp));
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k)
+        out[k] = __hmul2(__floats2half2_rn(n[2 * k], n[2 * k + 1]), wp[k]);
+    RawOf<ElemY> raw;
+    memcpy(&raw, out, sizeof(raw));
+    *reinterpret_cast<RawOf<ElemY>*>(y) = raw;
+}
+
 // INSIDE: the leading vectors of every thread that lie inside the row, so are read, used and stored
 // without a bounds test (loadVectors; kevolve_launch picks VPT, VPT - 1 or 0 from N).
 template <int INSIDE>
@@ -447,13 +466,11 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
             const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float v[VEC];
             unpackVec<ElemX>(current.v[j], v);
-            float w[VEC];
-            unpackVec<ElemW>(wRaw[j], w);
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
-                v[i] = v[i] * rstd * w[i];
+                v[i] *= rstd;
             if (j < INSIDE || col < static_cast<int>(N)) // N % VEC == 0: whole vectors
-                storeVec(y + col, v);
+                storeScaled(y + col, v, wRaw[j]);
         }
         current = next;
     }

@@ -466,6 +466,7 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         c.vectorWidth = std::max(c.vectorWidth, maxVectorWidth(task, d));
     for (const QString& d : t.vectorDtypes())
         c.vectorWidth = std::min(c.vectorWidth, maxVectorWidth(task, d));
+    const int widest = c.vectorWidth;
     QString why;
     if (!op.defaultShape(c, t, n, &why)) {
         why = defaultMapping(c, n, op.cachedFloatsTarget(t), t.xBytes == 2);
@@ -577,6 +578,26 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         }
         if (fits) {
             c = two;
+            why = cacheWhy(c, n);
+        }
+    }
+    // Layernorm's 16-bit rows that the chunk covers inexactly back in full-width vectors (16-byte
+    // accesses) once the rules above chose 8-byte ones: the same chunk, warps and blocks per SM,
+    // half the vectors, still tail-tested (only each thread's last vector tested). With the packed
+    // affine step, side by side on the H200 (docs/benchmarks.md, session 22), % of the DRAM floor,
+    // every such row gained: f16 rows of 1000 / 1800 / 4000 / 5000 / 6000 / 7000 / 12000 / 20000
+    // 89.7 / 84.6 / 88.4 / 86.0 / 86.3 / 83.6 / 86.3 / 86.7 -> 90.7 / 85.5 / 90.5 / 89.0 / 87.4 /
+    // 86.7 / 88.0 / 87.9, bf16 rows of 5000 / 7000 85.8 / 84.7 -> 89.3 / 87.5. Exact covers did
+    // not (f16 rows of 1536 88.3 -> 87.6, 8192 88.8 -> 89.6; bf16 rows of 4096 93.6 -> 90.8, 16384
+    // 88.4 -> 87.9) and keep 8-byte vectors; rmsnorm and softmax were not measured.
+    if (t.op == RowOp::LayerNorm && c.pipeline == Pipeline::Prefetch && t.xBytes == 2 &&
+        c.vectorWidth == 4 && widest >= 8 && c.vectorsPerThread % 2 == 0 && tailTested(c, n)) {
+        RowwiseConfig wide = c;
+        wide.vectorWidth = 8;
+        wide.vectorsPerThread = c.vectorsPerThread / 2;
+        if (tailTested(wide, n) && pipelineProblems(wide, t, n, device).isEmpty() &&
+            residentBlocks(wide, t, device) >= wide.ctasPerSm) {
+            c = wide;
             why = cacheWhy(c, n);
         }
     }

@@ -436,6 +436,41 @@ private slots:
         }
     }
 
+    // Layernorm's 16-bit rows that the chunk covers inexactly take 16-byte vectors (the same chunk,
+    // half the vectors); exact covers, rmsnorm and softmax keep 8-byte ones (H200, session 22).
+    // W, B and Y of one 16-bit type store through the packed affine step; f32 does not.
+    void layernormInexactRowsTakeWideVectors() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        kev::Task t = memoryTask(u"layernorm_bf16_test"_s);
+        t.m = 4792;
+        t.n = 7000;
+        kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        QVERIFY(rowwise.constraints(s, t, h200).isEmpty());
+        QCOMPARE(s.params.value(u"pipeline"_s).toString(), u"prefetch"_s);
+        QCOMPARE(s.vectorWidth, 8);
+        QCOMPARE(s.warps * 32 * s.vectorWidth * s.params.value(u"vectors_per_thread"_s).toInt(),
+                 7168);
+        const QString code = rowwise.generate(s, t);
+        QVERIFY(code.contains(u"<VPT - 1><<<"_s)); // still only the last vector tested
+        QVERIFY(code.contains(u"storeAffine(y + col, d, w, b)"_s));
+        QVERIFY(code.contains(u"__nv_bfloat162"_s));
+        t.n = 4096; // exact
+        QCOMPARE(rowwise.defaultStrategy(t, h200).vectorWidth, 4);
+        kev::Task rms = memoryTask(u"rmsnorm_bf16_test"_s);
+        rms.m = 4792;
+        rms.n = 7000;
+        const kev::Strategy r = rowwise.defaultStrategy(rms, h200);
+        QCOMPARE(r.vectorWidth, 4);
+        QVERIFY(rowwise.generate(r, rms).contains(u"storeScaled(y + col, v, "_s));
+        kev::Task f32 = memoryTask(u"layernorm_f32_test"_s);
+        f32.m = 4792;
+        f32.n = 7000;
+        const QString plain = rowwise.generate(rowwise.defaultStrategy(f32, h200), f32);
+        QVERIFY(!plain.contains(u"storeAffine"_s));
+        QVERIFY(!plain.contains(u"__hfma2"_s));
+    }
+
     // rmsnorm is a typed mode of the shared generator: layernorm's plan without the mean, one
     // statistic (one_pass is its only value) and W alone.
     void rmsnormIsLayernormWithoutTheMean() {

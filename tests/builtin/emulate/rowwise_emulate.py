@@ -25,10 +25,13 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 
 # Task files (relative to the repository): the far set's rows no block covers exactly (the
-# tail-tested instantiation), exact covers, a warp per row, 32-bit rows, W in registers.
+# tail-tested instantiation, in 8- and 16-byte vectors), exact covers, a warp per row, 32-bit
+# rows, W in registers.
 TASKS = (
     'tests/sweeps/far/tasks/layernorm_f16_3728x9000.json',
     'tests/sweeps/far/tasks/layernorm_bf16_12904x2600.json',
+    'tests/sweeps/far/tasks/layernorm_bf16_4792x7000.json',
+    'tests/sweeps/far/tasks/layernorm_f16_18640x1800.json',
     'tests/sweeps/far/tasks/rmsnorm_bf16_18640x1800.json',
     'tests/sweeps/far/tasks/softmax_f16_33552x1000.json',
     'tests/sweeps/far/tasks/softmax_f16_3728x9000.json',

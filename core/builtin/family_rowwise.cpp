@@ -429,6 +429,34 @@ void RowwiseFamily::normalize(Strategy& s) const {
     setTileFieldsUnused(s);
 }
 
+QVector<Strategy> RowwiseFamily::neighbours(const Strategy& strategy) const {
+    // A wider vector at the same count of vectors doubles the chunk (rows of 7000 in 4 warps x 14
+    // vectors of 4 -> 14 of 8: 14336 elements, half the lanes past the row), so the search never
+    // met the same chunk in 16-byte vectors, which was 3 points faster there (H200,
+    // docs/benchmarks.md, session 22, call 3). The step carries vectors_per_thread with it where
+    // the count divides (or doubles within 16); elsewhere it stays the plain step.
+    QVector<Strategy> out = KernelFamily::neighbours(strategy);
+    const int vectors = RowwiseConfig::fromStrategy(strategy).vectorsPerThread;
+    for (Strategy& m : out) {
+        if (m.vectorWidth == strategy.vectorWidth || m.vectorWidth <= 0 || vectors <= 0)
+            continue;
+        const bool wider = m.vectorWidth > strategy.vectorWidth;
+        const int ratio =
+            wider ? m.vectorWidth / strategy.vectorWidth : strategy.vectorWidth / m.vectorWidth;
+        const int kept = wider ? (vectors % ratio == 0 ? vectors / ratio : 0) : vectors * ratio;
+        if (kept < 1 || kept > 16)
+            continue;
+        m.params.insert(u"vectors_per_thread"_s, kept);
+        normalize(m);
+        m.rationale = u"vectorWidth %1 -> %2 with vectors_per_thread %3 -> %4 (the same chunk)"_s
+                          .arg(strategy.vectorWidth)
+                          .arg(m.vectorWidth)
+                          .arg(vectors)
+                          .arg(kept);
+    }
+    return out;
+}
+
 QStringList RowwiseFamily::constraints(const Strategy& s, const Task& task,
                                        const DeviceInfo& device) const {
     QStringList problems;
@@ -587,7 +615,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
     // affine step, side by side on the H200 (docs/benchmarks.md, session 22), % of the DRAM floor,
     // every such row gained: f16 rows of 1000 / 1800 / 4000 / 5000 / 6000 / 7000 / 12000 / 20000
     // 89.7 / 84.6 / 88.4 / 86.0 / 86.3 / 83.6 / 86.3 / 86.7 -> 90.7 / 85.5 / 90.5 / 89.0 / 87.4 /
-    // 86.7 / 88.0 / 87.9, bf16 rows of 5000 / 7000 85.8 / 84.7 -> 89.3 / 87.5. Exact covers did
+    // 86.7 / 88.0 / 87.9 (rows of 1800 measured with W and B loaded, where the default keeps them
+    // in registers), bf16 rows of 5000 / 7000 85.8 / 84.7 -> 89.3 / 87.5. Exact covers did
     // not (f16 rows of 1536 88.3 -> 87.6, 8192 88.8 -> 89.6; bf16 rows of 4096 93.6 -> 90.8, 16384
     // 88.4 -> 87.9) and keep 8-byte vectors; rmsnorm and softmax were not measured.
     if (t.op == RowOp::LayerNorm && c.pipeline == Pipeline::Prefetch && t.xBytes == 2 &&

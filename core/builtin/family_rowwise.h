@@ -20,6 +20,9 @@ public:
                                const DeviceInfo& device) const override;
     Strategy defaultStrategy(const Task& task, const DeviceInfo& device) const override;
     void normalize(Strategy& strategy) const override;
+    // The single moves, where a vector-width step keeps the chunk (vectors_per_thread halved or
+    // doubled with it): the plain step doubled or halved the row a block covers.
+    QVector<Strategy> neighbours(const Strategy& strategy) const override;
     QString generate(const Strategy& strategy, const Task& task) const override;
 };
 

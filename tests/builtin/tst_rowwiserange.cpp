@@ -243,6 +243,43 @@ private slots:
         QVERIFY(!warpRows.rationale.contains(u"need a block"_s));
     }
 
+    // A vector-width step keeps the chunk where the count of vectors divides: from 4 warps x 14
+    // vectors of 4 (rows of 7000), 7 of 8 and 28 of 2 are out of range (28 > 16), so the step
+    // down stays plain; from 8 of 4, 4 of 8 and 16 of 2. An odd count steps up plainly.
+    void vectorWidthStepsKeepTheChunk() {
+        const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
+        const kev::KernelFamily& rowwise = family(u"rowwise"_s);
+        const kev::Task t = rowTask(u"rmsnorm"_s, u"bf16"_s, 4792, 7000, 8);
+        kev::Strategy s = rowwise.defaultStrategy(t, h200);
+        const auto vectors = [](const kev::Strategy& x) {
+            return x.params.value(u"vectors_per_thread"_s).toInt();
+        };
+        const auto widthSteps = [&](const kev::Strategy& from) {
+            QStringList out;
+            for (const kev::Strategy& m : rowwise.neighbours(from)) {
+                if (m.vectorWidth != from.vectorWidth)
+                    out << u"%1x%2"_s.arg(m.vectorWidth).arg(vectors(m));
+            }
+            out.sort();
+            return out.join(u' ');
+        };
+        QCOMPARE(u"%1x%2"_s.arg(s.vectorWidth).arg(vectors(s)), u"4x14"_s);
+        QCOMPARE(widthSteps(s), u"2x14 8x7"_s);
+        bool found = false;
+        for (const kev::Strategy& m : rowwise.neighbours(s)) {
+            if (m.vectorWidth == 8) {
+                found = true;
+                QVERIFY(rowwise.constraints(m, t, h200).isEmpty());
+                QVERIFY2(m.rationale.contains(u"(the same chunk)"_s), qPrintable(m.rationale));
+            }
+        }
+        QVERIFY(found);
+        s.params.insert(u"vectors_per_thread"_s, 8);
+        QCOMPARE(widthSteps(s), u"2x16 8x4"_s);
+        s.params.insert(u"vectors_per_thread"_s, 9);
+        QCOMPARE(widthSteps(s), u"2x9 8x9"_s);
+    }
+
     // A block that shares one row reduces over any number of warps (6 warps for softmax rows of
     // 12000); a warp per row, a row split over a cluster and the bulk copies keep powers of two,
     // and the problem names the knob and where other counts are allowed. Local steps and counter

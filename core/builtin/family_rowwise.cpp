@@ -53,6 +53,16 @@ QString weightsText(const RowwiseConfig& c, bool inRationale) {
     return inRationale ? u"read per row from L1/L2"_s : u"read per row"_s;
 }
 
+void setPackedPairs(TemplateValues& values, const RowwiseConfig& c, const RowTensors& t) {
+    const bool f16 = t.y == u"f16"_s;
+    values
+        .flag(u"PACKED_PAIRS"_s, c.pipeline == Pipeline::Prefetch && t.w == t.y &&
+                                     (t.b.isEmpty() || t.b == t.y) && (f16 || t.y == u"bf16"_s) &&
+                                     c.vectorWidth % 2 == 0)
+        .set(u"PAIR"_s, f16 ? u"__half2"_s : u"__nv_bfloat162"_s)
+        .set(u"PACK_PAIR"_s, f16 ? u"__floats2half2_rn"_s : u"__floats2bfloat162_rn"_s);
+}
+
 } // namespace rowwise
 
 using namespace memorycodegen;

@@ -84,15 +84,8 @@ public:
 
     QString kernels(const RowwiseConfig& c, const RowTensors& t) const override {
         const bool holdsRows = c.pipeline != Pipeline::None;
-        // The prefetching kernel's packed y = n * w + b (HFMA2): W, B and Y of one 16-bit type,
-        // whole pairs in a vector.
-        const bool packedAffine = c.pipeline == Pipeline::Prefetch && t.w == t.y && t.b == t.y &&
-                                  (t.y == u"f16"_s || t.y == u"bf16"_s) && c.vectorWidth % 2 == 0;
-        const bool f16 = t.y == u"f16"_s;
         TemplateValues values;
-        values.flag(u"PACKED_AFFINE"_s, packedAffine)
-            .set(u"PAIR"_s, f16 ? u"__half2"_s : u"__nv_bfloat162"_s)
-            .set(u"PACK_PAIR"_s, f16 ? u"__floats2half2_rn"_s : u"__floats2bfloat162_rn"_s);
+        setPackedPairs(values, c, t); // y = n * w + b as HFMA2
         values.flag(u"ONE_PASS"_s, c.stats == Stats::OnePass)
             .flag(u"PREFETCH"_s, c.pipeline == Pipeline::Prefetch)
             .flag(u"ASYNC"_s, c.pipeline == Pipeline::Async)

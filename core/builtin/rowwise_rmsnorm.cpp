@@ -58,17 +58,9 @@ public:
 
     QString kernels(const RowwiseConfig& c, const RowTensors& t) const override {
         const bool prefetch = c.pipeline == Pipeline::Prefetch;
-        // The prefetching kernel's packed y = n * w (HMUL2): W and Y of one 16-bit type, whole
-        // pairs in a vector.
-        const bool packedScale = prefetch && t.w == t.y && (t.y == u"f16"_s || t.y == u"bf16"_s) &&
-                                 c.vectorWidth % 2 == 0;
-        const bool f16 = t.y == u"f16"_s;
         TemplateValues values;
-        values.flag(u"PREFETCH"_s, prefetch)
-            .flag(u"KEEP_WEIGHTS"_s, c.keepsWeights())
-            .flag(u"PACKED_SCALE"_s, packedScale)
-            .set(u"PAIR"_s, f16 ? u"__half2"_s : u"__nv_bfloat162"_s)
-            .set(u"PACK_PAIR"_s, f16 ? u"__floats2half2_rn"_s : u"__floats2bfloat162_rn"_s);
+        setPackedPairs(values, c, t); // y = n * w as HMUL2
+        values.flag(u"PREFETCH"_s, prefetch).flag(u"KEEP_WEIGHTS"_s, c.keepsWeights());
         if (prefetch)
             values.set(u"PACKED"_s,
                        cudatemplates::render(u"rowwise/packed.cu"_s,

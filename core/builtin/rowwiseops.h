@@ -45,6 +45,10 @@ const RowOpGenerator& generatorFor(RowOp op);
 
 // "kept in registers" or "read per row" for layernorm's W and B (rmsnorm's W).
 QString weightsText(const RowwiseConfig& c, bool inRationale);
+// The prefetching kernel's last step on pairs of the output's 16-bit type (layernorm's HFMA2,
+// rmsnorm's HMUL2): PACKED_PAIRS where W (and B, where the op has one) share Y's 16-bit type and a
+// vector holds whole pairs, with PAIR and PACK_PAIR naming the pair type and its packing.
+void setPackedPairs(TemplateValues& values, const RowwiseConfig& c, const RowTensors& t);
 
 } // namespace kev::rowwise
 

@@ -259,7 +259,7 @@ __device__ __forceinline__ ShiftedSums shuffleDown(ShiftedSums v, int offset)
     return {shuffleFirst(v.d), shuffleFirst(v.dd)};
 }
 ${endif}
-${WEIGHTS_HELPERS}${if PACKED_AFFINE}
+${WEIGHTS_HELPERS}${if PACKED_PAIRS}
 // y = n * w + b for one vector, stored, where W, B and Y share one 16-bit type: n is rounded to it
 // and the multiply-add runs two elements an instruction (HFMA2) on W's and B's raw words, which
 // are never converted. Per element that is half a pack and half an HFMA2 where the float path took
@@ -383,7 +383,7 @@ ${endif}
             const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float d[VEC];
             deviations(current, j, shift, d);
-${if PACKED_AFFINE}
+${if PACKED_PAIRS}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 d[i] = fmaf(d[i], rstd, offset);

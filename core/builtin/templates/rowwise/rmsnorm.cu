@@ -127,7 +127,7 @@ __device__ __forceinline__ void keepPacked(PackedWeights& p)
 }
 ${endif}
 
-${if PACKED_SCALE}
+${if PACKED_PAIRS}
 
 // y = n * w for one vector, stored, where W and Y share one 16-bit type: n is rounded to it and
 // the product runs two elements an instruction (HMUL2) on W's raw words, never converted (half a
@@ -211,7 +211,7 @@ ${endif}
             const int col = (j * ROW_THREADS + t) * VEC; // N <= CHUNK
             float v[VEC];
             unpackVec<ElemX>(current.v[j], v);
-${if PACKED_SCALE}
+${if PACKED_PAIRS}
 #pragma unroll
             for (int i = 0; i < VEC; ++i)
                 v[i] *= rstd;

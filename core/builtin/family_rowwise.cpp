@@ -235,7 +235,7 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
 }
 
 // pipeline=bulk: rowwise/split.cu's helpers (SPLIT, sliceLength, clusterCombine; no op's cluster
-// kernel) and the bulk kernel.
+// kernel), rowwise/packed.cu's (unpackVec) and the bulk kernel.
 QString bulkKernel(const RowwiseConfig& c) {
     const TemplateValues helpers = TemplateValues()
                                        .set(u"SPLIT"_s, c.split)
@@ -245,6 +245,8 @@ QString bulkKernel(const RowwiseConfig& c) {
                                        .flag(u"REDUCE"_s, false)
                                        .flag(u"MAX"_s, false);
     return cudatemplates::render(u"rowwise/split.cu"_s, helpers) +
+           cudatemplates::render(u"rowwise/packed.cu"_s,
+                                 TemplateValues().flag(u"WEIGHTS"_s, false)) +
            cudatemplates::render(
                u"rowwise/bulk.cu"_s,
                TemplateValues().set(u"PIECES"_s, kBulkPieces).flag(u"CLUSTER"_s, c.splitsRows()));

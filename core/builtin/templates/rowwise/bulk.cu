@@ -1,6 +1,7 @@
 ${# rowwise/bulk.cu: pipeline=bulk, softmax (the skeleton's BULK_KERNEL after the op's KERNEL, whose}
-${# MaxSum, expShifted and rowReduce it uses, and after rowwise/split.cu's helpers: SPLIT, sliceLength,}
-${# clusterCombine). Values: PIECES. Conditions: CLUSTER (SPLIT > 1).}
+${# MaxSum, exp2Fast, rescale and rowReduce it uses, and after rowwise/split.cu's helpers, SPLIT,}
+${# sliceLength, clusterCombine, and rowwise/packed.cu's unpackVec). Values: PIECES. Conditions:}
+${# CLUSTER (SPLIT > 1).}
 
 // pipeline=bulk: the block's slice of the row (the whole row with SPLIT = 1) is copied into shared
 // memory by PIECES bulk asynchronous copies (TMA, cp.async.bulk), all issued at once, so the slice
@@ -22,16 +23,16 @@ __device__ __forceinline__ void bulkCopy(void* dst, const void* src, uint32_t by
                  : "memory");
 }
 
+// Waits for the phase of `bar` with `parity` to complete. The suspend-time hint lets a warp whose
+// piece has not landed sleep on the barrier (NANOSLEEP.SYNCS) instead of polling it.
 __device__ __forceinline__ void waitPhase(uint32_t bar, uint32_t parity)
 {
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "WAIT_AGAIN:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n\t"
+                 "@!p bra WAIT_AGAIN;\n\t}" ::"r"(bar),
+                 "r"(parity), "r"(10000000u)
+                 : "memory");
 }
 
 // Thread 0 issues the copies of one slice (whole vectors) into `buffer`, each piece completing
@@ -92,46 +93,58 @@ ${endif}
         issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
-    MaxSum part{-INFINITY, 0.0f};
-    // One pass over each piece: the thread's running maximum and sum of exp(x - maximum), the sum
-    // rescaled only when a vector raises the maximum. With the output's single exponential below,
-    // 4% faster than a maximum pass, then a sum pass, over each piece (H200, session 17).
+    // One pass over each piece: the thread's running maximum m and sum of exp(x - m), the sum
+    // rescaled only when a vector raises the maximum (4% faster than a maximum pass, then a sum
+    // pass, over each piece: H200, session 17). Each exponential is 2^(x log2(e) - m log2(e)), one
+    // FFMA: m log2(e) is rounded once, a relative error of at most 2^-24 |m log2(e)| in every term
+    // of a row, far inside the harness's scale for softmax (it grows with |x|). Indices within the
+    // slice are 32-bit, the raw words converted a pair at a time (unpackVec): with the two
+    // subtractions and 64-bit indices of the first form this loop and the output's ran 26.7 M warp
+    // instructions on 664 rows of 50257 bf16, now 19.5 M; the kernel was issue-bound (H200,
+    // session 23).
+    const int count = static_cast<int>(vectors);
+    const int per = static_cast<int>(perPiece);
+    float m = -INFINITY; // the thread's running maximum
+    float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
+    float acc = 0.0f;    // the sum of exp(x - m)
+    int i = t;
     for (int p = 0; p < PIECES; ++p) {
-        const long long first = min(vectors, p * perPiece);
-        const long long last = min(vectors, first + perPiece);
+        const int last = min(count, (p + 1) * per);
         waitPhase(sharedAddress(&landed[p]), 0);
 #pragma unroll VPT
-        for (long long i = first + t; i < last; i += THREADS) {
+        for (; i < last; i += THREADS) {
             float v[VEC];
-            loadVec(s + i * VEC, v);
-            float most = v[0];
-#pragma unroll
-            for (int e = 1; e < VEC; ++e)
-                most = fmaxf(most, v[e]);
-            if (most > part.m) {
-                part.s *= rescale(part.m, most);
-                part.m = most;
-            }
-            float sum = 0.0f;
+            unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + i * VEC), v);
+            float lanes[VEC];
 #pragma unroll
             for (int e = 0; e < VEC; ++e)
-                sum += expShifted(v[e], part.m);
-            part.s += sum;
+                lanes[e] = v[e];
+            const float most = combineLanes(lanes, [](float a, float b) { return fmaxf(a, b); });
+            if (most > m) {
+                acc *= rescale(m, most);
+                m = most;
+                ml = m * LOG2E;
+            }
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                v[e] = exp2Fast(fmaf(v[e], LOG2E, -ml));
+            acc += combineLanes(v, [](float a, float b) { return a + b; });
         }
     }
+    MaxSum part{m, acc};
     float end[VEC];
     if (tail > 0 && t == THREADS - 1) {
         loadTail(x + vectors * VEC, tail, -INFINITY, end);
-        float m = part.m;
+        float most = part.m;
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            m = fmaxf(m, end[e]);
+            most = fmaxf(most, end[e]);
         float sum = 0.0f;
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            sum += expShifted(end[e], m);
-        part.s = part.s * rescale(part.m, m) + sum;
-        part.m = m;
+            sum += expShifted(end[e], most);
+        part.s = part.s * rescale(part.m, most) + sum;
+        part.m = most;
     }
     const MaxSum block = rowReduce(part, combine, phase);
 ${if CLUSTER}
@@ -141,17 +154,18 @@ ${if CLUSTER}
 ${else}
     const MaxSum total = block;
 ${endif}
-    // exp(x - m) / s as one exponential, 2^((x - m) log2(e) - log2(s)): no multiply.
+    // exp(x - m) / s as one exponential, 2^(x log2(e) - (m log2(e) + log2(s))): one FFMA.
     const float shift = total.m == -INFINITY ? 0.0f : total.m;
     const float logSum = __log2f(total.s);
+    const float shiftL = fmaf(shift, LOG2E, logSum);
 #pragma unroll VPT
-    for (long long i = t; i < vectors; i += THREADS) {
+    for (int j = t; j < count; j += THREADS) {
         float v[VEC];
-        loadVec(s + i * VEC, v);
+        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + j * VEC), v);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            v[e] = exp2Fast(fmaf(v[e] - shift, LOG2E, -logSum));
-        storeVec(y + i * VEC, v);
+            v[e] = exp2Fast(fmaf(v[e], LOG2E, -shiftL));
+        storeVec(y + j * VEC, v);
     }
     if (tail > 0 && t == THREADS - 1) {
 #pragma unroll

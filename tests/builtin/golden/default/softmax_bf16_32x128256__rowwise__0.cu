@@ -336,6 +336,129 @@ template <typename T, typename F> __device__ __forceinline__ T clusterCombine(T*
     return total;
 }
 
+using RawX = Raw<VEC * sizeof(ElemX)>::type;
+
+// VEC elements of p[0..valid) packed, the rest `fill`; vectors inside the row take one access.
+template <typename T, typename R>
+__device__ __forceinline__ void loadPackedVec(const T* p, long long valid, T fill, R& out)
+{
+    if (valid >= VEC) {
+        out = *reinterpret_cast<const R*>(p);
+        return;
+    }
+    T e[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+        e[i] = i < valid ? p[i] : fill;
+    memcpy(&out, e, sizeof(R));
+}
+
+// Issues the loads of a thread's VPT vectors of row x and returns without waiting for them.
+// INSIDE: how many of every thread's leading vectors lie inside the row, so need no test: VPT when
+// N == CHUNK; VPT - 1 when only the last vector can pass the row's end (N > CHUNK - ROW_THREADS *
+// VEC: the smallest cover of the row, which the strategies size to the task's row); 0 otherwise.
+// The prefetching kernels run only rows of N <= CHUNK, so the tests are 32-bit. A tested vector
+// (N % VEC == 0, the launch's condition) is still loaded by every lane, without a branch: a vector
+// past the row reads the row's first vector instead, which fillPastRow replaces once the row is
+// used. (With loads inside a test of the row's end, which diverges where the row ends inside a
+// warp, rows that no block covers exactly ran 5-20 points further from the DRAM floor than exact
+// ones: most likely the warp waited for those loads, the next row's prefetch, where its lanes
+// reconverged. With every vector tested, rows of 9000 in 9 vectors ran 800 instructions a row
+// where the exact cover runs 617.)
+template <int INSIDE, typename T, typename R>
+__device__ __forceinline__ void loadVectors(const T* x, long long N, int t, R (&v)[VPT])
+{
+    const int left = static_cast<int>(N) - t * VEC; // columns from the thread's first
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int col = j * ROW_THREADS * VEC;
+        v[j] = *reinterpret_cast<const R*>(x + (j < INSIDE || col < left ? t * VEC + col : 0));
+    }
+}
+
+// The vectors past N of a row as loadVectors<INSIDE> read it take `fill`, a value that adds
+// nothing to the op's statistics. Called when the row is used, after its loads have arrived.
+template <int INSIDE, typename T, typename R>
+__device__ __forceinline__ void fillPastRow(R (&v)[VPT], long long N, int t, T fill)
+{
+    // A full row has no vector past N (and nvcc warns of unreachable loops).
+    if constexpr (INSIDE < VPT) {
+        T e[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            e[i] = fill;
+        R filled;
+        memcpy(&filled, e, sizeof(R));
+        const int left = static_cast<int>(N) - t * VEC;
+#pragma unroll
+        for (int j = INSIDE; j < VPT; ++j)
+            v[j] = j * ROW_THREADS * VEC < left ? v[j] : filled;
+    }
+}
+
+// The VEC elements of type T packed in raw, as floats: 16-bit elements a 32-bit word at a time
+// (conversion.cu's toFloats: one instruction an element where a bf16 converted on its own takes
+// two), others one by one. (memory/vectors.cu's loadVec converts one by one: pairs made ptxas
+// spill in the 64-register split kernels, and these loops are the ones the conversions slow.)
+template <typename T, typename R>
+__device__ __forceinline__ void unpackVec(const R& raw, float (&v)[VEC])
+{
+    static_assert(sizeof(R) == VEC * sizeof(T), "raw holds the VEC elements");
+    if constexpr (sizeof(T) == 2 && sizeof(R) % 4 == 0) {
+        unsigned int w[sizeof(R) / 4];
+        memcpy(w, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            toFloats(static_cast<const T*>(nullptr), w[k], v[2 * k], v[2 * k + 1]);
+    } else {
+        T e[VEC];
+        memcpy(e, &raw, sizeof(R));
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            v[i] = toFloat(e[i]);
+    }
+}
+
+template <typename T> using RawOf = typename Raw<VEC * sizeof(T)>::type; // VEC elements of T
+
+// W's (or B's) vector at column col (< CHUNK) of a row that loadVectors read, branch-free like its
+// loads: a vector past the row reads W's first (its output is not stored). inside: the vector is
+// one of the INSIDE untested ones (a constant once the loop over vectors is unrolled).
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ RawOf<T> loadWeightRaw(const T* w, int col, long long N,
+                                                                   bool inside)
+{
+    return *reinterpret_cast<const RawOf<T>*>(w + (inside || col < static_cast<int>(N) ? col : 0));
+}
+
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void loadWeightVec(const T* w, int col, long long N,
+                                                               bool inside, float (&v)[VEC])
+{
+    unpackVec<T>(loadWeightRaw(w, col, N, inside), v);
+}
+
+// An empty asm the compiler cannot see through. Packed values pass it before each use, so they are
+// converted again where needed: otherwise the compiler keeps the floats of the first conversion
+// (the current row across its three passes, W and B across all rows), which take twice the
+// registers of the packed data and spill.
+template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
+{
+    if constexpr (sizeof(R) % 4 == 0) {
+        unsigned int words[sizeof(R) / 4];
+        memcpy(words, &raw, sizeof(R));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(R) / 4); ++k)
+            asm volatile("" : "+r"(words[k]));
+        memcpy(&raw, words, sizeof(R));
+    } else {
+        unsigned short half;
+        memcpy(&half, &raw, sizeof(R));
+        asm volatile("" : "+h"(half));
+        memcpy(&raw, &half, sizeof(R));
+    }
+}
+
 // pipeline=bulk: the block's slice of the row (the whole row with SPLIT = 1) is copied into shared
 // memory by PIECES bulk asynchronous copies (TMA, cp.async.bulk), all issued at once, so the slice
 // is read from DRAM once however long the row, with every byte of it in flight together. The
@@ -356,16 +479,16 @@ __device__ __forceinline__ void bulkCopy(void* dst, const void* src, uint32_t by
                  : "memory");
 }
 
+// Waits for the phase of `bar` with `parity` to complete. The suspend-time hint lets a warp whose
+// piece has not landed sleep on the barrier (NANOSLEEP.SYNCS) instead of polling it.
 __device__ __forceinline__ void waitPhase(uint32_t bar, uint32_t parity)
 {
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "WAIT_AGAIN:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n\t"
+                 "@!p bra WAIT_AGAIN;\n\t}" ::"r"(bar),
+                 "r"(parity), "r"(10000000u)
+                 : "memory");
 }
 
 // Thread 0 issues the copies of one slice (whole vectors) into `buffer`, each piece completing
@@ -422,62 +545,75 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
         issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
-    MaxSum part{-INFINITY, 0.0f};
-    // One pass over each piece: the thread's running maximum and sum of exp(x - maximum), the sum
-    // rescaled only when a vector raises the maximum. With the output's single exponential below,
-    // 4% faster than a maximum pass, then a sum pass, over each piece (H200, session 17).
+    // One pass over each piece: the thread's running maximum m and sum of exp(x - m), the sum
+    // rescaled only when a vector raises the maximum (4% faster than a maximum pass, then a sum
+    // pass, over each piece: H200, session 17). Each exponential is 2^(x log2(e) - m log2(e)), one
+    // FFMA: m log2(e) is rounded once, a relative error of at most 2^-24 |m log2(e)| in every term
+    // of a row, far inside the harness's scale for softmax (it grows with |x|). Indices within the
+    // slice are 32-bit, the raw words converted a pair at a time (unpackVec): with the two
+    // subtractions and 64-bit indices of the first form this loop and the output's ran 26.7 M warp
+    // instructions on 664 rows of 50257 bf16, now 19.5 M; the kernel was issue-bound (H200,
+    // session 23).
+    const int count = static_cast<int>(vectors);
+    const int per = static_cast<int>(perPiece);
+    float m = -INFINITY; // the thread's running maximum
+    float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
+    float acc = 0.0f;    // the sum of exp(x - m)
+    int i = t;
     for (int p = 0; p < PIECES; ++p) {
-        const long long first = min(vectors, p * perPiece);
-        const long long last = min(vectors, first + perPiece);
+        const int last = min(count, (p + 1) * per);
         waitPhase(sharedAddress(&landed[p]), 0);
 #pragma unroll VPT
-        for (long long i = first + t; i < last; i += THREADS) {
+        for (; i < last; i += THREADS) {
             float v[VEC];
-            loadVec(s + i * VEC, v);
-            float most = v[0];
-#pragma unroll
-            for (int e = 1; e < VEC; ++e)
-                most = fmaxf(most, v[e]);
-            if (most > part.m) {
-                part.s *= rescale(part.m, most);
-                part.m = most;
-            }
-            float sum = 0.0f;
+            unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + i * VEC), v);
+            float lanes[VEC];
 #pragma unroll
             for (int e = 0; e < VEC; ++e)
-                sum += expShifted(v[e], part.m);
-            part.s += sum;
+                lanes[e] = v[e];
+            const float most = combineLanes(lanes, [](float a, float b) { return fmaxf(a, b); });
+            if (most > m) {
+                acc *= rescale(m, most);
+                m = most;
+                ml = m * LOG2E;
+            }
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                v[e] = exp2Fast(fmaf(v[e], LOG2E, -ml));
+            acc += combineLanes(v, [](float a, float b) { return a + b; });
         }
     }
+    MaxSum part{m, acc};
     float end[VEC];
     if (tail > 0 && t == THREADS - 1) {
         loadTail(x + vectors * VEC, tail, -INFINITY, end);
-        float m = part.m;
+        float most = part.m;
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            m = fmaxf(m, end[e]);
+            most = fmaxf(most, end[e]);
         float sum = 0.0f;
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            sum += expShifted(end[e], m);
-        part.s = part.s * rescale(part.m, m) + sum;
-        part.m = m;
+            sum += expShifted(end[e], most);
+        part.s = part.s * rescale(part.m, most) + sum;
+        part.m = most;
     }
     const MaxSum block = rowReduce(part, combine, phase);
     if (t == 0)
         published = block;
     const MaxSum total = clusterCombine(&published, combine);
-    // exp(x - m) / s as one exponential, 2^((x - m) log2(e) - log2(s)): no multiply.
+    // exp(x - m) / s as one exponential, 2^(x log2(e) - (m log2(e) + log2(s))): one FFMA.
     const float shift = total.m == -INFINITY ? 0.0f : total.m;
     const float logSum = __log2f(total.s);
+    const float shiftL = fmaf(shift, LOG2E, logSum);
 #pragma unroll VPT
-    for (long long i = t; i < vectors; i += THREADS) {
+    for (int j = t; j < count; j += THREADS) {
         float v[VEC];
-        loadVec(s + i * VEC, v);
+        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + j * VEC), v);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            v[e] = exp2Fast(fmaf(v[e] - shift, LOG2E, -logSum));
-        storeVec(y + i * VEC, v);
+            v[e] = exp2Fast(fmaf(v[e], LOG2E, -shiftL));
+        storeVec(y + j * VEC, v);
     }
     if (tail > 0 && t == THREADS - 1) {
 #pragma unroll

@@ -511,7 +511,14 @@ __device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long l
 
 // One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters
 // with two slice buffers, the next row's copies in flight while the current row was reduced and
-// written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16).
+// written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16; with
+// this kernel's instruction count, 1 or 2 blocks of 8 or 16 warps per SM, 45-67% where it ran
+// 66-85%, session 23). An unsplit row still launches as a cluster, of one block: the blocks of a
+// cluster launch are placed otherwise than a plain launch's, and 1048 rows of 32000 f16 ran at
+// 86.8% of the floor where the same kernel without the attribute ran at 80.7% (85.6 against 81.2
+// for a second form, in the same serve; H200, session 23). Storing exp(x - the piece's maximum)
+// over x, one exponential an element instead of two, lost (72.6 and 61.8 where this ran 80.7 and
+// 72.1: the maximum's pass and the stores cost more than the exponentials saved).
 __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
     softmaxRowsBulk(const ElemX* __restrict__ X, ElemY* __restrict__ Y, long long N,
                     long long ldx, long long ldy)

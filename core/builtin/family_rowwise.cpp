@@ -256,7 +256,9 @@ QString bulkKernel(const RowwiseConfig& c) {
 // (docs/benchmarks.md, session 16), 8 warps, time against the split that gives the slice: rows of
 // 32000 f16 whole (64 KB) 42.2 us, in 2 (32 KB) 50.6; 50257 bf16 whole (100 KB) 53.4, in 2 (50 KB)
 // 49.8, in 4 58.9; 128256 f16 in 2 (128 KB) 67.3, in 4 (64 KB) 49.7, in 8 55.2; 151936 bf16 in 2
-// 60.4, in 4 (76 KB) 50.1, in 8 (38 KB) 55.9.
+// 60.4, in 4 (76 KB) 50.1, in 8 (38 KB) 55.9. Again with session 23's kernel, % of the DRAM
+// floor: 50257 bf16 whole 68.5 (launched without clusters), in 2 72.8; 128256 f16 in 2 55.2, in 4
+// 69.4; 151936 bf16 in 2 57.8, in 4 67.8, in 8 64.3.
 constexpr qint64 kBulkSliceBytes = 80 * 1024;
 
 // Streamed rows (longer than the registers cache) that pipeline=bulk can run (softmax, sm_90,

@@ -512,8 +512,8 @@ __device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long l
 // One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters
 // with two slice buffers, the next row's copies in flight while the current row was reduced and
 // written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16; with
-// this kernel's instruction count, 1 or 2 blocks of 8 or 16 warps per SM, 45-67% where it ran
-// 66-85%, session 23). An unsplit row still launches as a cluster, of one block: the blocks of a
+// this kernel's instruction count, 1 or 2 blocks of 8 or 16 warps per SM, 33-67% where it ran
+// 65-85%, session 23). An unsplit row still launches as a cluster, of one block: the blocks of a
 // cluster launch are placed otherwise than a plain launch's, and 1048 rows of 32000 f16 ran at
 // 86.8% of the floor where the same kernel without the attribute ran at 80.7% (85.6 against 81.2
 // for a second form, in the same serve; H200, session 23). Storing exp(x - the piece's maximum)

@@ -3,17 +3,20 @@
 kevolve_launch and checks Y against a double-precision reference: the launch's choice among the
 kernels (rows of exactly the chunk, rows only the last vector can pass, other rows up to the
 chunk, longer or part-vector rows streamed), bounds tests, fills, the block and warp reductions,
-and the cp.async ring's waits. No GPU.
+the cp.async ring's waits, and pipeline=bulk's unsplit softmax (its pieces, their mbarriers and
+bulk copies, the part-vector tail read directly). No GPU.
 
   rowwise_emulate.py --gen build/ci/tests/builtin/kev-builtin-gen --cuda-include DIR --out DIR
-                     [--cxx g++]
+                     [--cxx g++] [--only NAME]
 
 Kernels: the default plan of each task below (chosen to reach every prefetching instantiation,
 warp and block mappings, W and B in registers or loaded, 16- and 32-bit rows) and the strategy
 files of tests/builtin/strategies whose pipeline is prefetch, none or async. Each runs as C++
 (rowwise_shim.h: a thread per CUDA thread, blocks in turn) on the task's validation shapes and on
-rows of the task's own length, twice for cp.async (copies landing at issue and at the wait). A
-wrong element, a NaN, a write past a row's end or a launch error fails the kernel."""
+rows of the task's own length, twice for cp.async and bulk copies (landing at issue and at the
+wait). A wrong element, a NaN, a write past a row's end, a bulk copy the hardware would refuse, a
+barrier whose bytes do not match or a launch error fails the kernel. Kernels split over a cluster
+are not emulated."""
 import argparse
 import json
 import pathlib
@@ -26,7 +29,8 @@ ROOT = HERE.parents[2]
 
 # Task files (relative to the repository): the far set's rows no block covers exactly (the
 # tail-tested instantiation, in 8- and 16-byte vectors), exact covers, a warp per row, 32-bit
-# rows, W in registers.
+# rows, W in registers, and vocabulary rows copied whole into shared memory (pipeline=bulk,
+# unsplit; the library's task has a part-vector row and one too long for shared memory).
 TASKS = (
     'tests/sweeps/far/tasks/layernorm_f16_3728x9000.json',
     'tests/sweeps/far/tasks/layernorm_bf16_12904x2600.json',
@@ -40,6 +44,8 @@ TASKS = (
     'resources/tasks/rmsnorm_f16_4096x8192.json',
     'resources/tasks/softmax_f32_8192.json',
     'resources/tasks/layernorm_f32_16384x4096.json',
+    'tests/sweeps/far/tasks/softmax_f16_1048x32000.json',
+    'resources/tasks/softmax_f16_256x32000.json',
 )
 # Strategy files of tests/builtin/strategies and the test task of their op and dtype.
 STRATEGIES = {
@@ -239,13 +245,42 @@ def replace_body(src, name, text):
     return src[:j] + '{\n' + text + '\n' + src[k + 1:]
 
 
+def bulk_to_cpp(src):
+    """pipeline=bulk unsplit (a cluster of one block): its mbarriers and bulk copies routed to
+    rowwise_shim.h's emulation, the PTX statements replaced one by one (a statement not listed
+    stays, and fails the translation)."""
+    if 'softmaxRowsBulk' not in src:
+        return src
+    src = re.sub(r'__cluster_dims__\(\s*1\s*,\s*1\s*,\s*1\s*\)\s*', '', src)
+    src = re.sub(r'__cluster_dims__\(SPLIT, 1, 1\)\s*', '', src) if \
+        re.search(r'constexpr int SPLIT = 1;', src) else src
+    src = replace_body(src, 'sharedAddress',
+                       '    return uint32_t(reinterpret_cast<uintptr_t>(p));')
+    src = replace_body(src, 'bulkCopy', '    emu::bulkCopy(dst, src, bytes, bar);')
+    src = replace_body(src, 'waitPhase', '    emu::bulkWait(bar, parity);')
+    statements = (
+        (r'"mbarrier\.arrive\.expect_tx[^"]*"\s*::"r"\((\w+)\), "r"\((\w+)\)',
+         r'emu::bulkExpect(\1, \2)'),
+        (r'"mbarrier\.init[^"]*"\s*::"r"\((sharedAddress\(&\w+\[\w+\]\))\)',
+         r'emu::bulkInit(\1)'),
+        (r'"fence\.mbarrier_init[^"]*"\s*:::', ''),
+    )
+    for ptx, call in statements:
+        src = re.sub(r'asm volatile\(' + ptx + r'[^;]*?\);', call + ';', src)
+    if 'SPLIT = 1;' in src:
+        # The cluster helpers an unsplit kernel does not call.
+        src = replace_body(src, 'clusterCombine', '    std::abort();')
+        src = src.replace('#include <cooperative_groups.h>\n', '')
+    return src
+
+
 def to_cpp(cuda, op):
     """The kernel's translation unit for the CPU: CUDA routed to rowwise_shim.h, the driver
     appended."""
     src = '#include "rowwise_shim.h"\n' + cuda
     for word, to in (('__global__', ''), ('__device__', ''), ('__forceinline__', 'inline')):
         src = src.replace(word, to)
-    src = src.replace('__restrict__', '').replace('__align__(16)', '')
+    src = re.sub(r'__align__\(\d+\)\s*', '', src.replace('__restrict__', ''))
     src = re.sub(r'extern __shared__\s+unsigned char (\w+)\[\];',
                  r'unsigned char* \1 = emu::dynamicShared.data();', src)
     src = src.replace('__shared__', 'static')
@@ -268,6 +303,7 @@ def to_cpp(cuda, op):
         emu::copyGroups.erase(emu::copyGroups.begin());
     }
 }''', src)
+    src = bulk_to_cpp(src)
     src = launch_calls(src)
     if re.search(r'\basm\s*(volatile\s*)?\(', src):
         raise ValueError('inline PTX left that the shim does not emulate')
@@ -283,12 +319,14 @@ def main():
     ap.add_argument('--cuda-include', required=True, action='append',
                     help='CUDA include directory (repeatable)')
     ap.add_argument('--cxx', default='g++')
+    ap.add_argument('--only', default='', help='run only the kernels whose name contains this')
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(ROOT / t, None, pathlib.Path(t).stem + '.default') for t in TASKS]
     jobs += [(ROOT / t, ROOT / 'tests/builtin/strategies' / f'{s}.json', s)
              for s, t in STRATEGIES.items()]
+    jobs = [j for j in jobs if args.only in j[2]]
     failed = []
     for task_file, strategy, name in jobs:
         task = json.loads(task_file.read_text())
@@ -319,7 +357,7 @@ def main():
         shapes = [(s['M'], s['N']) for s in task.get('validation_shapes', [])]
         shapes.append((3, task['shape']['N']))
         argv = [str(x) for s in shapes for x in s]
-        modes = (0, 1) if 'waitCopies' in cpp else (0,)
+        modes = (0, 1) if 'waitCopies' in cpp or 'bulkWait' in cpp else (0,)
         for mode in modes:
             run = subprocess.run([str(exe), str(mode)] + argv, capture_output=True, text=True,
                                  timeout=600)

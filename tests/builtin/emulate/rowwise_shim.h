@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,71 @@ inline void land(const Copy& c) {
         c.dst[i] = i < c.srcBytes ? c.src[i] : 0;
 }
 
+// pipeline=bulk's mbarriers and bulk copies (cp.async.bulk), keyed by the barrier's shared
+// address: a copy lands at issue (defer 0) or at the first wait on its barrier (defer 1, so a
+// piece read before its wait reads the NaN poison). A wait whose barrier's landed bytes differ
+// from those it expects, or a copy the hardware refuses (not 16-byte aligned or sized, or outside
+// the block's dynamic shared memory), stops the kernel.
+struct BulkBarrier {
+    long long expected = 0, landed = 0;
+    int completed = 0; // phases completed
+    std::vector<Copy> pending;
+};
+inline std::mutex bulkMutex;
+inline std::vector<std::pair<uint32_t, BulkBarrier>> bulkBarriers;
+
+inline BulkBarrier& bulkBarrier(uint32_t key) {
+    for (auto& [k, b] : bulkBarriers)
+        if (k == key)
+            return b;
+    std::fprintf(stderr, "mbarrier %#x used before its init\n", key);
+    std::abort();
+}
+inline void bulkInit(uint32_t key) {
+    std::lock_guard<std::mutex> lock(bulkMutex);
+    bulkBarriers.emplace_back(key, BulkBarrier{});
+}
+inline void bulkExpect(uint32_t key, uint32_t bytes) {
+    std::lock_guard<std::mutex> lock(bulkMutex);
+    bulkBarrier(key).expected += bytes;
+}
+inline void bulkCopy(void* dst, const void* src, uint32_t bytes, uint32_t key) {
+    std::lock_guard<std::mutex> lock(bulkMutex);
+    auto* d = static_cast<unsigned char*>(dst);
+    const bool inside =
+        d >= dynamicShared.data() && d + bytes <= dynamicShared.data() + dynamicShared.size();
+    if (bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16 ||
+        reinterpret_cast<uintptr_t>(src) % 16 || !inside) {
+        std::fprintf(stderr, "cp.async.bulk of %u bytes refused (alignment or bounds)\n", bytes);
+        std::abort();
+    }
+    const Copy c{d, static_cast<const unsigned char*>(src), int(bytes), int(bytes)};
+    BulkBarrier& b = bulkBarrier(key);
+    if (defer) {
+        b.pending.push_back(c);
+    } else {
+        land(c);
+        b.landed += bytes;
+    }
+}
+inline void bulkWait(uint32_t key, uint32_t parity) {
+    std::lock_guard<std::mutex> lock(bulkMutex);
+    BulkBarrier& b = bulkBarrier(key);
+    if (b.completed > int(parity))
+        return;
+    for (const Copy& c : b.pending) {
+        land(c);
+        b.landed += c.bytes;
+    }
+    b.pending.clear();
+    if (b.landed != b.expected) {
+        std::fprintf(stderr, "mbarrier %#x: %lld bytes landed, %lld expected\n", key, b.landed,
+                     b.expected);
+        std::abort();
+    }
+    b.completed = int(parity) + 1;
+}
+
 // Runs grid blocks of `threads` threads one after another.
 inline void launch(long long grid, int threads, size_t smemBytes,
                    const std::function<void()>& body) {
@@ -59,6 +125,7 @@ inline void launch(long long grid, int threads, size_t smemBytes,
             warpBarriers.push_back(std::make_unique<std::barrier<>>(32));
         laneSlots.assign(threads, 0);
         dynamicShared.assign(smemBytes + 16, 0xff); // 0xffff... is a NaN in every float type
+        bulkBarriers.clear();
         std::vector<std::thread> pool;
         pool.reserve(threads);
         for (int t = 0; t < threads; ++t)
@@ -129,6 +196,10 @@ inline unsigned emuFloatAsUint(float f) {
     std::memcpy(&u, &f, 4);
     return u;
 }
+inline float emuLog2f(float x) {
+    return std::log2(x);
+}
+#define __log2f emuLog2f
 #define __uint_as_float emuUintAsFloat
 #define __float_as_uint emuFloatAsUint
 // HFMA2, a device intrinsic (cuda_fp16.h defines HMUL2 on the host too): a * b + c of each pair,

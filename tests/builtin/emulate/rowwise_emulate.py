@@ -3,8 +3,9 @@
 kevolve_launch and checks Y against a double-precision reference: the launch's choice among the
 kernels (rows of exactly the chunk, rows only the last vector can pass, other rows up to the
 chunk, longer or part-vector rows streamed), bounds tests, fills, the block and warp reductions,
-the cp.async ring's waits, and pipeline=bulk's unsplit softmax (its pieces, their mbarriers and
-bulk copies, the part-vector tail read directly). No GPU.
+the cp.async ring's waits, pipeline=bulk's softmax (its pieces, their mbarriers and bulk copies,
+the part-vector tail read directly), and rows split over a cluster (its blocks run together, each
+with its own shared memory; cluster.sync and map_shared_rank emulated). No GPU.
 
   rowwise_emulate.py --gen build/ci/tests/builtin/kev-builtin-gen --cuda-include DIR --out DIR
                      [--cxx g++] [--only NAME]
@@ -14,9 +15,9 @@ warp and block mappings, W and B in registers or loaded, 16- and 32-bit rows) an
 files of tests/builtin/strategies whose pipeline is prefetch, none or async. Each runs as C++
 (rowwise_shim.h: a thread per CUDA thread, blocks in turn) on the task's validation shapes and on
 rows of the task's own length, twice for cp.async and bulk copies (landing at issue and at the
-wait). A wrong element, a NaN, a write past a row's end, a bulk copy the hardware would refuse, a
-barrier whose bytes do not match or a launch error fails the kernel. Kernels split over a cluster
-are not emulated."""
+wait; kernels launched as clusters on at most 9 rows of each shape, since every thread of a
+cluster starts at once). A wrong element, a NaN, a write past a row's end, a bulk copy the
+hardware would refuse, a barrier whose bytes do not match or a launch error fails the kernel."""
 import argparse
 import json
 import pathlib
@@ -29,8 +30,9 @@ ROOT = HERE.parents[2]
 
 # Task files (relative to the repository): the far set's rows no block covers exactly (the
 # tail-tested instantiation, in 8- and 16-byte vectors), exact covers, a warp per row, 32-bit
-# rows, W in registers, and vocabulary rows copied whole into shared memory (pipeline=bulk,
-# unsplit; the library's task has a part-vector row and one too long for shared memory).
+# rows, W in registers, vocabulary rows copied whole into shared memory (pipeline=bulk unsplit,
+# and split over clusters of 2 and 8; the library's tasks have part-vector rows and rows too long
+# for shared memory), and rows streamed in a cluster's split (softmax, layernorm).
 TASKS = (
     'tests/sweeps/far/tasks/layernorm_f16_3728x9000.json',
     'tests/sweeps/far/tasks/layernorm_bf16_12904x2600.json',
@@ -46,6 +48,10 @@ TASKS = (
     'resources/tasks/layernorm_f32_16384x4096.json',
     'tests/sweeps/far/tasks/softmax_f16_1048x32000.json',
     'resources/tasks/softmax_f16_256x32000.json',
+    'tests/sweeps/far/tasks/softmax_bf16_664x50257.json',
+    'resources/tasks/softmax_bf16_32x128256.json',
+    'resources/tasks/softmax_f16_1x128256.json',
+    'resources/tasks/layernorm_bf16_4x65536.json',
 )
 # Strategy files of tests/builtin/strategies and the test task of their op and dtype.
 STRATEGIES = {
@@ -215,9 +221,9 @@ int main(int argc, char** argv)
 '''
 
 
-def launch_calls(src):
+def launch_calls(src, clusters):
     """kernel<<<grid, threads, smem, stream>>>(args); -> emu::launch(grid, threads, smem, [&] {
-    kernel(args); });"""
+    kernel(args); }[, cluster size]);"""
     out = []
     pos = 0
     for m in re.finditer(r'([A-Za-z_]\w*(?:<[^<>;]*>)?)<<<([^;]*?)>>>\(', src):
@@ -229,8 +235,10 @@ def launch_calls(src):
             i += 1
         config = [c.strip() for c in m.group(2).split(',')] + ['0']
         out.append(src[pos:m.start()])
+        name = m.group(1).split('<')[0]
+        size = f', {clusters[name]}' if name in clusters else ''
         out.append(f'emu::launch({config[0]}, {config[1]}, {config[2]}, [&] {{ '
-                   f'{m.group(1)}({src[m.end():i - 1]}); }})')
+                   f'{m.group(1)}({src[m.end():i - 1]}); }}{size})')
         pos = i
     out.append(src[pos:])
     return ''.join(out)
@@ -251,9 +259,6 @@ def bulk_to_cpp(src):
     stays, and fails the translation)."""
     if 'softmaxRowsBulk' not in src:
         return src
-    src = re.sub(r'__cluster_dims__\(\s*1\s*,\s*1\s*,\s*1\s*\)\s*', '', src)
-    src = re.sub(r'__cluster_dims__\(SPLIT, 1, 1\)\s*', '', src) if \
-        re.search(r'constexpr int SPLIT = 1;', src) else src
     src = replace_body(src, 'sharedAddress',
                        '    return uint32_t(reinterpret_cast<uintptr_t>(p));')
     src = replace_body(src, 'bulkCopy', '    emu::bulkCopy(dst, src, bytes, bar);')
@@ -267,11 +272,18 @@ def bulk_to_cpp(src):
     )
     for ptx, call in statements:
         src = re.sub(r'asm volatile\(' + ptx + r'[^;]*?\);', call + ';', src)
-    if 'SPLIT = 1;' in src:
-        # The cluster helpers an unsplit kernel does not call.
-        src = replace_body(src, 'clusterCombine', '    std::abort();')
-        src = src.replace('#include <cooperative_groups.h>\n', '')
     return src
+
+
+def cluster_sizes(src):
+    """The kernels launched as clusters (__cluster_dims__(X, 1, 1)): name -> X, the attribute
+    removed (the emulated launch runs the X blocks of a cluster together)."""
+    sizes = {}
+    pattern = r'__cluster_dims__\(([^,()]+), 1, 1\)\s*(__launch_bounds__\(\w+\)\s*)(\w+)\('
+    for m in re.finditer(pattern, src):
+        sizes[m.group(3)] = m.group(1).strip()
+    src = re.sub(r'__cluster_dims__\([^()]*\)\s*', '', src)
+    return src.replace('#include <cooperative_groups.h>\n', ''), sizes
 
 
 def to_cpp(cuda, op):
@@ -282,8 +294,14 @@ def to_cpp(cuda, op):
         src = src.replace(word, to)
     src = re.sub(r'__align__\(\d+\)\s*', '', src.replace('__restrict__', ''))
     src = re.sub(r'extern __shared__\s+unsigned char (\w+)\[\];',
-                 r'unsigned char* \1 = emu::dynamicShared.data();', src)
-    src = src.replace('__shared__', 'static')
+                 r'unsigned char* \1 = emu::dynamicShared();', src)
+    # Each __shared__ variable one instance per block (the blocks of a cluster run together).
+    declarations = iter(range(1, 1 << 30))
+    src = re.sub(r'__shared__\s+([\w:]+(?: [\w:]+)*?)\s+(\w+)((?:\[[^\]]+\])*);',
+                 lambda m: f'auto& {m.group(2)} = emu::sharedVar<{m.group(1)}{m.group(3)}>'
+                           f'({next(declarations)});', src)
+    if '__shared__' in src:
+        raise ValueError('a __shared__ declaration the emulator does not read')
     src = re.sub(r'asm volatile\(""\s*:\s*"\+[rh]"\([^)]*\)\);', '', src)
     src = replace_body(src, 'exp2Fast', '    return std::exp2(y);')
     src = replace_body(src, 'copyVecAsync', '''\
@@ -304,11 +322,10 @@ def to_cpp(cuda, op):
     }
 }''', src)
     src = bulk_to_cpp(src)
-    src = launch_calls(src)
+    src, clusters = cluster_sizes(src)
+    src = launch_calls(src, clusters)
     if re.search(r'\basm\s*(volatile\s*)?\(', src):
         raise ValueError('inline PTX left that the shim does not emulate')
-    if 'cooperative_groups' in src:
-        raise ValueError('cluster kernels (split, bulk) are not emulated')
     return f'#define EMU_{op.upper()} 1\n' + src + DRIVER
 
 
@@ -356,6 +373,10 @@ def main():
         # The validation shapes, and rows of the task's own length (the timed instantiation).
         shapes = [(s['M'], s['N']) for s in task.get('validation_shapes', [])]
         shapes.append((3, task['shape']['N']))
+        if 'emu::launch' in cpp and re.search(r'\}, \w+\)', cpp):
+            # A cluster launch starts every thread of its cluster at once (up to 8 x 1024):
+            # 9 rows exercise it as well as 257 and take seconds, not minutes.
+            shapes = [(min(m, 9), n) for m, n in shapes]
         argv = [str(x) for s in shapes for x in s]
         modes = (0, 1) if 'waitCopies' in cpp or 'bulkWait' in cpp else (0,)
         for mode in modes:

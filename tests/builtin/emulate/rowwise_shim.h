@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 using std::max;
@@ -28,11 +29,91 @@ using std::min;
 
 namespace emu {
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
-inline std::barrier<>* blockBarrier;
-inline std::vector<std::unique_ptr<std::barrier<>>> warpBarriers;
-inline std::vector<uint64_t> laneSlots;          // one per thread of the block
-inline std::vector<unsigned char> dynamicShared; // extern __shared__, NaN-poisoned per block
-inline int defer = 0;                            // cp.async: 0 lands at issue, 1 at the wait
+inline int defer = 0; // cp.async and bulk copies: 0 land at issue, 1 at the wait
+
+// One block's state: its barrier, its warps' barriers and shuffle slots, its dynamic shared memory
+// (NaN-poisoned) and its __shared__ variables (one instance per block, NaN-poisoned too, so the
+// blocks of a cluster, which run together, each have their own).
+struct Block {
+    explicit Block(int threads, size_t smemBytes, int clusterRank)
+        : barrier(threads)
+        , lanes(size_t(threads), 0)
+        , dynamicShared(smemBytes + 16, 0xff)
+        , rank(clusterRank) {
+        for (int w = 0; w < threads / 32; ++w)
+            warps.push_back(std::make_unique<std::barrier<>>(32));
+    }
+    struct Var {
+        int id;
+        const std::type_info* type;
+        size_t size;
+        std::unique_ptr<unsigned char[]> bytes;
+    };
+    std::barrier<> barrier;
+    std::vector<std::unique_ptr<std::barrier<>>> warps;
+    std::vector<uint64_t> lanes; // one shuffle slot per thread of the block
+    std::vector<unsigned char> dynamicShared;
+    std::vector<Var> vars;
+    std::mutex varsMutex;
+    int rank;
+};
+// The blocks of a cluster run together; sync() is a barrier of all their threads.
+struct Cluster {
+    explicit Cluster(int threads)
+        : barrier(threads) {}
+    std::barrier<> barrier;
+    std::vector<Block*> blocks;
+};
+thread_local Block* block;
+thread_local Cluster* cluster;
+
+inline unsigned char* dynamicShared() {
+    return block->dynamicShared.data();
+}
+
+// A __shared__ variable of the calling block (`id`: its declaration), created on first use.
+template <typename T> T& sharedVar(int id) {
+    Block& b = *block;
+    std::lock_guard<std::mutex> lock(b.varsMutex);
+    for (auto& v : b.vars)
+        if (v.id == id && *v.type == typeid(T))
+            return *reinterpret_cast<T*>(v.bytes.get());
+    Block::Var v{id, &typeid(T), sizeof(T), std::make_unique<unsigned char[]>(sizeof(T) + 64)};
+    std::memset(v.bytes.get(), 0xff, sizeof(T) + 64);
+    b.vars.push_back(std::move(v));
+    return *reinterpret_cast<T*>(b.vars.back().bytes.get());
+}
+
+// The address in cluster block `rank` of what p addresses in the calling block's shared memory.
+template <typename T> T* mapSharedRank(T* p, int rank) {
+    auto* a = reinterpret_cast<unsigned char*>(p);
+    Block& mine = *block;
+    Block& other = *cluster->blocks.at(size_t(rank));
+    if (a >= mine.dynamicShared.data() && a < mine.dynamicShared.data() + mine.dynamicShared.size())
+        return reinterpret_cast<T*>(other.dynamicShared.data() + (a - mine.dynamicShared.data()));
+    // The variable and offset under the calling block's lock, then the other block's (one lock
+    // at a time: two blocks mapping each other's variables must not wait on each other).
+    int id = 0;
+    const std::type_info* type = nullptr;
+    ptrdiff_t offset = 0;
+    {
+        std::lock_guard<std::mutex> lock(mine.varsMutex);
+        for (auto& v : mine.vars)
+            if (a >= v.bytes.get() && a < v.bytes.get() + v.size) {
+                id = v.id;
+                type = v.type;
+                offset = a - v.bytes.get();
+            }
+    }
+    if (type) {
+        std::lock_guard<std::mutex> lock(other.varsMutex);
+        for (auto& w : other.vars)
+            if (w.id == id && *w.type == *type)
+                return reinterpret_cast<T*>(w.bytes.get() + offset);
+    }
+    std::fprintf(stderr, "map_shared_rank of an address that is not shared memory\n");
+    std::abort();
+}
 
 struct Copy {
     unsigned char* dst;
@@ -78,8 +159,8 @@ inline void bulkExpect(uint32_t key, uint32_t bytes) {
 inline void bulkCopy(void* dst, const void* src, uint32_t bytes, uint32_t key) {
     std::lock_guard<std::mutex> lock(bulkMutex);
     auto* d = static_cast<unsigned char*>(dst);
-    const bool inside =
-        d >= dynamicShared.data() && d + bytes <= dynamicShared.data() + dynamicShared.size();
+    const std::vector<unsigned char>& smem = block->dynamicShared;
+    const bool inside = d >= smem.data() && d + bytes <= smem.data() + smem.size();
     if (bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16 ||
         reinterpret_cast<uintptr_t>(src) % 16 || !inside) {
         std::fprintf(stderr, "cp.async.bulk of %u bytes refused (alignment or bounds)\n", bytes);
@@ -112,32 +193,35 @@ inline void bulkWait(uint32_t key, uint32_t parity) {
     b.completed = int(parity) + 1;
 }
 
-// Runs grid blocks of `threads` threads one after another.
-inline void launch(long long grid, int threads, size_t smemBytes,
-                   const std::function<void()>& body) {
-    if (threads % 32 != 0)
-        std::abort(); // the row-wise kernels launch whole warps
-    for (long long b = 0; b < grid; ++b) {
-        std::barrier<> block(threads);
-        blockBarrier = &block;
-        warpBarriers.clear();
-        for (int w = 0; w < threads / 32; ++w)
-            warpBarriers.push_back(std::make_unique<std::barrier<>>(32));
-        laneSlots.assign(threads, 0);
-        dynamicShared.assign(smemBytes + 16, 0xff); // 0xffff... is a NaN in every float type
+// Runs grid blocks of `threads` threads, a cluster of `clusterSize` blocks at a time (their threads
+// together), clusters one after another.
+inline void launch(long long grid, int threads, size_t smemBytes, const std::function<void()>& body,
+                   int clusterSize = 1) {
+    if (threads % 32 != 0 || clusterSize < 1 || grid % clusterSize != 0)
+        std::abort(); // the row-wise kernels launch whole warps and whole clusters
+    for (long long first = 0; first < grid; first += clusterSize) {
+        Cluster group(threads * clusterSize);
+        std::vector<std::unique_ptr<Block>> blocks;
+        for (int r = 0; r < clusterSize; ++r) {
+            blocks.push_back(std::make_unique<Block>(threads, smemBytes, r));
+            group.blocks.push_back(blocks.back().get());
+        }
         bulkBarriers.clear();
         std::vector<std::thread> pool;
-        pool.reserve(threads);
-        for (int t = 0; t < threads; ++t)
-            pool.emplace_back([&, t, b] {
-                threadIdx = dim3(unsigned(t), 1, 1);
-                blockIdx = dim3(unsigned(b), 1, 1);
-                blockDim = dim3(unsigned(threads), 1, 1);
-                gridDim = dim3(unsigned(grid), 1, 1);
-                openCopies.clear();
-                copyGroups.clear();
-                body();
-            });
+        pool.reserve(size_t(threads) * size_t(clusterSize));
+        for (int r = 0; r < clusterSize; ++r)
+            for (int t = 0; t < threads; ++t)
+                pool.emplace_back([&, t, r] {
+                    block = blocks[size_t(r)].get();
+                    cluster = &group;
+                    threadIdx = dim3(unsigned(t), 1, 1);
+                    blockIdx = dim3(unsigned(first + r), 1, 1);
+                    blockDim = dim3(unsigned(threads), 1, 1);
+                    gridDim = dim3(unsigned(grid), 1, 1);
+                    openCopies.clear();
+                    copyGroups.clear();
+                    body();
+                });
         for (auto& t : pool)
             t.join();
     }
@@ -148,13 +232,13 @@ template <typename T> T shuffle(T v, int src) {
     static_assert(sizeof(T) <= sizeof(uint64_t), "one slot a lane");
     const int t = int(threadIdx.x);
     const int warp = t / 32;
-    std::barrier<>& bar = *warpBarriers[warp];
+    std::barrier<>& bar = *block->warps[size_t(warp)];
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
-    laneSlots[t] = bits;
+    block->lanes[size_t(t)] = bits;
     bar.arrive_and_wait();
     T r;
-    std::memcpy(&r, &laneSlots[warp * 32 + src], sizeof(T));
+    std::memcpy(&r, &block->lanes[size_t(warp * 32 + src)], sizeof(T));
     bar.arrive_and_wait();
     return r;
 }
@@ -166,8 +250,21 @@ using emu::gridDim;
 using emu::threadIdx;
 
 inline void __syncthreads() {
-    emu::blockBarrier->arrive_and_wait();
+    emu::block->barrier.arrive_and_wait();
 }
+// The cluster API the split kernels use (cooperative_groups.h is device code).
+namespace cooperative_groups {
+struct cluster_group {
+    void sync() const { emu::cluster->barrier.arrive_and_wait(); }
+    unsigned block_rank() const { return unsigned(emu::block->rank); }
+    template <typename T> T* map_shared_rank(T* p, unsigned rank) const {
+        return emu::mapSharedRank(p, int(rank));
+    }
+};
+inline cluster_group this_cluster() {
+    return {};
+}
+} // namespace cooperative_groups
 template <typename T> T __shfl_down_sync(unsigned, T v, int offset) {
     const int lane = int(threadIdx.x) % 32;
     return emu::shuffle(v, lane + offset < 32 ? lane + offset : lane);

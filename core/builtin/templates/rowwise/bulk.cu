@@ -106,7 +106,7 @@ ${endif}
     // FFMA: m log2(e) is rounded once, a relative error of at most 2^-24 |m log2(e)| in every term
     // of a row, far inside the harness's scale for softmax (it grows with |x|). Indices within the
     // slice are 32-bit, the raw words converted a pair at a time (unpackVec): with the two
-    // subtractions and 64-bit indices of the first form this loop and the output's ran 26.7 M warp
+    // subtractions and 64-bit indices of the first form this loop and the output's ran 26.4 M warp
     // instructions on 664 rows of 50257 bf16, now 19.5 M; the kernel was issue-bound (H200,
     // session 23).
     const int count = static_cast<int>(vectors);

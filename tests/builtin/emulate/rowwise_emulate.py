@@ -254,9 +254,9 @@ def replace_body(src, name, text):
 
 
 def bulk_to_cpp(src):
-    """pipeline=bulk unsplit (a cluster of one block): its mbarriers and bulk copies routed to
-    rowwise_shim.h's emulation, the PTX statements replaced one by one (a statement not listed
-    stays, and fails the translation)."""
+    """pipeline=bulk (a cluster per row, of one block when unsplit): its mbarriers and bulk
+    copies routed to rowwise_shim.h's emulation, the PTX statements replaced one by one (a
+    statement not listed stays, and fails the translation)."""
     if 'softmaxRowsBulk' not in src:
         return src
     src = replace_body(src, 'sharedAddress',

@@ -78,8 +78,8 @@ template <typename T> T& sharedVar(int id) {
     for (auto& v : b.vars)
         if (v.id == id && *v.type == typeid(T))
             return *reinterpret_cast<T*>(v.bytes.get());
-    Block::Var v{id, &typeid(T), sizeof(T), std::make_unique<unsigned char[]>(sizeof(T) + 64)};
-    std::memset(v.bytes.get(), 0xff, sizeof(T) + 64);
+    Block::Var v{id, &typeid(T), sizeof(T), std::make_unique<unsigned char[]>(sizeof(T))};
+    std::memset(v.bytes.get(), 0xff, sizeof(T));
     b.vars.push_back(std::move(v));
     return *reinterpret_cast<T*>(b.vars.back().bytes.get());
 }

@@ -4,8 +4,9 @@ kevolve_launch and checks Y against a double-precision reference: the launch's c
 kernels (rows of exactly the chunk, rows only the last vector can pass, other rows up to the
 chunk, longer or part-vector rows streamed), bounds tests, fills, the block and warp reductions,
 the cp.async ring's waits, pipeline=bulk's softmax (its pieces, their mbarriers and bulk copies,
-the part-vector tail read directly), and rows split over a cluster (its blocks run together, each
-with its own shared memory; cluster.sync and map_shared_rank emulated). No GPU.
+the part-vector tail read directly, a split row's statistics exchanged by st.async), and rows split
+over a cluster (its blocks run together, each with its own shared memory; cluster.sync and
+map_shared_rank emulated). No GPU.
 
   rowwise_emulate.py --gen build/ci/tests/builtin/kev-builtin-gen --cuda-include DIR --out DIR
                      [--cxx g++] [--only NAME]
@@ -17,7 +18,8 @@ files of tests/builtin/strategies whose pipeline is prefetch, none or async. Eac
 rows of the task's own length, twice for cp.async and bulk copies (landing at issue and at the
 wait; kernels launched as clusters on at most 9 rows of each shape, since every thread of a
 cluster starts at once). A wrong element, a NaN, a write past a row's end, a bulk copy the
-hardware would refuse, a barrier whose bytes do not match or a launch error fails the kernel."""
+hardware would refuse, a barrier whose bytes do not match, statistics that never reach a block or a
+launch error fails the kernel."""
 import argparse
 import json
 import pathlib
@@ -254,8 +256,8 @@ def replace_body(src, name, text):
 
 
 def bulk_to_cpp(src):
-    """pipeline=bulk (a cluster per row, of one block when unsplit): its mbarriers and bulk
-    copies routed to rowwise_shim.h's emulation, the PTX statements replaced one by one (a
+    """pipeline=bulk (a cluster per row, of one block when unsplit): its mbarriers, bulk copies
+    and the split blocks' st.async exchange routed to rowwise_shim.h's emulation, the PTX statements replaced one by one (a
     statement not listed stays, and fails the translation)."""
     if 'softmaxRowsBulk' not in src:
         return src
@@ -263,12 +265,24 @@ def bulk_to_cpp(src):
                        '    return uint32_t(reinterpret_cast<uintptr_t>(p));')
     src = replace_body(src, 'bulkCopy', '    emu::bulkCopy(dst, src, bytes, bar);')
     src = replace_body(src, 'waitPhase', '    emu::bulkWait(bar, parity);')
+    # A split row's blocks exchange statistics by st.async into each other's slots (the statement
+    # translated: each store lands at once and completes the receiver's barrier), waited for on
+    # their own barrier; the cluster barrier's arrive and wait become one barrier of the cluster's
+    # threads at the wait.
+    src = replace_body(src, 'peerAddress', '    (void)p;\n    (void)rank;\n    std::abort();')
+    src = replace_body(src, 'waitPeers', '    emu::peerWait(bar, parity);')
+    src = replace_body(src, 'clusterArrive', '')
+    src = replace_body(src, 'clusterWait', '    emu::cluster->barrier.arrive_and_wait();')
     statements = (
-        (r'"mbarrier\.arrive\.expect_tx[^"]*"\s*::"r"\((\w+)\), "r"\((\w+)\)',
+        (r'"mbarrier\.arrive\.expect_tx[^"]*"\s*::"r"\((\w+)\),\s*"r"\((\w+)\)',
          r'emu::bulkExpect(\1, \2)'),
-        (r'"mbarrier\.init[^"]*"\s*::"r"\((sharedAddress\(&\w+\[\w+\]\))\)',
+        (r'"mbarrier\.init[^"]*"\s*::"r"\((sharedAddress\(&\w+\[\w+\]\)|\w+)\)',
          r'emu::bulkInit(\1)'),
         (r'"fence\.mbarrier_init[^"]*"\s*:::', ''),
+        (r'"st\.async[^"]*"\s*::"r"\(peerAddress\(([^,]+), (\w+)\)\),\s*"f"\(([\w.]+)\),\s*'
+         r'"f"\(([\w.]+)\),\s*"r"\(peerAddress\((\w+), (\w+)\)\)',
+         r'emu::storeToPeer(emu::mapSharedRank(\1, int(\2)), \3, \4, '
+         r'emu::keyOf(emu::mapSharedRank(\5, int(\6))))'),
     )
     for ptx, call in statements:
         src = re.sub(r'asm volatile\(' + ptx + r'[^;]*?\);', call + ';', src)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -191,6 +192,45 @@ inline void bulkWait(uint32_t key, uint32_t parity) {
         std::abort();
     }
     b.completed = int(parity) + 1;
+}
+
+// st.async of a split row's statistics (two floats) into another block's slot: lands at once and
+// completes bytes of that block's barrier (`key`, its address as sharedAddress gives it). peerWait
+// blocks until the barrier's expected bytes have landed; a store that never comes (a block that
+// sends nothing, or to the wrong barrier) stops the kernel after 20 s instead of hanging it.
+inline uint32_t keyOf(const void* bar) {
+    return uint32_t(reinterpret_cast<uintptr_t>(bar));
+}
+inline void storeToPeer(void* slot, float a, float b, uint32_t key) {
+    std::lock_guard<std::mutex> lock(bulkMutex);
+    const float pair[2] = {a, b};
+    std::memcpy(slot, pair, sizeof(pair));
+    bulkBarrier(key).landed += static_cast<long long>(sizeof(pair));
+}
+inline void peerWait(uint32_t key, uint32_t parity) {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(bulkMutex);
+            BulkBarrier& b = bulkBarrier(key);
+            if (b.completed > int(parity))
+                return;
+            if (b.landed > b.expected) {
+                std::fprintf(stderr, "mbarrier %#x: %lld bytes from peers, %lld expected\n", key,
+                             b.landed, b.expected);
+                std::abort();
+            }
+            if (b.landed == b.expected) {
+                b.completed = int(parity) + 1;
+                return;
+            }
+        }
+        if (std::chrono::steady_clock::now() - start > std::chrono::seconds(20)) {
+            std::fprintf(stderr, "mbarrier %#x: the peers' statistics never arrived\n", key);
+            std::abort();
+        }
+        std::this_thread::yield();
+    }
 }
 
 // Runs grid blocks of `threads` threads, a cluster of `clusterSize` blocks at a time (their threads

@@ -509,6 +509,87 @@ __device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long l
     }
 }
 
+// The block's (maximum, sum of exp(x - maximum)): the maximum first (a butterfly, so every lane
+// has it), each thread's sum rescaled to it once, then the sums; the warps' results in a fixed
+// order, so every thread gets the same bits. Pairwise online combines at every step (rowReduce)
+// and the cluster's exchange took 239 instructions a warp, 13% of the kernel's 19.4 M on rows of
+// 50257 bf16 (ncu source counters, H200, session 24); with this, the exchange and the reference
+// below it runs 17.8 M.
+__device__ __forceinline__ MaxSum blockMaxSum(MaxSum v, int& phase)
+{
+    __shared__ MaxSum partials[2][WARPS];
+    float m = v.m;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float s = v.s * rescale(v.m, m);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_xor_sync(0xffffffffu, s, o);
+    MaxSum* buffer = partials[phase];
+    phase ^= 1;
+    if ((threadIdx.x & 31) == 0)
+        buffer[threadIdx.x / 32] = MaxSum{m, s};
+    __syncthreads();
+    float most = buffer[0].m;
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        most = fmaxf(most, buffer[w].m);
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w)
+        sum += buffer[w].s * rescale(buffer[w].m, most);
+    return MaxSum{most, sum};
+}
+
+// The blocks of a cluster exchange their statistics without a cluster barrier: each stores its
+// (maximum, sum) into slot `rank` of every other block's shared memory with st.async, a remote
+// store that completes the bytes the receiver's mbarrier expects, and waits on its own mbarrier
+// for the others'. clusterCombine's two cluster.sync (a release fence, MEMBAR.ALL.GPU, and a
+// barrier each) held 16% of the warps' stall samples on rows of 50257 bf16; without them rows of
+// 50257 bf16 ran at 78.2% of the DRAM floor where they ran at 72.5, 151936 bf16 at 72.1 (67.6),
+// 128256 f16 at 75.7 (68.9) (H200, session 24). A block cannot leave before the others' stores
+// reach it (it waits for them), and sends nothing to its own memory.
+__device__ __forceinline__ uint32_t peerAddress(const void* p, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(r)
+                 : "r"(sharedAddress(p)), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ void sendToPeers(MaxSum* slots, unsigned long long* bar, uint32_t rank,
+                                            MaxSum v)
+{
+#pragma unroll
+    for (uint32_t r = 0; r < SPLIT; ++r)
+        if (r != rank)
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+                         ::"r"(peerAddress(&slots[rank], r)), "f"(v.m), "f"(v.s),
+                         "r"(peerAddress(bar, r))
+                         : "memory");
+}
+// Waits for the other blocks' stores: acquire at cluster scope, so their values are visible.
+__device__ __forceinline__ void waitPeers(uint32_t bar, uint32_t parity)
+{
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "WAIT_PEERS:\n\t"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1, %2;\n\t"
+                 "@!p bra WAIT_PEERS;\n\t}" ::"r"(bar),
+                 "r"(parity), "r"(10000000u)
+                 : "memory");
+}
+// Arrived after the barriers' init, waited on before the first remote store: by then every block
+// of the cluster has initialised its barrier (the wait costs nothing, the arrive was long ago).
+__device__ __forceinline__ void clusterArrive()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void clusterWait()
+{
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
 // One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters
 // with two slice buffers, the next row's copies in flight while the current row was reduced and
 // written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16; with
@@ -525,12 +606,12 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
 {
     extern __shared__ __align__(128) unsigned char slab[];
     __shared__ __align__(8) unsigned long long landed[PIECES];
-    __shared__ MaxSum published;
+    __shared__ __align__(8) unsigned long long fromPeers;
+    __shared__ __align__(8) MaxSum peerSlots[SPLIT];
     const long long rank = cooperative_groups::this_cluster().block_rank();
     const ElemX* s = reinterpret_cast<const ElemX*>(slab);
     const int t = threadIdx.x;
     int phase = 0; // the block reduction's buffer
-    const auto combine = [](MaxSum a, MaxSum b) { return combineMaxSum(a, b); };
     const long long slice = sliceLength(N);
     const long long begin = min(N, rank * slice);
     const long long n = min(slice, N - begin);
@@ -547,23 +628,35 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
         for (int p = 0; p < PIECES; ++p)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sharedAddress(&landed[p]))
                          : "memory");
-        // The initialised barriers visible to the copies (the async proxy).
+        // One arrival (this one) and the other blocks' statistics complete it.
+        const uint32_t peers = sharedAddress(&fromPeers);
+        const uint32_t peerBytes = static_cast<uint32_t>(sizeof(MaxSum) * (SPLIT - 1));
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(peers) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(peers),
+                     "r"(peerBytes)
+                     : "memory");
+        // The initialised barriers visible to the copies (the async proxy) and the cluster.
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
-    // One pass over each piece: the thread's running maximum m and sum of exp(x - m), the sum
-    // rescaled only when a vector raises the maximum (4% faster than a maximum pass, then a sum
-    // pass, over each piece: H200, session 17). Each exponential is 2^(x log2(e) - m log2(e)), one
-    // FFMA: m log2(e) is rounded once, a relative error of at most 2^-24 |m log2(e)| in every term
-    // of a row, far inside the harness's scale for softmax (it grows with |x|). Indices within the
-    // slice are 32-bit, the raw words converted a pair at a time (unpackVec): with the two
-    // subtractions and 64-bit indices of the first form this loop and the output's ran 26.4 M warp
-    // instructions on 664 rows of 50257 bf16, now 19.5 M; the kernel was issue-bound (H200,
-    // session 23).
+    clusterArrive();
+    // One pass over each piece: the thread's reference m and sum of exp(x - m), the sum rescaled
+    // only when a vector's maximum passes m + 20 (4% faster than a maximum pass, then a sum pass,
+    // over each piece: H200, session 17). With m the running maximum itself, some thread of a warp
+    // raised it on 95% of the vectors (each thread holds a dozen), and the rescale's branch, 10
+    // instructions and an exponential, ran on nearly all of them; a reference up to 20 under the
+    // maximum keeps every term under e^20 (no overflow for a slice of under 10^29 elements) and the
+    // sum's relative error as before: +1.1 points of the DRAM floor (H200, session 24). Each
+    // exponential is 2^(x log2(e) - m log2(e)), one FFMA: m log2(e) is rounded once, a relative
+    // error of at most 2^-24 |m log2(e)| in every term of a row, far inside the harness's scale for
+    // softmax (it grows with |x|). Indices within the slice are 32-bit, the raw words converted a
+    // pair at a time (unpackVec): with the two subtractions and 64-bit indices of the first form
+    // this loop and the output's ran 26.4 M warp instructions on 664 rows of 50257 bf16, then
+    // 19.5 M; the kernel was issue-bound (H200, session 23).
     const int count = static_cast<int>(vectors);
     const int per = static_cast<int>(perPiece);
-    float m = -INFINITY; // the thread's running maximum
+    float m = -INFINITY; // the thread's reference: its maximum so far, or up to 20 under it
     float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
     float acc = 0.0f;    // the sum of exp(x - m)
     int i = t;
@@ -579,7 +672,7 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
             for (int e = 0; e < VEC; ++e)
                 lanes[e] = v[e];
             const float most = combineLanes(lanes, [](float a, float b) { return fmaxf(a, b); });
-            if (most > m) {
+            if (most > m + 20.0f) { // -inf + 20 = -inf: a thread's first finite vector sets m
                 acc *= rescale(m, most);
                 m = most;
                 ml = m * LOG2E;
@@ -605,10 +698,16 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
         part.s = part.s * rescale(part.m, most) + sum;
         part.m = most;
     }
-    const MaxSum block = rowReduce(part, combine, phase);
+    const MaxSum block = blockMaxSum(part, phase);
+    clusterWait();
     if (t == 0)
-        published = block;
-    const MaxSum total = clusterCombine(&published, combine);
+        sendToPeers(peerSlots, &fromPeers, static_cast<uint32_t>(rank), block);
+    waitPeers(sharedAddress(&fromPeers), 0);
+    // The blocks' statistics in rank order, so every block of the cluster gets the same bits.
+    MaxSum total = rank == 0 ? block : peerSlots[0];
+#pragma unroll
+    for (int r = 1; r < SPLIT; ++r)
+        total = combineMaxSum(total, r == rank ? block : peerSlots[r]);
     // exp(x - m) / s as one exponential, 2^(x log2(e) - (m log2(e) + log2(s))): one FFMA.
     const float shift = total.m == -INFINITY ? 0.0f : total.m;
     const float logSum = __log2f(total.s);

@@ -257,8 +257,8 @@ def replace_body(src, name, text):
 
 def bulk_to_cpp(src):
     """pipeline=bulk (a cluster per row, of one block when unsplit): its mbarriers, bulk copies
-    and the split blocks' st.async exchange routed to rowwise_shim.h's emulation, the PTX statements replaced one by one (a
-    statement not listed stays, and fails the translation)."""
+    and the split blocks' st.async exchange routed to rowwise_shim.h's emulation, the PTX
+    statements replaced one by one (a statement not listed stays, and fails the translation)."""
     if 'softmaxRowsBulk' not in src:
         return src
     src = replace_body(src, 'sharedAddress',

@@ -234,8 +234,9 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
                                      .flag(u"MAX"_s, t.reduction == Reduction::Max));
 }
 
-// pipeline=bulk: rowwise/split.cu's helpers (SPLIT, sliceLength, clusterCombine; no op's cluster
-// kernel), rowwise/packed.cu's (unpackVec) and the bulk kernel.
+// pipeline=bulk: rowwise/split.cu's helpers (SPLIT, sliceLength; no op's cluster kernel; the
+// bulk kernel's split blocks exchange their statistics by st.async, not clusterCombine),
+// rowwise/packed.cu's (unpackVec) and the bulk kernel.
 QString bulkKernel(const RowwiseConfig& c) {
     const TemplateValues helpers = TemplateValues()
                                        .set(u"SPLIT"_s, c.split)

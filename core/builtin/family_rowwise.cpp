@@ -261,11 +261,23 @@ QString bulkKernel(const RowwiseConfig& c) {
 // floor: 50257 bf16 whole 68.5 (launched without clusters), in 2 72.8; 128256 f16 in 2 55.2, in 4
 // 69.4; 151936 bf16 in 2 57.8, in 4 67.8, in 8 64.3.
 constexpr qint64 kBulkSliceBytes = 80 * 1024;
+// The smallest slice a bulk default splits a row into for more blocks per row, where the rows
+// fill more than one round of resident blocks. Since the split exchanges its statistics without a
+// cluster barrier (session 24), smaller slices won down to about 30 KB (more blocks per SM, each
+// done sooner), with slices and copies on 128-byte lines. H200, session 25, % of the DRAM floor
+// by blocks per row (64 MiB of rows a task): 32768 bf16 1 88.5, 2 (32 KB) 90.2; 32000 f16 1 88.4,
+// 2 (31 KB) 89.0; 40000 f16 1 78.6, 2 (39 KB) 89.4, 3 (26 KB) 82.9; 50257 bf16 2 82.0, 3 (32 KB)
+// 83.2, 4 79.5; 65536 f16 2 85.0, 3 87.1, 4 (32 KB) 87.9, 5 81.1; 100277 bf16 4 80.5, 5 81.1, 6
+// (32 KB) 80.3, 7 79.6; 128256 f16 4 78.9, 5 81.7, 6 84.3, 7 83.3, 8 (31 KB) 82.1; 151936 bf16 4
+// 77.9, 6 81.6, 7 82.6, 8 (37 KB) 83.3; 152064 f16 4 78.8, 6 82.2, 7 82.6, 8 83.2; 256000 bf16 7
+// 76.0, 8 76.8. This rule's choice is the best or within 2.2 points of it.
+constexpr qint64 kBulkMinSliceBytes = 30 * 1024;
 
 // Streamed rows (longer than the registers cache) that pipeline=bulk can run (softmax, sm_90,
 // 16-byte vectors: bulkProblems decides): the row, or a cluster's slice of it, copied whole into
 // shared memory, read once instead of twice (statistics, then output). 8 warps; the fewest blocks
-// per row whose slices fit kBulkSliceBytes. H200, % of the DRAM floor, streamed -> bulk: rows of
+// per row whose slices fit kBulkSliceBytes, more by kBulkMinSliceBytes's rule where the rows fill
+// more than a round of resident blocks. H200, % of the DRAM floor, streamed -> bulk: rows of
 // 32000 f16 67.8 -> 74.6, 50257 bf16 52.3 -> 64.0, 128256 f16 56.4 -> 63.0, 151936 bf16 52.6 ->
 // 61.7. A row or a few, fewer blocks than SMs even at 8 a row, keep the streamed split, whose
 // slices the registers hold: it finishes sooner (one row of 128256 f16, 8.4 us against 9.6 us;
@@ -280,7 +292,17 @@ void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
     bulk.vectorsPerThread = 4;
     bulk.split = 1;
     while (bulk.split < 8 && bulkSliceBytes(bulk, t, n) > kBulkSliceBytes)
-        bulk.split *= 2;
+        ++bulk.split;
+    // Rows over a round of the resident blocks: the most blocks per row whose slices keep
+    // kBulkMinSliceBytes. Fewer rows keep the fitted split (chooseSplit may raise it).
+    if (m * bulk.split > qint64(device.smCount) * residentBlocks(bulk, t, device, n)) {
+        RowwiseConfig more = bulk;
+        ++more.split;
+        while (more.split <= 8 && bulkSliceBytes(more, t, n) >= kBulkMinSliceBytes) {
+            bulk.split = more.split;
+            ++more.split;
+        }
+    }
     if (bulkProblems(bulk, t, n, device).isEmpty())
         c = bulk;
 }
@@ -305,7 +327,7 @@ QString chooseSplit(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
         // as the streamed rows below.
         const int fitted = c.split;
         while (c.split < 8 && m * c.split < device.smCount)
-            c.split *= 2;
+            c.split = std::min(8, c.split * 2);
         if (c.split == fitted)
             return {};
         return u"; %1 rows give too few blocks for %2 SMs, so each row takes %3 blocks"_s.arg(m)
@@ -420,14 +442,13 @@ QVector<ParameterSpec> RowwiseFamily::parameters() const {
                         "reads them per row (L1/L2 hits); registers keeps them packed for all of a "
                         "block's rows"_s,
                         strings({u"load", u"registers"})),
-        paramsParameter(
-            u"split"_s,
-            u"blocks per row (sm_90 thread block clusters, mapping=block, "
-            "pipeline=none or bulk): 1 gives each row to one block; 2, 4 or 8 split a row "
-            "into slices whose statistics the cluster combines through distributed "
-            "shared memory in a fixed order (deterministic), for too few rows to "
-            "fill the GPU or (bulk) rows too long for one block's shared memory"_s,
-            ints({1, 2, 4, 8})),
+        paramsParameter(u"split"_s,
+                        u"blocks per row (sm_90 thread block clusters, mapping=block, "
+                        "pipeline=none or bulk): 1 gives each row to one block; 2 to 8 split a row "
+                        "into slices whose statistics the cluster combines through distributed "
+                        "shared memory in a fixed order (deterministic), for too few rows to "
+                        "fill the GPU or (bulk) rows too long for one block's shared memory"_s,
+                        ints({1, 2, 3, 4, 5, 6, 7, 8})),
     };
 }
 
@@ -659,7 +680,8 @@ Strategy RowwiseFamily::defaultStrategy(const Task& task, const DeviceInfo& devi
         why = u"rows of %1 exceed what a block's registers cache; rather than stream them twice "
               "(statistics, then output), each block copies its slice of the row whole into "
               "shared memory with bulk copies (TMA), and the row is read once from DRAM: %2 "
-              "warps, the fewest blocks per row whose slices stay within 80 KB"_s.arg(n)
+              "warps, the fewest blocks per row whose slices stay within 80 KB, or with rows "
+              "for more than a round of resident blocks the most whose slices keep 30 KB"_s.arg(n)
                   .arg(c.warps);
         grid = c.splitsRows()
                    ? u"each row split over a cluster of %1 blocks (slices of %2 KB; statistics "

@@ -227,7 +227,14 @@ qint64 ringBytes(const RowwiseConfig& c, const RowTensors& t) {
 qint64 bulkSliceBytes(const RowwiseConfig& c, const RowTensors& t, qint64 n) {
     const qint64 split = std::max(1, c.split);
     const qint64 vec = std::max(1, c.vectorWidth);
-    return ((n + split - 1) / split + vec - 1) / vec * vec * t.xBytes;
+    if (split == 1)
+        return (n + vec - 1) / vec * vec * t.xBytes;
+    // Slices of whole 128-byte lines from the row's first line boundary; the last one longer by
+    // the row's lead, at most a line less a vector (templates/rowwise/bulk.cu, bulkSlice).
+    const qint64 line = 128 / std::max(1, t.xBytes);
+    const qint64 stride = ((n + split - 1) / split + line - 1) / line * line;
+    const qint64 last = n - (split - 1) * stride;
+    return std::max(stride, (last + vec - 1) / vec * vec + line - vec) * t.xBytes;
 }
 
 // Shared memory of one block: the block reduction's partials, the ring with pipeline=async, the

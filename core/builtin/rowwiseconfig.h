@@ -51,7 +51,8 @@ struct RowwiseConfig {
     int depth = 4; // rows in flight with Pipeline::Async
     Weights weights = Weights::Load;
     // Blocks of a thread block cluster (sm_90) that share one row: 1 (a row per block or warp),
-    // 2, 4 or 8 (rows too few to fill the GPU, each split into slices combined through DSMEM).
+    // 2 to 8 (rows too few to fill the GPU or too long for a block's shared memory, each split
+    // into slices combined through DSMEM).
     int split = 1;
     // Knob text that names none of the enum's values: the enum then holds its first value, so
     // the estimates stay defined, and the constraints report the text.

@@ -63,9 +63,9 @@ bool splitImplemented(RowOp op) {
 QStringList splitProblems(const RowwiseConfig& c, const RowTensors& t, const DeviceInfo& device) {
     QStringList problems;
     const int s = c.split;
-    if (s != 1 && s != 2 && s != 4 && s != 8)
-        problems << u"params.split=%1: blocks per row must be 1, 2, 4 or 8 (a portable thread "
-                    "block cluster has at most 8 blocks)"_s.arg(s);
+    if (s < 1 || s > 8)
+        problems << u"params.split=%1: blocks per row must be 1 to 8 (a portable thread block "
+                    "cluster has at most 8 blocks)"_s.arg(s);
     if (s <= 1)
         return problems;
     if (!splitImplemented(t.op)) {

@@ -425,7 +425,8 @@ private slots:
         const auto problems = [&](const kev::Strategy& x, const kev::DeviceInfo& d) {
             return rowwise.constraints(x, t, d).join(u"; "_s);
         };
-        QVERIFY(problems(withParam(s, u"split"_s, 3), h200).contains(u"params.split=3"_s));
+        QVERIFY(problems(withParam(s, u"split"_s, 0), h200).contains(u"params.split=0"_s));
+        QVERIFY(problems(withParam(s, u"split"_s, 3), h200).isEmpty());
         QVERIFY(problems(withParam(s, u"split"_s, 16), h200).contains(u"at most 8"_s));
         QVERIFY(problems(s, a100()).contains(u"sm_90"_s));
         QVERIFY(problems(withParam(s, u"stats"_s, u"two_pass"_s), h200)
@@ -441,7 +442,9 @@ private slots:
 
     // Softmax rows longer than the registers cache, aligned for 16-byte vectors on sm_90: the
     // block's slice of the row copied whole into shared memory (pipeline=bulk), 8 warps, the
-    // fewest blocks per row whose slices stay within 80 KB (docs/benchmarks.md, session 16).
+    // fewest blocks per row whose slices stay within 80 KB (docs/benchmarks.md, session 16), and
+    // where the rows fill more than a round of resident blocks the most whose slices keep 30 KB,
+    // whatever the count (session 25).
     void vocabularyRowsCopiedWholeIntoSharedMemory() {
         const kev::DeviceInfo h200 = kev::DeviceInfo::h200();
         const kev::KernelFamily& rowwise = family(u"rowwise"_s);
@@ -453,12 +456,24 @@ private slots:
         };
         const kev::Task f16rows = rowTask(u"softmax"_s, u"f16"_s, 1048, 32000, 8);
         QCOMPARE(pipelineOf(f16rows, h200), u"bulk"_s);
-        QCOMPARE(splitOf(f16rows), 1);
+        QCOMPARE(splitOf(f16rows), 2);
         QCOMPARE(rowwise.defaultStrategy(f16rows, h200).warps, 8);
-        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 664, 50257, 8)), 2);
-        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 256, 128256, 8)), 4);
-        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 216, 151936, 8)), 4);
-        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f32"_s, 4096, 65536, 8)), 4);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 1024, 32768, 8)), 2);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 800, 40000, 8)), 2);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 664, 50257, 8)), 3);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 512, 65536, 8)), 4);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 332, 100277, 8)), 6);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f16"_s, 256, 128256, 8)), 8);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 216, 151936, 8)), 8);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 128, 256000, 8)), 8);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"f32"_s, 4096, 65536, 8)), 8);
+        // Fewer rows than a round of resident blocks keep the fitted split: 256 rows of 32000
+        // f16 whole (3 blocks of 64 KB per SM), 64 rows of 151936 bf16 in 4; a few rows of
+        // 256000 bf16 in 7 slices of 71 KB (the fewest within 80 KB).
+        const kev::Task fewRows = rowTask(u"softmax"_s, u"f16"_s, 256, 32000, 8);
+        QCOMPARE(splitOf(fewRows), 1);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 64, 151936, 8)), 4);
+        QCOMPARE(splitOf(rowTask(u"softmax"_s, u"bf16"_s, 40, 256000, 8)), 7);
         // Rows of a million 16-bit elements: 8 slices of 256 KB do not fit a block: streamed.
         QCOMPARE(pipelineOf(rowTask(u"softmax"_s, u"f16"_s, 64, 1048576, 8), h200), u"none"_s);
         // Rows the registers hold, unaligned rows, other ops, and no sm_90: not bulk.
@@ -466,15 +481,19 @@ private slots:
         QCOMPARE(pipelineOf(rowTask(u"softmax"_s, u"f16"_s, 1048, 32000, 1), h200), u"none"_s);
         QVERIFY(pipelineOf(rowTask(u"layernorm"_s, u"f16"_s, 1048, 32000, 8), h200) != u"bulk"_s);
         QCOMPARE(pipelineOf(f16rows, a100()), u"none"_s);
-        const kev::Strategy s = rowwise.defaultStrategy(f16rows, h200);
+        const kev::Strategy s = rowwise.defaultStrategy(fewRows, h200);
         QVERIFY2(s.rationale.contains(u"read once from DRAM"_s), qPrintable(s.rationale));
-        const QString code = rowwise.generate(s, f16rows);
+        const QString code = rowwise.generate(s, fewRows);
         QVERIFY(code.contains(u"cp.async.bulk.shared::cluster.global"_s));
         // Unsplit, still a launch of clusters (of one block: placed otherwise, 86.8% of the floor
         // against 80.7% without the attribute, session 23).
         QVERIFY(code.contains(u"__cluster_dims__(SPLIT, 1, 1)"_s));
         QVERIFY(code.contains(u"constexpr int SPLIT = 1;"_s));
         QVERIFY(code.contains(u"softmaxRowsBulk<<<"_s));
+        // Slices and pieces on 128-byte lines from the row's first line boundary, the launch's
+        // shared memory the longest slice (session 25: 2-8 points of the floor).
+        QVERIFY(code.contains(u"bulkStride(N)"_s));
+        QVERIFY(code.contains(u"const long long bytes = bulkSlice(N)"_s));
         // A row or a few (fewer blocks than SMs even at 8 a row): the streamed split, whose
         // slices the registers hold (one row of 128256 f16: 8.4 us against 9.6 us).
         const kev::Task one = rowTask(u"softmax"_s, u"f16"_s, 16, 128256, 8);

@@ -33,8 +33,9 @@ ROOT = HERE.parents[2]
 # Task files (relative to the repository): the far set's rows no block covers exactly (the
 # tail-tested instantiation, in 8- and 16-byte vectors), exact covers, a warp per row, 32-bit
 # rows, W in registers, vocabulary rows copied whole into shared memory (pipeline=bulk unsplit,
-# and split over clusters of 2 and 8; the library's tasks have part-vector rows and rows too long
-# for shared memory), and rows streamed in a cluster's split (softmax, layernorm).
+# and split over clusters of 2, 3, 6 and 8, rows of 50257 and 100277 at every lead before their
+# first 128-byte line; the library's tasks have part-vector rows and rows too long for shared
+# memory), and rows streamed in a cluster's split (softmax, layernorm).
 TASKS = (
     'tests/sweeps/far/tasks/layernorm_f16_3728x9000.json',
     'tests/sweeps/far/tasks/layernorm_bf16_12904x2600.json',
@@ -51,6 +52,7 @@ TASKS = (
     'tests/sweeps/far/tasks/softmax_f16_1048x32000.json',
     'resources/tasks/softmax_f16_256x32000.json',
     'tests/sweeps/far/tasks/softmax_bf16_664x50257.json',
+    'tests/sweeps/far/tasks/softmax_bf16_328x100277.json',
     'resources/tasks/softmax_bf16_32x128256.json',
     'resources/tasks/softmax_f16_1x128256.json',
     'resources/tasks/layernorm_bf16_4x65536.json',
@@ -386,7 +388,9 @@ def main():
             continue
         # The validation shapes, and rows of the task's own length (the timed instantiation).
         shapes = [(s['M'], s['N']) for s in task.get('validation_shapes', [])]
-        shapes.append((3, task['shape']['N']))
+        # Bulk copies: 9 rows, so that rows of ldx = 8 (mod 64) 16-bit elements start at every
+        # offset in a 128-byte line (each a different lead before the slices' line boundaries).
+        shapes.append((9 if 'bulkWait' in cpp else 3, task['shape']['N']))
         if '__cluster_dims__' in cuda:
             # A cluster launch starts every thread of its cluster at once (up to 8 x 1024):
             # 9 rows exercise it as well as 257 and take seconds, not minutes.

@@ -40,6 +40,7 @@ struct Block {
         : barrier(threads)
         , lanes(size_t(threads), 0)
         , dynamicShared(smemBytes + 16, 0xff)
+        , dynamicBytes(smemBytes)
         , rank(clusterRank) {
         for (int w = 0; w < threads / 32; ++w)
             warps.push_back(std::make_unique<std::barrier<>>(32));
@@ -54,6 +55,7 @@ struct Block {
     std::vector<std::unique_ptr<std::barrier<>>> warps;
     std::vector<uint64_t> lanes; // one shuffle slot per thread of the block
     std::vector<unsigned char> dynamicShared;
+    size_t dynamicBytes; // what the launch asked for (the bulk copies' bound)
     std::vector<Var> vars;
     std::mutex varsMutex;
     int rank;
@@ -161,7 +163,7 @@ inline void bulkCopy(void* dst, const void* src, uint32_t bytes, uint32_t key) {
     std::lock_guard<std::mutex> lock(bulkMutex);
     auto* d = static_cast<unsigned char*>(dst);
     const std::vector<unsigned char>& smem = block->dynamicShared;
-    const bool inside = d >= smem.data() && d + bytes <= smem.data() + smem.size();
+    const bool inside = d >= smem.data() && d + bytes <= smem.data() + block->dynamicBytes;
     if (bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16 ||
         reinterpret_cast<uintptr_t>(src) % 16 || !inside) {
         std::fprintf(stderr, "cp.async.bulk of %u bytes refused (alignment or bounds)\n", bytes);

@@ -1,7 +1,7 @@
 ${# rowwise/bulk.cu: pipeline=bulk, softmax (the skeleton's BULK_KERNEL after the op's KERNEL, whose}
-${# MaxSum, exp2Fast, rescale and combineMaxSum it uses, and after rowwise/split.cu's helpers, SPLIT}
-${# and sliceLength, and rowwise/packed.cu's unpackVec). Values: PIECES. Conditions:}
-${# CLUSTER (SPLIT > 1).}
+${# MaxSum, exp2Fast, rescale and combineMaxSum it uses, and after rowwise/split.cu's helpers, SPLIT,}
+${# and rowwise/packed.cu's unpackVec); rowwise.cu's launch sizes its shared memory with bulkSlice.}
+${# Values: PIECES. Conditions: CLUSTER (SPLIT > 1).}
 
 // pipeline=bulk: the block's slice of the row (the whole row with SPLIT = 1) is copied into shared
 // memory by PIECES bulk asynchronous copies (TMA, cp.async.bulk), all issued at once, so the slice
@@ -9,6 +9,31 @@ ${# CLUSTER (SPLIT > 1).}
 // statistics start on each piece as it lands (its mbarrier), the output is computed from shared
 // memory. A row longer than the register cache otherwise streams twice (statistics, then output).
 constexpr int PIECES = ${PIECES};
+
+// Every bulk copy but a row's first starts on a 128-byte line of the row, and so does every
+// warp's 512 bytes of output: slices are whole lines, counted from the row's first line boundary
+// (so rank 0's slice is short by the row's lead, the elements before it, and the last one long by
+// as much), and pieces too, counted from the slice's. Copies that started anywhere on 16 bytes
+// (slices of N / SPLIT rounded to vectors) ran 2-6 points of the DRAM floor slower: rows of
+// 152064 f16 in 6 slices, 128 bytes apart, 80.7%, rows of 151936 bf16 in 6, 32 bytes off, 77.8%;
+// 128256 f16 in 6 (aligned) 83.4, in 7 and 8 (off) 77.3 and 79.8 (H200, session 25).
+constexpr long long LINE = 128 / sizeof(ElemX); // elements per 128-byte line
+constexpr int LINE_VECTORS = 128 / (VEC * sizeof(ElemX));
+
+// Slice r of a row starts at element r stride - lead (r > 0; rank 0 at the row's start).
+__host__ __device__ __forceinline__ long long bulkStride(long long N)
+{
+    return ((N + SPLIT - 1) / SPLIT + LINE - 1) / LINE * LINE;
+}
+// The elements of shared memory one block's slice may take (the launch sizes it with this): a
+// stride, or the last slice with the longest lead (LINE - VEC) if that is longer.
+__host__ __device__ __forceinline__ long long bulkSlice(long long N)
+{
+    if (SPLIT == 1)
+        return (N + VEC - 1) / VEC * VEC;
+    const long long last = N - (SPLIT - 1) * bulkStride(N);
+    return max(bulkStride(N), (last + VEC - 1) / VEC * VEC + LINE - VEC);
+}
 
 __device__ __forceinline__ uint32_t sharedAddress(const void* p)
 {
@@ -36,15 +61,15 @@ __device__ __forceinline__ void waitPhase(uint32_t bar, uint32_t parity)
 }
 
 // Thread 0 issues the copies of one slice (whole vectors) into `buffer`, each piece completing
-// its barrier's transaction count.
-__device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long long vectors,
-                                           long long perPiece, unsigned long long* landed)
+// its barrier's transaction count. Piece p ends at vector head + (p + 1) perPiece (a line).
+__device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, int vectors, int head,
+                                           int perPiece, unsigned long long* landed)
 {
 #pragma unroll
     for (int p = 0; p < PIECES; ++p) {
-        const long long first = min(vectors, p * perPiece);
-        const uint32_t bytes =
-            static_cast<uint32_t>((min(vectors, first + perPiece) - first) * VEC * sizeof(ElemX));
+        const int first = p == 0 ? 0 : min(vectors, head + p * perPiece);
+        const uint32_t bytes = static_cast<uint32_t>(
+            (min(vectors, head + (p + 1) * perPiece) - first) * VEC * sizeof(ElemX));
         const uint32_t bar = sharedAddress(&landed[p]);
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                      : "memory");
@@ -162,17 +187,24 @@ ${endif}
     const ElemX* s = reinterpret_cast<const ElemX*>(slab);
     const int t = threadIdx.x;
     int phase = 0; // the block reduction's buffer
-    const long long slice = sliceLength(N);
-    const long long begin = min(N, rank * slice);
-    const long long n = min(slice, N - begin);
     const long long row = blockIdx.x / SPLIT;
+    // The row's lead: its elements before its first 128-byte line (16-byte aligned: the launch
+    // checks ldx and the pointers, so a whole number of vectors).
+    const long long lead =
+        static_cast<long long>(reinterpret_cast<uintptr_t>(X + row * ldx) % 128) / sizeof(ElemX);
+    const long long slice = SPLIT == 1 ? N : bulkStride(N);
+    const long long begin = rank == 0 ? 0 : min(N, rank * slice - lead);
+    const long long n = (rank == SPLIT - 1 ? N : min(N, (rank + 1) * slice - lead)) - begin;
     const ElemX* x = X + row * ldx + begin;
     ElemY* y = Y + row * ldy + begin;
-    // Whole vectors (16 bytes, 16-byte aligned: the launch checks ldx and the pointers) are
-    // copied; the row's last few elements, fewer than a vector, are read directly.
-    const long long vectors = n / VEC;
-    const long long perPiece = (vectors + PIECES - 1) / PIECES;
-    const long long tail = n - vectors * VEC;
+    // Whole vectors (16 bytes) are copied; the row's last few elements, fewer than a vector, are
+    // read directly. `head`: the vectors before the slice's first line (rank 0's, with a lead).
+    const int vectors = static_cast<int>(n / VEC);
+    const int head = rank == 0 ? static_cast<int>((LINE - lead) % LINE / VEC) : 0;
+    const int perPiece =
+        (max(0, vectors - head) + PIECES * LINE_VECTORS - 1) / (PIECES * LINE_VECTORS) *
+        LINE_VECTORS;
+    const long long tail = n - static_cast<long long>(vectors) * VEC;
     if (t == 0) {
 #pragma unroll
         for (int p = 0; p < PIECES; ++p)
@@ -189,7 +221,7 @@ ${if CLUSTER}
 ${endif}
         // The initialised barriers visible to the copies (the async proxy) and the cluster.
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
+        issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, head, perPiece, landed);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
 ${if CLUSTER}
@@ -208,14 +240,13 @@ ${endif}
     // pair at a time (unpackVec): with the two subtractions and 64-bit indices of the first form
     // this loop and the output's ran 26.4 M warp instructions on 664 rows of 50257 bf16, then
     // 19.5 M; the kernel was issue-bound (H200, session 23).
-    const int count = static_cast<int>(vectors);
-    const int per = static_cast<int>(perPiece);
+    const int count = vectors;
     float m = -INFINITY; // the thread's reference: its maximum so far, or up to 20 under it
     float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
     float acc = 0.0f;    // the sum of exp(x - m)
     int i = t;
     for (int p = 0; p < PIECES; ++p) {
-        const int last = min(count, (p + 1) * per);
+        const int last = min(count, head + (p + 1) * perPiece);
         waitPhase(sharedAddress(&landed[p]), 0);
 #pragma unroll VPT
         for (; i < last; i += THREADS) {

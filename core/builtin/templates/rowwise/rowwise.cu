@@ -181,7 +181,7 @@ ${if BULK}
     {
         // A block's slice of the row in shared memory; a slice over what a block may have, less
         // 1 KB for the barriers and the reduction's partials, streams (the one-row kernel below).
-        const long long bytes = sliceLength(N) * static_cast<long long>(sizeof(ElemX));
+        const long long bytes = bulkSlice(N) * static_cast<long long>(sizeof(ElemX));
         if (bytes <= static_cast<long long>(args->device.max_smem_per_block_optin) - 1024) {
             // Over 48 KB of dynamic shared memory per block must be asked for.
             if (bytes > 48 * 1024 &&

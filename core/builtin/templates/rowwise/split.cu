@@ -12,9 +12,9 @@ ${# softmax and layernorm with stats=one_pass). Conditions: SOFTMAX, LAYERNORM, 
 // rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
 constexpr int SPLIT = ${SPLIT};
 
-// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk's launch sizes its
-// shared memory with it too).
-__host__ __device__ __forceinline__ long long sliceLength(long long N)
+// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk has its own,
+// bulkSlice, and leaves this unused).
+[[maybe_unused]] __host__ __device__ __forceinline__ long long sliceLength(long long N)
 {
     const long long perBlock = (N + SPLIT - 1) / SPLIT;
     return (perBlock + VEC - 1) / VEC * VEC;

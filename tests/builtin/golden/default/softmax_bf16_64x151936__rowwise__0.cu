@@ -2,14 +2,15 @@
 // task: softmax_bf16_64x151936.json
 // Kevolve built-in kernel, family rowwise (generated; edit freely).
 // Task: softmax_bf16_64x151936 (softmax 64x151936 bf16->bf16).
-// Strategy: one block per row (256 threads per block), 8-element vectors, 4 vectors per thread per step from shared memory (rows up to 151936 elements are read once), online softmax (maximum and sum in one pass, one reduction), each row split over a cluster of 4 blocks (slices combined through distributed shared memory), the block's slice of the row copied whole into shared memory by 8 bulk copies (TMA) issued at once, so it is read once from DRAM.
+// Strategy: one block per row (256 threads per block), 8-element vectors, 4 vectors per thread per step from shared memory (rows up to 152064 elements are read once), online softmax (maximum and sum in one pass, one reduction), each row split over a cluster of 4 blocks (slices combined through distributed shared memory), the block's slice of the row copied whole into shared memory by 8 bulk copies (TMA) issued at once, so it is read once from DRAM.
 // Rationale:
 //   Memory-bound softmax: rows of 151936 exceed what a block's registers cache; rather than
 //   stream them twice (statistics, then output), each block copies its slice of the row whole
 //   into shared memory with bulk copies (TMA), and the row is read once from DRAM: 8 warps, the
-//   fewest blocks per row whose slices stay within 80 KB; 8-element vectors (16-byte accesses
-//   where the alignment allows); online statistics (running maximum and sum) in one read of the
-//   row; each row split over a cluster of 4 blocks (slices of 74 KB; statistics combined through
+//   fewest blocks per row whose slices stay within 80 KB, or with rows for more than a round of
+//   resident blocks the most whose slices keep 30 KB; 8-element vectors (16-byte accesses where
+//   the alignment allows); online statistics (running maximum and sum) in one read of the row;
+//   each row split over a cluster of 4 blocks (slices of 74 KB; statistics combined through
 //   distributed shared memory in a fixed order).
 
 #include <kevolve/abi.h>
@@ -313,9 +314,9 @@ __device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
 // rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
 constexpr int SPLIT = 4;
 
-// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk's launch sizes its
-// shared memory with it too).
-__host__ __device__ __forceinline__ long long sliceLength(long long N)
+// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk has its own,
+// bulkSlice, and leaves this unused).
+[[maybe_unused]] __host__ __device__ __forceinline__ long long sliceLength(long long N)
 {
     const long long perBlock = (N + SPLIT - 1) / SPLIT;
     return (perBlock + VEC - 1) / VEC * VEC;
@@ -465,6 +466,31 @@ template <typename R> __device__ __forceinline__ void keepPacked(R& raw)
 // memory. A row longer than the register cache otherwise streams twice (statistics, then output).
 constexpr int PIECES = 8;
 
+// Every bulk copy but a row's first starts on a 128-byte line of the row, and so does every
+// warp's 512 bytes of output: slices are whole lines, counted from the row's first line boundary
+// (so rank 0's slice is short by the row's lead, the elements before it, and the last one long by
+// as much), and pieces too, counted from the slice's. Copies that started anywhere on 16 bytes
+// (slices of N / SPLIT rounded to vectors) ran 2-6 points of the DRAM floor slower: rows of
+// 152064 f16 in 6 slices, 128 bytes apart, 80.7%, rows of 151936 bf16 in 6, 32 bytes off, 77.8%;
+// 128256 f16 in 6 (aligned) 83.4, in 7 and 8 (off) 77.3 and 79.8 (H200, session 25).
+constexpr long long LINE = 128 / sizeof(ElemX); // elements per 128-byte line
+constexpr int LINE_VECTORS = 128 / (VEC * sizeof(ElemX));
+
+// Slice r of a row starts at element r stride - lead (r > 0; rank 0 at the row's start).
+__host__ __device__ __forceinline__ long long bulkStride(long long N)
+{
+    return ((N + SPLIT - 1) / SPLIT + LINE - 1) / LINE * LINE;
+}
+// The elements of shared memory one block's slice may take (the launch sizes it with this): a
+// stride, or the last slice with the longest lead (LINE - VEC) if that is longer.
+__host__ __device__ __forceinline__ long long bulkSlice(long long N)
+{
+    if (SPLIT == 1)
+        return (N + VEC - 1) / VEC * VEC;
+    const long long last = N - (SPLIT - 1) * bulkStride(N);
+    return max(bulkStride(N), (last + VEC - 1) / VEC * VEC + LINE - VEC);
+}
+
 __device__ __forceinline__ uint32_t sharedAddress(const void* p)
 {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -491,15 +517,15 @@ __device__ __forceinline__ void waitPhase(uint32_t bar, uint32_t parity)
 }
 
 // Thread 0 issues the copies of one slice (whole vectors) into `buffer`, each piece completing
-// its barrier's transaction count.
-__device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, long long vectors,
-                                           long long perPiece, unsigned long long* landed)
+// its barrier's transaction count. Piece p ends at vector head + (p + 1) perPiece (a line).
+__device__ __forceinline__ void issueSlice(ElemX* buffer, const ElemX* x, int vectors, int head,
+                                           int perPiece, unsigned long long* landed)
 {
 #pragma unroll
     for (int p = 0; p < PIECES; ++p) {
-        const long long first = min(vectors, p * perPiece);
-        const uint32_t bytes =
-            static_cast<uint32_t>((min(vectors, first + perPiece) - first) * VEC * sizeof(ElemX));
+        const int first = p == 0 ? 0 : min(vectors, head + p * perPiece);
+        const uint32_t bytes = static_cast<uint32_t>(
+            (min(vectors, head + (p + 1) * perPiece) - first) * VEC * sizeof(ElemX));
         const uint32_t bar = sharedAddress(&landed[p]);
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                      : "memory");
@@ -611,17 +637,24 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
     const ElemX* s = reinterpret_cast<const ElemX*>(slab);
     const int t = threadIdx.x;
     int phase = 0; // the block reduction's buffer
-    const long long slice = sliceLength(N);
-    const long long begin = min(N, rank * slice);
-    const long long n = min(slice, N - begin);
     const long long row = blockIdx.x / SPLIT;
+    // The row's lead: its elements before its first 128-byte line (16-byte aligned: the launch
+    // checks ldx and the pointers, so a whole number of vectors).
+    const long long lead =
+        static_cast<long long>(reinterpret_cast<uintptr_t>(X + row * ldx) % 128) / sizeof(ElemX);
+    const long long slice = SPLIT == 1 ? N : bulkStride(N);
+    const long long begin = rank == 0 ? 0 : min(N, rank * slice - lead);
+    const long long n = (rank == SPLIT - 1 ? N : min(N, (rank + 1) * slice - lead)) - begin;
     const ElemX* x = X + row * ldx + begin;
     ElemY* y = Y + row * ldy + begin;
-    // Whole vectors (16 bytes, 16-byte aligned: the launch checks ldx and the pointers) are
-    // copied; the row's last few elements, fewer than a vector, are read directly.
-    const long long vectors = n / VEC;
-    const long long perPiece = (vectors + PIECES - 1) / PIECES;
-    const long long tail = n - vectors * VEC;
+    // Whole vectors (16 bytes) are copied; the row's last few elements, fewer than a vector, are
+    // read directly. `head`: the vectors before the slice's first line (rank 0's, with a lead).
+    const int vectors = static_cast<int>(n / VEC);
+    const int head = rank == 0 ? static_cast<int>((LINE - lead) % LINE / VEC) : 0;
+    const int perPiece =
+        (max(0, vectors - head) + PIECES * LINE_VECTORS - 1) / (PIECES * LINE_VECTORS) *
+        LINE_VECTORS;
+    const long long tail = n - static_cast<long long>(vectors) * VEC;
     if (t == 0) {
 #pragma unroll
         for (int p = 0; p < PIECES; ++p)
@@ -636,7 +669,7 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
                      : "memory");
         // The initialised barriers visible to the copies (the async proxy) and the cluster.
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, perPiece, landed);
+        issueSlice(reinterpret_cast<ElemX*>(slab), x, vectors, head, perPiece, landed);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
     clusterArrive();
@@ -653,14 +686,13 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
     // pair at a time (unpackVec): with the two subtractions and 64-bit indices of the first form
     // this loop and the output's ran 26.4 M warp instructions on 664 rows of 50257 bf16, then
     // 19.5 M; the kernel was issue-bound (H200, session 23).
-    const int count = static_cast<int>(vectors);
-    const int per = static_cast<int>(perPiece);
+    const int count = vectors;
     float m = -INFINITY; // the thread's reference: its maximum so far, or up to 20 under it
     float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
     float acc = 0.0f;    // the sum of exp(x - m)
     int i = t;
     for (int p = 0; p < PIECES; ++p) {
-        const int last = min(count, (p + 1) * per);
+        const int last = min(count, head + (p + 1) * perPiece);
         waitPhase(sharedAddress(&landed[p]), 0);
 #pragma unroll VPT
         for (; i < last; i += THREADS) {
@@ -754,7 +786,7 @@ extern "C" KEVOLVE_EXPORT int kevolve_launch(const KevolveArgs* args, cudaStream
     {
         // A block's slice of the row in shared memory; a slice over what a block may have, less
         // 1 KB for the barriers and the reduction's partials, streams (the one-row kernel below).
-        const long long bytes = sliceLength(N) * static_cast<long long>(sizeof(ElemX));
+        const long long bytes = bulkSlice(N) * static_cast<long long>(sizeof(ElemX));
         if (bytes <= static_cast<long long>(args->device.max_smem_per_block_optin) - 1024) {
             // Over 48 KB of dynamic shared memory per block must be asked for.
             if (bytes > 48 * 1024 &&

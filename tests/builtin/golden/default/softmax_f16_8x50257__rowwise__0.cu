@@ -314,9 +314,9 @@ __device__ __forceinline__ MaxSum combineMaxSum(MaxSum a, MaxSum b)
 // rows: ptxas spilled the loop's state around the reductions (reduce max, f16).
 constexpr int SPLIT = 4;
 
-// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk's launch sizes its
-// shared memory with it too).
-__host__ __device__ __forceinline__ long long sliceLength(long long N)
+// The elements of a slice: N / SPLIT rounded up to whole vectors (pipeline=bulk has its own,
+// bulkSlice, and leaves this unused).
+[[maybe_unused]] __host__ __device__ __forceinline__ long long sliceLength(long long N)
 {
     const long long perBlock = (N + SPLIT - 1) / SPLIT;
     return (perBlock + VEC - 1) / VEC * VEC;

@@ -21,6 +21,9 @@ set(points
     "@layernorm_bf16_test|rowwise|strategy=layernorm_prefetch_shifted.json|1"
     "@softmax_f16_test|rowwise|strategy=softmax_prefetch_two_pass.json|1"
     "@softmax_f16_test|rowwise|strategy=softmax_prefetch_one_pass.json|1"
+    # Clusters of 3 and 5 blocks (session 25: any split from 1 to 8).
+    "@layernorm_bf16_test|rowwise|strategy=layernorm_split3_streamed.json|1"
+    "@softmax_f16_test|rowwise|strategy=softmax_bulk_split5.json|1"
     "@layernorm_f32_test|rowwise|default|1"
     "@rmsnorm_bf16_test|rowwise|sample|4"
     "@rmsnorm_f32_test|rowwise|default|1"

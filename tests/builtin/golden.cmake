@@ -34,7 +34,9 @@ set(strategyTasks
     "layernorm_async_weights_registers|layernorm_bf16_test"
     "layernorm_prefetch_shifted|layernorm_bf16_test"
     "softmax_prefetch_one_pass|softmax_f16_test"
-    "softmax_prefetch_two_pass|softmax_f16_test")
+    "softmax_prefetch_two_pass|softmax_f16_test"
+    "layernorm_split3_streamed|layernorm_bf16_test"
+    "softmax_bulk_split5|softmax_f16_test")
 foreach(entry IN LISTS strategyTasks)
     string(REPLACE "|" ";" pair "${entry}")
     list(GET pair 0 name)

@@ -64,6 +64,8 @@ STRATEGIES = {
     'layernorm_prefetch_shifted': 'tests/builtin/tasks/layernorm_bf16_test.json',
     'softmax_prefetch_one_pass': 'tests/builtin/tasks/softmax_f16_test.json',
     'softmax_prefetch_two_pass': 'tests/builtin/tasks/softmax_f16_test.json',
+    'layernorm_split3_streamed': 'tests/builtin/tasks/layernorm_bf16_test.json',
+    'softmax_bulk_split5': 'tests/builtin/tasks/softmax_f16_test.json',
 }
 
 DRIVER = r'''

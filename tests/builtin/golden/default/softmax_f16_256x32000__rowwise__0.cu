@@ -470,9 +470,10 @@ constexpr int PIECES = 8;
 // warp's 512 bytes of output: slices are whole lines, counted from the row's first line boundary
 // (so rank 0's slice is short by the row's lead, the elements before it, and the last one long by
 // as much), and pieces too, counted from the slice's. Copies that started anywhere on 16 bytes
-// (slices of N / SPLIT rounded to vectors) ran 2-6 points of the DRAM floor slower: rows of
-// 152064 f16 in 6 slices, 128 bytes apart, 80.7%, rows of 151936 bf16 in 6, 32 bytes off, 77.8%;
-// 128256 f16 in 6 (aligned) 83.4, in 7 and 8 (off) 77.3 and 79.8 (H200, session 25).
+// (slices of N / SPLIT rounded to vectors) ran 0.3 to 8.2 points of the DRAM floor slower over
+// the same splits of 10 row lengths (H200, session 25); before, rows of 128256 f16 in 6 slices
+// (whole lines by chance) ran 83.4%, in 7 and 8 (off the line) 77.3 and 79.8, and now 83.3 and
+// 82.1; rows of 151936 bf16 in 8 ran 79.5 (32 bytes off the line), now 83.3.
 constexpr long long LINE = 128 / sizeof(ElemX); // elements per 128-byte line
 constexpr int LINE_VECTORS = 128 / (VEC * sizeof(ElemX));
 

@@ -298,7 +298,8 @@ void chooseBulk(RowwiseConfig& c, const RowTensors& t, qint64 m, qint64 n,
     if (m * bulk.split > qint64(device.smCount) * residentBlocks(bulk, t, device, n)) {
         RowwiseConfig more = bulk;
         ++more.split;
-        while (more.split <= 8 && bulkSliceBytes(more, t, n) >= kBulkMinSliceBytes) {
+        while (more.split <= 8 && bulkSliceBytes(more, t, n) >= kBulkMinSliceBytes &&
+               bulkProblems(more, t, n, device).isEmpty()) {
             bulk.split = more.split;
             ++more.split;
         }

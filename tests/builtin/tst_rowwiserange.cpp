@@ -52,10 +52,12 @@ const QStringList kOps{u"softmax"_s, u"layernorm"_s, u"rmsnorm"_s, u"reduce_sum"
                        u"reduce_max"_s};
 const QStringList kDtypes{u"f32"_s, u"f16"_s, u"bf16"_s};
 const QList<qint64> kRows{1, 3, 64, 256, 4096, 65536, 1048576};
-// 2600, 6000, 7000 and 12000: the inexact 2-, 4- and 6-warp covers of session 19.
-const QList<qint64> kCols{1,     2,     7,      31,     32,     100,    1000,   1536,  2600,
-                          3080,  4097,  6000,   7000,   8192,   12000,  16384,  32000, 32001,
-                          50257, 65536, 128256, 151936, 200000, 262144, 1048576};
+// 2600, 6000, 7000 and 12000: the inexact 2-, 4- and 6-warp covers of session 19; 40000 to
+// 256000: vocabulary rows whose bulk split is any count from 1 to 8 (session 25).
+const QList<qint64> kCols{1,      2,      7,      31,     32,     100,    1000,   1536,
+                          2600,   3080,   4097,   6000,   7000,   8192,   12000,  16384,
+                          32000,  32001,  40000,  50257,  65536,  100277, 128256, 151936,
+                          152064, 200000, 256000, 262144, 1048576};
 
 // An sm_80 part: no thread block clusters.
 kev::DeviceInfo a100() {

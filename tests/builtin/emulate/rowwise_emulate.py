@@ -390,8 +390,9 @@ def main():
             continue
         # The validation shapes, and rows of the task's own length (the timed instantiation).
         shapes = [(s['M'], s['N']) for s in task.get('validation_shapes', [])]
-        # Bulk copies: 9 rows, so that rows of ldx = 8 (mod 64) 16-bit elements start at every
-        # offset in a 128-byte line (each a different lead before the slices' line boundaries).
+        # Bulk copies: 9 rows, so that rows whose ldx is an odd multiple of 8 16-bit elements
+        # (50257's, 100277's) start at every 16-byte offset in a 128-byte line (each a different
+        # lead before the slices' line boundaries).
         shapes.append((9 if 'bulkWait' in cpp else 3, task['shape']['N']))
         if '__cluster_dims__' in cuda:
             # A cluster launch starts every thread of its cluster at once (up to 8 x 1024):

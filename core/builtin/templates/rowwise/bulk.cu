@@ -32,8 +32,9 @@ __host__ __device__ __forceinline__ long long bulkSlice(long long N)
 {
     if (SPLIT == 1)
         return (N + VEC - 1) / VEC * VEC;
-    const long long last = N - (SPLIT - 1) * bulkStride(N);
-    return max(bulkStride(N), (last + VEC - 1) / VEC * VEC + LINE - VEC);
+    const long long stride = bulkStride(N);
+    const long long last = N - (SPLIT - 1) * stride;
+    return max(stride, (last + VEC - 1) / VEC * VEC + LINE - VEC);
 }
 
 __device__ __forceinline__ uint32_t sharedAddress(const void* p)
@@ -193,9 +194,9 @@ ${endif}
     // checks ldx and the pointers, so a whole number of vectors).
     const long long lead =
         static_cast<long long>(reinterpret_cast<uintptr_t>(X + row * ldx) % 128) / sizeof(ElemX);
-    const long long slice = SPLIT == 1 ? N : bulkStride(N);
-    const long long begin = rank == 0 ? 0 : min(N, rank * slice - lead);
-    const long long n = (rank == SPLIT - 1 ? N : min(N, (rank + 1) * slice - lead)) - begin;
+    const long long stride = bulkStride(N); // unused with SPLIT = 1: rank 0 takes the row
+    const long long begin = rank == 0 ? 0 : min(N, rank * stride - lead);
+    const long long n = (rank == SPLIT - 1 ? N : min(N, (rank + 1) * stride - lead)) - begin;
     const ElemX* x = X + row * ldx + begin;
     ElemY* y = Y + row * ldy + begin;
     // Whole vectors (16 bytes) are copied; the row's last few elements, fewer than a vector, are
@@ -241,13 +242,12 @@ ${endif}
     // pair at a time (unpackVec): with the two subtractions and 64-bit indices of the first form
     // this loop and the output's ran 26.4 M warp instructions on 664 rows of 50257 bf16, then
     // 19.5 M; the kernel was issue-bound (H200, session 23).
-    const int count = vectors;
     float m = -INFINITY; // the thread's reference: its maximum so far, or up to 20 under it
     float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
     float acc = 0.0f;    // the sum of exp(x - m)
     int i = t;
     for (int p = 0; p < PIECES; ++p) {
-        const int last = min(count, head + (p + 1) * perPiece);
+        const int last = min(vectors, head + (p + 1) * perPiece);
         waitPhase(sharedAddress(&landed[p]), 0);
 #pragma unroll VPT
         for (; i < last; i += THREADS) {
@@ -303,7 +303,7 @@ ${endif}
     const float logSum = __log2f(total.s);
     const float shiftL = fmaf(shift, LOG2E, logSum);
 #pragma unroll VPT
-    for (int j = t; j < count; j += THREADS) {
+    for (int j = t; j < vectors; j += THREADS) {
         float v[VEC];
         unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + j * VEC), v);
 #pragma unroll

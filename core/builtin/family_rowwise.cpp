@@ -236,8 +236,9 @@ QString splitKernel(const RowwiseConfig& c, const RowTensors& t) {
 
 // pipeline=bulk: rowwise/split.cu's helpers (SPLIT, sliceLength; no op's cluster kernel; the
 // bulk kernel's split blocks exchange their statistics by st.async, not clusterCombine),
-// rowwise/packed.cu's (unpackVec) and the bulk kernel.
-QString bulkKernel(const RowwiseConfig& c) {
+// rowwise/packed.cu's (unpackVec) and the bulk kernel, whose exponentials stored in X's type
+// keep under e^SLACK (f16's largest is 65504).
+QString bulkKernel(const RowwiseConfig& c, const RowTensors& t) {
     const TemplateValues helpers = TemplateValues()
                                        .set(u"SPLIT"_s, c.split)
                                        .flag(u"SOFTMAX"_s, false)
@@ -248,9 +249,11 @@ QString bulkKernel(const RowwiseConfig& c) {
     return cudatemplates::render(u"rowwise/split.cu"_s, helpers) +
            cudatemplates::render(u"rowwise/packed.cu"_s,
                                  TemplateValues().flag(u"WEIGHTS"_s, false)) +
-           cudatemplates::render(
-               u"rowwise/bulk.cu"_s,
-               TemplateValues().set(u"PIECES"_s, kBulkPieces).flag(u"CLUSTER"_s, c.splitsRows()));
+           cudatemplates::render(u"rowwise/bulk.cu"_s,
+                                 TemplateValues()
+                                     .set(u"PIECES"_s, kBulkPieces)
+                                     .set(u"SLACK"_s, t.x == u"f16"_s ? u"10.0f"_s : u"20.0f"_s)
+                                     .flag(u"CLUSTER"_s, c.splitsRows()));
 }
 
 // The largest slice of a row a block of the bulk default copies into shared memory. H200
@@ -781,7 +784,7 @@ QString RowwiseFamily::generate(const Strategy& s, const Task& task) const {
         .flag(u"SPLIT"_s, c.splitsRows() && !bulk)
         .set(u"SPLIT_KERNEL"_s, c.splitsRows() && !bulk ? splitKernel(c, t) : QString())
         .flag(u"BULK"_s, bulk)
-        .set(u"BULK_KERNEL"_s, bulk ? bulkKernel(c) : QString())
+        .set(u"BULK_KERNEL"_s, bulk ? bulkKernel(c, t) : QString())
         .flag(u"COOPERATIVE_GROUPS"_s, c.splitsRows() || bulk);
     return cudatemplates::render(u"rowwise/rowwise.cu"_s, values);
 }

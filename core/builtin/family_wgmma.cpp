@@ -275,22 +275,20 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
     if (params.clusterM != 1 && params.clusterM != 2)
         problems << QStringLiteral("clusterM: ") + QString::number(params.clusterM) +
                         QStringLiteral(" is not 1 or 2");
-    else if (params.clusterM == 2 && params.blockN % 128 != 0 &&
-             !(params.blockN == 64 && params.bSlabs == 2))
+    else if (params.clusterM == 2 && params.bSlabs == 1 && params.blockN % 128 != 0)
         problems << QStringLiteral("clusterM: a 2-CTA cluster splits the B tile's 64-column "
-                                   "chunks between its CTAs, so blockN must be 128 or 256 (or "
-                                   "64 in two k-slabs, params.b_slabs 2), not ") +
+                                   "chunks between its CTAs, so blockN must be 128 or 256, or "
+                                   "each chunk in two k-slabs (params.b_slabs 2), not ") +
                         QString::number(params.blockN);
     else if (params.clusterM > 1 && task.m <= qint64(params.blockM) * (params.clusterM - 1))
         // Correct but wasteful: the cluster's CTAs stack along M, and the last would have no
         // rows (a session at M = 160 spent a step on 160-row swapped tiles in pairs: 0.56x).
         problems << idleClusterCta(u"clusterM: M = "_s, task.m, u"tile rows"_s, params.blockM,
                                    params.clusterM, u"stacked along M"_s, u"rows"_s);
-    if (params.bSlabs != 1 && (params.bSlabs != 2 || params.clusterM != 2 || params.blockN != 64))
+    if (params.bSlabs != 1 && (params.bSlabs != 2 || params.clusterM != 2))
         problems << QStringLiteral("b_slabs: ") + QString::number(params.bSlabs) +
-                        QStringLiteral(" slabs of B's k-rows are for a 64-column tile in a 2-CTA "
-                                       "cluster along M (b_slabs 2, clusterM 2, blockN 64); 1 "
-                                       "otherwise");
+                        QStringLiteral(" slabs of B's k-rows are one a CTA of a 2-CTA cluster "
+                                       "along M (b_slabs 2, clusterM 2); 1 otherwise");
     if (params.clusterN != 1 && params.clusterN != 2 && params.clusterN != 4)
         problems << QStringLiteral("clusterN: ") + QString::number(params.clusterN) +
                         QStringLiteral(" is not 1, 2 or 4");

@@ -53,11 +53,12 @@ struct WgmmaParams {
     // 64-row slices) and C's columns are m64 slices of one 64-column B chunk each (blockN = 64 x
     // slices x consumer warpgroups). Cooperative, direct epilogue.
     bool swapped = false;
-    // B chunks loaded in this many slabs of k-rows (Strategy::params["b_slabs"], 1 or 2): with 2, a
-    // 64-column tile (one chunk) in a 2-CTA cluster along M, each CTA loading half the chunk's
-    // 64 k-rows and multicasting it. cuBLAS's shape at M = 64 (nvjet_sm90_tst_64x32_64x16_1x2:
-    // 32-row tiles of 64 columns in pairs; session 20). Not in the search's parameters: a probe
-    // until the H200 has measured it.
+    // B chunks loaded in this many slabs of k-rows (Strategy::params["b_slabs"], 1 or 2): with 2,
+    // a tile in a 2-CTA cluster along M, each CTA loading half of every chunk's 64 k-rows and
+    // multicasting it, so any chunk count can be shared (one at 64 columns, three at 192).
+    // cuBLAS's shapes at M = 64 (nvjet_sm90_tst_64x32_64x16_1x2) and at M = 128 and 256 with
+    // N = 12288 (..._192x64_..._1x2, ..._192x128_..._1x2). Not in the search's parameters: on the
+    // H200 it tied or lost to the defaults (docs/benchmarks.md, sessions 21 and 26).
     int bSlabs = 1;
 
     static WgmmaParams fromStrategy(const Strategy& strategy);

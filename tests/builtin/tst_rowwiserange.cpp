@@ -496,6 +496,15 @@ private slots:
         // shared memory the longest slice (session 25: 2-8 points of the floor).
         QVERIFY(code.contains(u"bulkStride(N)"_s));
         QVERIFY(code.contains(u"const long long bytes = bulkSlice(N)"_s));
+        // One exponential an element: the statistics pass stores them in X's type (under e^10
+        // for f16, whose largest is 65504; e^20 otherwise), the output multiplies (session 26).
+        QVERIFY(code.contains(u"constexpr float SLACK = 10.0f;"_s));
+        QVERIFY(code.contains(u"storeVec(reinterpret_cast<ElemX*>(slab) + i * VEC, v);"_s));
+        QVERIFY(code.contains(u"rescaleStored(slab, t, i, ml - mostL);"_s));
+        QVERIFY(code.contains(u"writeScaled<true>(y, s, t, vectors, logScale);"_s));
+        const kev::Task bf16Rows = rowTask(u"softmax"_s, u"bf16"_s, 664, 50257, 8);
+        QVERIFY(rowwise.generate(rowwise.defaultStrategy(bf16Rows, h200), bf16Rows)
+                    .contains(u"constexpr float SLACK = 20.0f;"_s));
         // A row or a few (fewer blocks than SMs even at 8 a row): the streamed split, whose
         // slices the registers hold (one row of 128256 f16: 8.4 us against 9.6 us).
         const kev::Task one = rowTask(u"softmax"_s, u"f16"_s, 16, 128256, 8);

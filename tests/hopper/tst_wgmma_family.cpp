@@ -298,8 +298,16 @@ private slots:
         slabbed.clusterM = 1; // nothing to share the slabs with
         QVERIFY(mentions(wgmmaConstraints(slabbed, task, h200), QStringLiteral("b_slabs: 2")));
         slabbed.clusterM = 2;
-        slabbed.blockN = 128; // two chunks split between the CTAs already
-        QVERIFY(mentions(wgmmaConstraints(slabbed, task, h200), QStringLiteral("b_slabs: 2")));
+        slabbed.bSlabs = 3; // one slab a CTA of the pair
+        QVERIFY(mentions(wgmmaConstraints(slabbed, task, h200), QStringLiteral("b_slabs: 3")));
+        // Three chunks (cuBLAS's M = 128 and 256 shape at N = 12288: 192-column tiles in pairs
+        // along M): each CTA loads its slab of every chunk.
+        oddChunks.bSlabs = 2;
+        QVERIFY2(wgmmaConstraints(oddChunks, task, h200).isEmpty(),
+                 qPrintable(wgmmaConstraints(oddChunks, task, h200).join(u'\n')));
+        const QString threeChunks = generateWgmmaGemm(oddChunks, task);
+        QVERIFY(threeChunks.contains(QStringLiteral("constexpr uint32_t kBSlabs = 2;")));
+        QVERIFY(threeChunks.contains(QStringLiteral("for (uint32_t j = 0; j < kBChunks; ++j)")));
         // Unslabbed kernels keep their text: no slab constants, the whole-chunk box.
         const QString plain = generateWgmmaGemm(WgmmaParams(), task);
         QVERIFY(!plain.contains(QStringLiteral("kBSlab")));

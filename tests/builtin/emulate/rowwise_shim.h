@@ -317,6 +317,18 @@ template <typename T> T __shfl_sync(unsigned, T v, int src) {
 template <typename T> T __shfl_xor_sync(unsigned, T v, int mask) {
     return emu::shuffle(v, (int(threadIdx.x) % 32) ^ mask);
 }
+inline int __all_sync(unsigned, int predicate) {
+    const int t = int(threadIdx.x);
+    const int warp = t / 32;
+    std::barrier<>& bar = *emu::block->warps[size_t(warp)];
+    emu::block->lanes[size_t(t)] = predicate ? 1 : 0;
+    bar.arrive_and_wait();
+    int all = 1;
+    for (int lane = 0; lane < 32; ++lane)
+        all &= emu::block->lanes[size_t(warp * 32 + lane)] != 0 ? 1 : 0;
+    bar.arrive_and_wait();
+    return all;
+}
 // The runtime calls a row-wise launch makes (no CUDA runtime library is linked).
 extern "C" cudaError_t cudaGetLastError(void) {
     return cudaSuccess;

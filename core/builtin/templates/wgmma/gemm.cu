@@ -94,13 +94,15 @@ constexpr uint32_t kBChunkBytes = kTileK * 64 * sizeof(InT);
 constexpr uint32_t kBChunks = (kTileN + 63) / 64;
 constexpr uint32_t kBBytes = kBChunks * kBChunkBytes;
 ${if B_SLABBED}
-// A 64-column tile in a 2-CTA cluster along M (params.b_slabs): each CTA loads kBSlabRows of the
-// chunk's k-rows, whole 8-row swizzle groups at a 1024-byte-aligned offset, so each slab lands
-// where one box of the whole chunk would have put its rows, and multicasts it to the other.
+// B chunks in slabs of k-rows (params.b_slabs), for a 2-CTA cluster along M whose tile has any
+// number of chunks (one at 64 columns, three at 192: whole chunks cannot be halved): each CTA
+// loads kBSlabRows of every chunk's k-rows, whole 8-row swizzle groups at a 1024-byte-aligned
+// offset, so each slab lands where one box of the whole chunk would have put its rows, and
+// multicasts it to the other.
 constexpr uint32_t kBSlabs = ${B_SLABS};
 constexpr int kBSlabRows = kTileK / int(kBSlabs);
-static_assert(kBChunks * kBSlabs == uint32_t(kClusterM) && kBSlabRows % 8 == 0,
-              "one slab of the B chunk a CTA of the cluster column");
+static_assert(kBSlabs == uint32_t(kClusterM) && kBSlabRows % 8 == 0,
+              "one slab of every B chunk a CTA of the cluster column");
 ${endif}
 constexpr uint32_t kStageBytes = kABytes + kBBytes;
 constexpr uint32_t kCBoxCols = 128 / sizeof(OutT);
@@ -462,11 +464,13 @@ ${endif}
                                    kb * kTileK, tile.m * kTileM + sc.rankN * kARows, maskA);
             }
 ${if B_SLABBED}
-            {
-                // This CTA's slab of the one chunk, to every CTA of the cluster column.
-                const uint32_t slab = sc.rankM;
-                tmaLoad2dMulticast(smemB + s * kBBytes + slab * kBSlabRows * 128, mapB, full,
-                                   tile.n * kTileN, kb * kTileK + int(slab) * kBSlabRows, maskB);
+            // This CTA's slab of every chunk, to every CTA of the cluster column.
+#pragma unroll
+            for (uint32_t j = 0; j < kBChunks; ++j) {
+                tmaLoad2dMulticast(smemB + s * kBBytes + j * kBChunkBytes +
+                                       sc.rankM * kBSlabRows * 128,
+                                   mapB, full, tile.n * kTileN + 64 * int(j),
+                                   kb * kTileK + int(sc.rankM) * kBSlabRows, maskB);
             }
 ${else}
 #pragma unroll

@@ -618,6 +618,59 @@ __device__ __forceinline__ void clusterWait()
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
 }
 
+// The statistics pass stores each exp(x - m) (m the thread's reference) over its x, and the output
+// pass multiplies it by 2^(m log2(e) - M log2(e) - log2(s)): one exponential an element, not two.
+// With the second exponential, a timeline of the blocks (globaltimer) put rows of 151936 bf16 at
+// 32.4-33.7 us from the first block's start to the last one's end, and at 29.9-31.0 without
+// either exponential: the floor is 30.9 (H200, session 26). Stored, rows of 128256-152064 f16
+// ran at 86.1-86.4% of the DRAM floor where the second exponential ran them at 82.5-83.4, bf16
+// rows of 50257-151936 at 85.3-85.6 (83.3-83.4), 100277 at 83.3 (80.7), 256000 at 78.1 (76.5),
+// in one serve. The stored value is rounded to ElemX once more than a directly computed output
+// (within one unit of the output's last place where the direct form is within half of one; the
+// harness's bound was as far from both). SLACK keeps it in ElemX's range: 10 for f16 (e^10 <
+// 65504, its largest), 20 for bf16 and f32 (8-bit exponents).
+constexpr float SLACK = 20.0f;
+// A factor 2^d under 2^kFactorLog is applied as two, 2^kFactorLog and 2^(d - kFactorLog): one
+// would flush to zero under 2^-126 where the product (an exponential up to e^20 times it) need
+// not. With one factor, threads whose reference lay 87 or more under the row's maximum (the
+// harness's rows of bf16 values spread by 24) wrote zeros where the output is 1e-35.
+constexpr float kFactorLog = -120.0f;
+
+// The thread's exponentials stored before vector `end`, times 2^logFactor.
+__device__ __noinline__ void rescaleStored(unsigned char* slab, int t, int end, float logFactor)
+{
+    const float f1 = exp2Fast(fmaxf(logFactor, kFactorLog));
+    const float f2 = exp2Fast(logFactor - fmaxf(logFactor, kFactorLog));
+    ElemX* stored = reinterpret_cast<ElemX*>(slab);
+    for (int k = t; k < end; k += THREADS) {
+        float w[VEC];
+        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(stored + k * VEC), w);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            w[e] = w[e] * f1 * f2;
+        storeVec(stored + k * VEC, w);
+    }
+}
+
+// The output of the thread's vectors: its stored exponentials times 2^logScale (in two factors
+// with TWO, for a warp with a thread under 2^kFactorLog).
+template <bool TWO>
+__device__ __forceinline__ void writeScaled(ElemY* y, const ElemX* s, int t, int vectors,
+                                            float logScale)
+{
+    const float f1 = exp2Fast(TWO ? fmaxf(logScale, kFactorLog) : logScale);
+    const float f2 = TWO ? exp2Fast(logScale - fmaxf(logScale, kFactorLog)) : 1.0f;
+#pragma unroll VPT
+    for (int j = t; j < vectors; j += THREADS) {
+        float v[VEC];
+        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + j * VEC), v);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            v[e] = TWO ? v[e] * f1 * f2 : v[e] * f1;
+        storeVec(y + j * VEC, v);
+    }
+}
+
 // One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters
 // with two slice buffers, the next row's copies in flight while the current row was reduced and
 // written, ran at 25-57% of the DRAM floor where this kernel ran at 60-78% (H200, session 16; with
@@ -677,10 +730,10 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
     __syncthreads(); // the barriers are initialised before anyone waits on them
     clusterArrive();
     // One pass over each piece: the thread's reference m and sum of exp(x - m), the sum rescaled
-    // only when a vector's maximum passes m + 20 (4% faster than a maximum pass, then a sum pass,
-    // over each piece: H200, session 17). With m the running maximum itself, some thread of a warp
-    // raised it on 95% of the vectors (each thread holds a dozen), and the rescale's branch, 10
-    // instructions and an exponential, ran on nearly all of them; a reference up to 20 under the
+    // only when a vector's maximum passes m + SLACK (4% faster than a maximum pass, then a sum
+    // pass, over each piece: H200, session 17). With m the running maximum itself, some thread of
+    // a warp raised it on 95% of the vectors (each thread holds a dozen), and the rescale's branch,
+    // 10 instructions and an exponential, ran on nearly all of them; a reference up to 20 under the
     // maximum keeps every term under e^20 (no overflow for a slice of under 10^29 elements) and the
     // sum's relative error as before: +1.1 points of the DRAM floor (H200, session 24). Each
     // exponential is 2^(x log2(e) - m log2(e)), one FFMA: m log2(e) is rounded once, a relative
@@ -689,7 +742,10 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
     // pair at a time (unpackVec): with the two subtractions and 64-bit indices of the first form
     // this loop and the output's ran 26.4 M warp instructions on 664 rows of 50257 bf16, then
     // 19.5 M; the kernel was issue-bound (H200, session 23).
-    float m = -INFINITY; // the thread's reference: its maximum so far, or up to 20 under it
+    //   Each exponential is stored over its x in shared memory (in ElemX), so the output pass
+    // multiplies instead of computing a second one (storeExponentials). Where the reference rises,
+    // the thread's stored exponentials are rescaled to it (rare: a jump of more than SLACK).
+    float m = -INFINITY; // the thread's reference: its maximum so far, or up to SLACK under it
     float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
     float acc = 0.0f;    // the sum of exp(x - m)
     int i = t;
@@ -705,14 +761,18 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
             for (int e = 0; e < VEC; ++e)
                 lanes[e] = v[e];
             const float most = combineLanes(lanes, [](float a, float b) { return fmaxf(a, b); });
-            if (most > m + 20.0f) { // -inf + 20 = -inf: a thread's first finite vector sets m
+            if (most > m + SLACK) { // -inf + SLACK = -inf: a thread's first finite vector sets m
                 acc *= rescale(m, most);
+                const float mostL = most * LOG2E;
+                if (m != -INFINITY) // the exponentials stored so far (all 0 while m is -inf)
+                    rescaleStored(slab, t, i, ml - mostL);
                 m = most;
-                ml = m * LOG2E;
+                ml = mostL;
             }
 #pragma unroll
             for (int e = 0; e < VEC; ++e)
                 v[e] = exp2Fast(fmaf(v[e], LOG2E, -ml));
+            storeVec(reinterpret_cast<ElemX*>(slab) + i * VEC, v); // before combineLanes folds v
             acc += combineLanes(v, [](float a, float b) { return a + b; });
         }
     }
@@ -741,19 +801,18 @@ __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(THREADS)
 #pragma unroll
     for (int r = 1; r < SPLIT; ++r)
         total = combineMaxSum(total, r == rank ? block : peerSlots[r]);
-    // exp(x - m) / s as one exponential, 2^(x log2(e) - (m log2(e) + log2(s))): one FFMA.
+    // exp(x - M) / s = exp(x - m) 2^(m log2(e) - (M log2(e) + log2(s))): the stored exponential
+    // times the thread's factor, in two where one would flush to zero (scaleBy).
     const float shift = total.m == -INFINITY ? 0.0f : total.m;
     const float logSum = __log2f(total.s);
     const float shiftL = fmaf(shift, LOG2E, logSum);
-#pragma unroll VPT
-    for (int j = t; j < vectors; j += THREADS) {
-        float v[VEC];
-        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + j * VEC), v);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-            v[e] = exp2Fast(fmaf(v[e], LOG2E, -shiftL));
-        storeVec(y + j * VEC, v);
-    }
+    // A thread that saw only -inf stored zeros: its outputs are 0, or NaN where the row's are.
+    const float logScale =
+        m != -INFINITY || total.m == -INFINITY || shiftL != shiftL ? ml - shiftL : -INFINITY;
+    if (__all_sync(0xffffffffu, logScale >= kFactorLog)) // the warp's threads near the maximum
+        writeScaled<false>(y, s, t, vectors, logScale);
+    else
+        writeScaled<true>(y, s, t, vectors, logScale);
     if (tail > 0 && t == THREADS - 1) {
 #pragma unroll
         for (int e = 0; e < VEC; ++e)

@@ -37,7 +37,7 @@ ROOT = HERE.parents[2]
 # rows, W in registers, vocabulary rows copied whole into shared memory (pipeline=bulk unsplit,
 # and split over clusters of 2, 3, 6 and 8, rows of 50257 and 100277 at every lead before their
 # first 128-byte line; the library's tasks have part-vector rows and rows too long for shared
-# memory), and rows streamed in a cluster's split (softmax, layernorm).
+# memory; f32 rows of 24000 in 3), and rows streamed in a cluster's split (softmax, layernorm).
 TASKS = (
     'tests/sweeps/far/tasks/layernorm_f16_3728x9000.json',
     'tests/sweeps/far/tasks/layernorm_bf16_12904x2600.json',
@@ -55,6 +55,7 @@ TASKS = (
     'resources/tasks/softmax_f16_256x32000.json',
     'tests/sweeps/far/tasks/softmax_bf16_664x50257.json',
     'tests/sweeps/far/tasks/softmax_bf16_328x100277.json',
+    'tests/sweeps/far/tasks/softmax_f32_1392x24000.json',
     'resources/tasks/softmax_bf16_32x128256.json',
     'resources/tasks/softmax_f16_1x128256.json',
     'resources/tasks/layernorm_bf16_4x65536.json',

@@ -287,8 +287,8 @@ QStringList wgmmaConstraints(const WgmmaParams& params, const Task& task,
                                    params.clusterM, u"stacked along M"_s, u"rows"_s);
     if (params.bSlabs != 1 && (params.bSlabs != 2 || params.clusterM != 2))
         problems << QStringLiteral("b_slabs: ") + QString::number(params.bSlabs) +
-                        QStringLiteral(" slabs of B's k-rows are one a CTA of a 2-CTA cluster "
-                                       "along M (b_slabs 2, clusterM 2); 1 otherwise");
+                        QStringLiteral(" slabs of B's k-rows: one for each CTA of a 2-CTA "
+                                       "cluster along M (b_slabs 2, clusterM 2); 1 otherwise");
     if (params.clusterN != 1 && params.clusterN != 2 && params.clusterN != 4)
         problems << QStringLiteral("clusterN: ") + QString::number(params.clusterN) +
                         QStringLiteral(" is not 1, 2 or 4");

@@ -286,9 +286,10 @@ ${endif}
     // only when a vector's maximum passes m + SLACK (4% faster than a maximum pass, then a sum
     // pass, over each piece: H200, session 17). With m the running maximum itself, some thread of
     // a warp raised it on 95% of the vectors (each thread holds a dozen), and the rescale's branch,
-    // 10 instructions and an exponential, ran on nearly all of them; a reference up to 20 under the
-    // maximum keeps every term under e^20 (no overflow for a slice of under 10^29 elements) and the
-    // sum's relative error as before: +1.1 points of the DRAM floor (H200, session 24). Each
+    // 10 instructions and an exponential, ran on nearly all of them; a reference up to 20 (SLACK;
+    // 10 for f16) under the maximum keeps every term under e^20 (no overflow for a slice of under
+    // 10^29 elements) and the sum's relative error as before: +1.1 points of the DRAM floor (H200,
+    // session 24). Each
     // exponential is 2^(x log2(e) - m log2(e)), one FFMA: m log2(e) is rounded once, a relative
     // error of at most 2^-24 |m log2(e)| in every term of a row, far inside the harness's scale for
     // softmax (it grows with |x|). Indices within the slice are 32-bit, the raw words converted a
@@ -296,8 +297,8 @@ ${endif}
     // this loop and the output's ran 26.4 M warp instructions on 664 rows of 50257 bf16, then
     // 19.5 M; the kernel was issue-bound (H200, session 23).
     //   Each exponential is stored over its x in shared memory (in ElemX), so the output pass
-    // multiplies instead of computing a second one (storeExponentials). Where the reference rises,
-    // the thread's stored exponentials are rescaled to it (rare: a jump of more than SLACK).
+    // multiplies instead of computing a second one (writeScaled). Where the reference rises, the
+    // thread's stored exponentials are rescaled to it (rescaleStored; rare: a jump over SLACK).
     float m = -INFINITY; // the thread's reference: its maximum so far, or up to SLACK under it
     float ml = 0.0f;     // m log2(e); 0 while m is -inf, so x = -inf gives 2^-inf = 0
     float acc = 0.0f;    // the sum of exp(x - m)
@@ -359,7 +360,7 @@ ${else}
     const MaxSum total = block;
 ${endif}
     // exp(x - M) / s = exp(x - m) 2^(m log2(e) - (M log2(e) + log2(s))): the stored exponential
-    // times the thread's factor, in two where one would flush to zero (scaleBy).
+    // times the thread's factor, in two where one would flush to zero (kFactorLog).
     const float shift = total.m == -INFINITY ? 0.0f : total.m;
     const float logSum = __log2f(total.s);
     const float shiftL = fmaf(shift, LOG2E, logSum);

@@ -12,8 +12,8 @@ values in [-4, 4)), and for each repetition flushes L2 (a 256 MiB memset, read b
 kevolve_launch with CUDA events and reads the stamps. It prints, per repetition, the event time,
 the span from the first block's start to the last one's end and the DRAM floor at 4.25 TB/s;
 then, for the last repetition, each phase's distribution over the blocks and how many blocks
-started and ended in each microsecond. --no-exp drops the exponentials (wrong output: a probe of
-what they cost). docs/benchmarks.md, session 26, has the figures it gave on the H200."""
+started and ended in each microsecond (stamps of the first 65536 blocks only). --no-exp drops the
+exponentials (wrong output: a probe of what they cost). docs/benchmarks.md, session 26, has the figures it gave on the H200."""
 import argparse
 import json
 import os

@@ -630,39 +630,32 @@ constexpr float SLACK = 10.0f;
 // harness's rows of bf16 values spread by 24) wrote zeros where the output is 1e-35.
 constexpr float kFactorLog = -120.0f;
 
-// The thread's exponentials stored before vector `end`, times 2^logFactor.
-__device__ __noinline__ void rescaleStored(unsigned char* slab, int t, int end, float logFactor)
+// The thread's stored exponentials (vectors t, t + THREADS, ... before `end`) times 2^logFactor,
+// into dst: the output, or the slice itself where the reference rose. With TWO the factor is
+// applied as two (kFactorLog); without, it must be at least 2^kFactorLog.
+template <bool TWO, typename T>
+__device__ __forceinline__ void writeScaled(T* dst, const ElemX* stored, int t, int end,
+                                            float logFactor)
 {
-    const float f1 = exp2Fast(fmaxf(logFactor, kFactorLog));
-    const float f2 = exp2Fast(logFactor - fmaxf(logFactor, kFactorLog));
-    ElemX* stored = reinterpret_cast<ElemX*>(slab);
-    for (int k = t; k < end; k += THREADS) {
-        float w[VEC];
-        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(stored + k * VEC), w);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-            w[e] = w[e] * f1 * f2;
-        storeVec(stored + k * VEC, w);
-    }
-}
-
-// The output of the thread's vectors: its stored exponentials times 2^logScale (in two factors
-// with TWO, for a warp with a thread under 2^kFactorLog).
-template <bool TWO>
-__device__ __forceinline__ void writeScaled(ElemY* y, const ElemX* s, int t, int vectors,
-                                            float logScale)
-{
-    const float f1 = exp2Fast(TWO ? fmaxf(logScale, kFactorLog) : logScale);
-    const float f2 = TWO ? exp2Fast(logScale - fmaxf(logScale, kFactorLog)) : 1.0f;
+    const float f1 = exp2Fast(TWO ? fmaxf(logFactor, kFactorLog) : logFactor);
+    const float f2 = TWO ? exp2Fast(logFactor - fmaxf(logFactor, kFactorLog)) : 1.0f;
 #pragma unroll VPT
-    for (int j = t; j < vectors; j += THREADS) {
+    for (int j = t; j < end; j += THREADS) {
         float v[VEC];
-        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(s + j * VEC), v);
+        unpackVec<ElemX>(*reinterpret_cast<const RawOf<ElemX>*>(stored + j * VEC), v);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
             v[e] = TWO ? v[e] * f1 * f2 : v[e] * f1;
-        storeVec(y + j * VEC, v);
+        storeVec(dst + j * VEC, v);
     }
+}
+
+// Where the thread's reference rose: its exponentials stored so far rescaled to the new one (rare,
+// so out of line).
+__device__ __noinline__ void rescaleStored(unsigned char* slab, int t, int end, float logFactor)
+{
+    ElemX* stored = reinterpret_cast<ElemX*>(slab);
+    writeScaled<true>(stored, stored, t, end, logFactor);
 }
 
 // One row per cluster (per block with SPLIT = 1), no loop over rows: a persistent grid of clusters

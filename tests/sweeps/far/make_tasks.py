@@ -49,7 +49,8 @@ ROWWISE += [(op, dtype, n) for op, dtype in (("layernorm", "f16"), ("layernorm",
             for n in ODD_ROWS_2 if (op, dtype, n) not in ROWWISE]
 
 # Session 25: vocabulary rows between and past the four above (Mistral's 32768, 65536, cl100k's
-# 100277, Qwen2's 152064, Gemma's 256000, 40000), where the bulk default's split was swept.
+# 100277, Qwen2's 152064, Gemma's 256000, 40000), where the bulk default's split was swept; session
+# 26: f32 rows of 24000 (the bulk kernel's exponentials stored in f32).
 VOCAB = [("softmax", "bf16", 32768), ("softmax", "f16", 40000), ("softmax", "f16", 65536),
          ("softmax", "bf16", 100277), ("softmax", "f16", 152064), ("softmax", "bf16", 256000),
          ("softmax", "f32", 24000)]
